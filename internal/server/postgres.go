@@ -1,0 +1,207 @@
+package server
+
+import (
+	"context"
+	"fmt"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// postgresDriver runs PostgreSQL: initdb into DataDir/pgdata, then postgres
+// with every setting as a -c flag, so the command line is the whole config.
+type postgresDriver struct{}
+
+// pgUser and pgDatabase are the superuser and database clients get.
+const (
+	pgUser     = "storebench"
+	pgDatabase = "storebench"
+)
+
+// pgCommon applies to every profile: room for the benchmarks' connections
+// and data, and the server-side view (pg_stat_statements, I/O timing).
+var pgCommon = map[string]string{
+	"shared_buffers":  "256MB",
+	"max_connections": "200",
+	"track_io_timing": "on",
+}
+
+func (postgresDriver) profiles() []profile {
+	return []profile{
+		{"default", withCommon(pgCommon, map[string]string{"synchronous_commit": "on"})},
+		{"async-commit", withCommon(pgCommon, map[string]string{"synchronous_commit": "off"})},
+	}
+}
+
+func withCommon(common, own map[string]string) map[string]string {
+	m := make(map[string]string, len(common)+len(own))
+	for k, v := range common {
+		m[k] = v
+	}
+	for k, v := range own {
+		m[k] = v
+	}
+	return m
+}
+
+func (postgresDriver) defaultProfile() string { return "default" }
+func (postgresDriver) users() []string        { return []string{"postgres"} }
+func (postgresDriver) reserved() []string {
+	return []string{"listen_addresses", "port", "unix_socket_directories", "data_directory", "config_file", "hba_file", "ident_file"}
+}
+func (postgresDriver) stopSignal() syscall.Signal { return syscall.SIGINT } // fast shutdown: SIGTERM would wait for clients to leave
+
+func (postgresDriver) url(s *Server) string {
+	return fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable", pgUser, s.Addr, pgDatabase)
+}
+
+func pgData(s *Server) string { return filepath.Join(s.DataDir, "pgdata") }
+
+func (postgresDriver) init(ctx context.Context, s *Server) error {
+	if _, err := s.socketDir(); err != nil {
+		return err
+	}
+	// --no-sync only speeds up initdb itself; the server fsyncs as configured.
+	// --locale=C keeps text comparison independent of the host's locale.
+	if err := s.run(ctx, "initdb", s.bins.Init, "-D", pgData(s), "-U", pgUser, "--auth=trust",
+		"-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"); err != nil {
+		return err
+	}
+	if _, set := s.want["shared_preload_libraries"]; !set {
+		if lib, ok := pgStatStatements(s.bins); ok {
+			s.want["shared_preload_libraries"] = "pg_stat_statements"
+			if _, set := s.want["pg_stat_statements.track"]; !set {
+				s.want["pg_stat_statements.track"] = "all"
+			}
+		} else {
+			s.Notes = append(s.Notes, "pg_stat_statements not installed ("+lib+" missing): server-side statement stats unavailable")
+		}
+	}
+	return nil
+}
+
+// pgStatStatements reports whether the extension's library is installed
+// (Debian ships it with the server; some builds need a -contrib package).
+func pgStatStatements(b Binaries) (string, bool) {
+	dir := filepath.Join(filepath.Dir(b.Server), "..", "lib")
+	if b.PGConfig != "" {
+		if out, err := exec.Command(b.PGConfig, "--pkglibdir").Output(); err == nil {
+			dir = strings.TrimSpace(string(out))
+		}
+	}
+	for _, ext := range []string{".so", ".dylib"} {
+		if p := filepath.Join(dir, "pg_stat_statements"+ext); fileSize(p) > 0 {
+			return p, true
+		}
+	}
+	return filepath.Join(dir, "pg_stat_statements.so"), false
+}
+
+func (postgresDriver) command(s *Server) (string, []string) {
+	args := []string{"-D", pgData(s),
+		"-c", "listen_addresses=127.0.0.1",
+		"-c", fmt.Sprintf("port=%d", s.port),
+		"-c", "unix_socket_directories=" + s.sockDir,
+	}
+	for _, k := range sortedKeys(s.want) {
+		args = append(args, "-c", k+"="+s.want[k])
+	}
+	return s.bins.Server, args
+}
+
+func pgConnect(ctx context.Context, s *Server, db string) (*pgx.Conn, error) {
+	return pgx.Connect(ctx, fmt.Sprintf("postgres://%s@%s/%s?sslmode=disable&connect_timeout=5", pgUser, s.Addr, db))
+}
+
+func (postgresDriver) probe(ctx context.Context, s *Server) error {
+	conn, err := pgConnect(ctx, s, "postgres")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	var dir string
+	if err := conn.QueryRow(ctx, "SELECT current_setting('data_directory')").Scan(&dir); err != nil {
+		return err
+	}
+	if filepath.Clean(dir) != filepath.Clean(pgData(s)) {
+		return fmt.Errorf("%w: data_directory %s", errNotOurs, dir)
+	}
+	return nil
+}
+
+func (postgresDriver) setup(ctx context.Context, s *Server) error {
+	conn, err := pgConnect(ctx, s, "postgres")
+	if err != nil {
+		return err
+	}
+	defer conn.Close(context.Background())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+pgDatabase); err != nil {
+		return err
+	}
+	if s.want["shared_preload_libraries"] != "pg_stat_statements" {
+		return nil
+	}
+	// The view is per database: create it where the benchmarks run.
+	db, err := pgConnect(ctx, s, pgDatabase)
+	if err != nil {
+		return err
+	}
+	defer db.Close(context.Background())
+	_, err = db.Exec(ctx, "CREATE EXTENSION IF NOT EXISTS pg_stat_statements")
+	return err
+}
+
+// pgAlways are read back even when at their defaults: what decides
+// durability and speed.
+var pgAlways = []string{
+	"fsync", "synchronous_commit", "full_page_writes", "wal_level", "wal_sync_method",
+	"wal_writer_delay", "commit_delay", "wal_buffers", "shared_buffers", "work_mem",
+	"max_wal_size", "checkpoint_timeout", "max_connections", "huge_pages", "jit",
+	"data_checksums", "shared_preload_libraries", "track_io_timing", "server_encoding", "lc_collate",
+}
+
+func (postgresDriver) inspect(ctx context.Context, s *Server) (string, map[string]string, error) {
+	conn, err := pgConnect(ctx, s, pgDatabase)
+	if err != nil {
+		return "", nil, err
+	}
+	defer conn.Close(context.Background())
+	var version string
+	if err := conn.QueryRow(ctx, "SHOW server_version").Scan(&version); err != nil {
+		return "", nil, err
+	}
+	// current_setting gives values with units ("256MB"), as they are set.
+	rows, err := conn.Query(ctx, `SELECT name, current_setting(name) FROM pg_settings
+		WHERE source NOT IN ('default', 'client', 'session') OR name = ANY($1)`, pgAlways)
+	if err != nil {
+		return "", nil, err
+	}
+	settings := map[string]string{}
+	var name, value string
+	if _, err := pgx.ForEachRow(rows, []any{&name, &value}, func() error {
+		settings[name] = value
+		return nil
+	}); err != nil {
+		return "", nil, err
+	}
+	return version, settings, nil
+}
+
+func (postgresDriver) durability(st map[string]string) string {
+	var d string
+	switch {
+	case st["fsync"] == "off":
+		d = "fsync off: an OS crash or power loss can corrupt the database"
+	case st["synchronous_commit"] == "off":
+		d = fmt.Sprintf("WAL flushed in the background: a crash loses up to 3 x wal_writer_delay (%s) of commits, never corrupts", st["wal_writer_delay"])
+	default:
+		d = "WAL fsynced at every commit: a crash loses nothing committed"
+	}
+	if st["full_page_writes"] == "off" {
+		d += "; full_page_writes off: torn pages possible after an OS crash"
+	}
+	return d
+}

@@ -1,0 +1,22 @@
+//go:build !linux
+
+package server
+
+import (
+	"errors"
+	"os/exec"
+	"syscall"
+)
+
+// sysProcAttr puts a child in its own process group. Outside Linux there is
+// no parent-death signal: StopAll on exit is the only cleanup.
+func sysProcAttr(cred *syscall.Credential) *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Credential: cred}
+}
+
+func startPinned(cmd *exec.Cmd, cpus []int) error {
+	if len(cpus) > 0 {
+		return errors.New("CPU pinning is only supported on Linux")
+	}
+	return cmd.Start()
+}

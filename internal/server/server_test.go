@@ -1,0 +1,419 @@
+package server_test
+
+import (
+	"bufio"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	_ "github.com/go-sql-driver/mysql"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/server/servertest"
+)
+
+// want lists settings each profile must show once read back from the server.
+var want = map[string]map[string]string{
+	"postgres/default":      {"synchronous_commit": "on", "shared_buffers": "256MB", "max_connections": "200", "shared_preload_libraries": "pg_stat_statements", "pg_stat_statements.track": "all", "track_io_timing": "on"},
+	"postgres/async-commit": {"synchronous_commit": "off", "fsync": "on"},
+	"redis/none":            {"save": "", "appendonly": "no"},
+	"redis/rdb":             {"save": "3600 1 300 100 60 10000", "appendonly": "no"},
+	"redis/aof-everysec":    {"save": "", "appendonly": "yes", "appendfsync": "everysec", "aof-use-rdb-preamble": "no"},
+	"redis/aof-always":      {"appendonly": "yes", "appendfsync": "always", "aof-use-rdb-preamble": "no"},
+	"redis/aof-rdb":         {"save": "3600 1 300 100 60 10000", "appendonly": "yes", "appendfsync": "everysec", "aof-use-rdb-preamble": "yes"},
+	"memcached/default":     {"maxbytes": "1073741824", "num_threads": "4", "maxconns": "4096", "udpport": "0"},
+	"mariadb/default":       {"innodb_flush_log_at_trx_commit": "1", "innodb_buffer_pool_size": "134217728", "max_connections": "200"},
+	"mariadb/relaxed":       {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"},
+}
+
+func TestProfiles(t *testing.T) {
+	t.Parallel()
+	for _, k := range server.Kinds() {
+		for _, prof := range server.Profiles(k) {
+			name := string(k) + "/" + prof
+			t.Run(name, func(t *testing.T) {
+				t.Parallel()
+				begin := time.Now()
+				s := servertest.Start(t, k, server.Options{Profile: prof})
+				t.Logf("started in %v: %s %s at %s; durability: %s", time.Since(begin).Round(time.Millisecond), k, s.Version, s.URL, s.Durability)
+				checkServer(t, s, want[name])
+				checkStop(t, s)
+			})
+		}
+	}
+}
+
+func checkServer(t *testing.T, s *server.Server, want map[string]string) {
+	t.Helper()
+	if want == nil {
+		t.Fatalf("no expectations for %s/%s", s.Kind, s.Profile)
+	}
+	if s.Version == "" {
+		t.Error("empty Version")
+	}
+	if s.Durability == "" {
+		t.Error("empty Durability")
+	}
+	if !strings.HasPrefix(s.Addr, "127.0.0.1:") {
+		t.Errorf("Addr %q is not loopback", s.Addr)
+	}
+	for k, v := range want {
+		if got, ok := s.Settings[k]; !ok || got != v {
+			t.Errorf("setting %s = %q (present %v), want %q", k, got, ok, v)
+		}
+	}
+	st := busyStats(t, s)
+	if st.RSSBytes == 0 || st.Processes == 0 {
+		t.Errorf("Stats = %+v, want RSS > 0", st)
+	}
+	if s.Kind == server.Postgres && st.Processes < 2 {
+		t.Errorf("postgres Stats counted %d processes, want the postmaster and its children", st.Processes)
+	}
+}
+
+// busyStats polls Stats until some CPU time shows, loading the server a
+// little: an idle memcached may not have used one clock tick yet.
+func busyStats(t *testing.T, s *server.Server) server.ProcStats {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		st, err := s.Stats()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if st.CPUSeconds > 0 {
+			return st
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("Stats CPU still 0 after load: %+v", st)
+		}
+		switch s.Kind {
+		case server.Redis:
+			textLoad(t, s.Addr, "PING\r\n", 2000)
+		case server.Memcached:
+			textLoad(t, s.Addr, "version\r\n", 2000)
+		default:
+			time.Sleep(50 * time.Millisecond)
+		}
+	}
+}
+
+// textLoad sends a one-line command n times, reading each reply line.
+func textLoad(t *testing.T, addr, cmd string, n int) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	r := bufio.NewReader(c)
+	for range n {
+		if _, err := c.Write([]byte(cmd)); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := r.ReadString('\n'); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func checkStop(t *testing.T, s *server.Server) {
+	t.Helper()
+	pids := s.PIDs()
+	if len(pids) == 0 || pids[0] != s.PID {
+		t.Fatalf("PIDs() = %v, want the server %d first", pids, s.PID)
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(s.DataDir); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("data dir %s still there after Stop (%v)", s.DataDir, err)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("process %d still alive after Stop", pid)
+		}
+	}
+	if err := s.Stop(context.Background()); err != nil {
+		t.Errorf("second Stop: %v", err)
+	}
+}
+
+// alive reports whether pid exists and is not a zombie.
+func alive(pid int) bool {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return false
+	}
+	i := strings.LastIndexByte(string(b), ')')
+	return i > 0 && !strings.HasPrefix(strings.TrimSpace(string(b[i+1:])), "Z")
+}
+
+func TestStartFailureQuotesLog(t *testing.T) {
+	t.Parallel()
+	base := servertest.BaseDir(t)
+	_, err := server.Start(context.Background(), server.Postgres, server.Options{
+		BaseDir: base, Settings: map[string]string{"shared_buffers": "banana"},
+	})
+	if err == nil {
+		t.Fatal("Start succeeded with shared_buffers=banana")
+	}
+	for _, s := range []string{"start postgres", `invalid value for parameter "shared_buffers": "banana"`, "command: ", "shared_buffers=banana"} {
+		if !strings.Contains(err.Error(), s) {
+			t.Errorf("error lacks %q:\n%v", s, err)
+		}
+	}
+	if left, _ := os.ReadDir(base); len(left) != 0 {
+		t.Errorf("failed start left %v in %s", left, base)
+	}
+}
+
+func TestBadOptions(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		kind server.Kind
+		opts server.Options
+		msg  string
+	}{
+		"unknown kind":    {"oracle", server.Options{}, "unknown server kind"},
+		"unknown profile": {server.Redis, server.Options{Profile: "fast"}, "aof-always"},
+		"reserved":        {server.Redis, server.Options{Settings: map[string]string{"bind": "0.0.0.0"}}, "managed by storebench"},
+		"newline":         {server.Redis, server.Options{Settings: map[string]string{"save": "\nbind 0.0.0.0"}}, "one line"},
+		"cpus":            {server.Memcached, server.Options{CPUs: "1-0"}, "bad CPU list"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			_, err := server.Start(context.Background(), tc.kind, tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.msg) {
+				t.Errorf("Start error = %v, want one containing %q", err, tc.msg)
+			}
+		})
+	}
+}
+
+func TestLocateBogusOverride(t *testing.T) {
+	for _, tc := range []struct {
+		kind server.Kind
+		env  string
+	}{
+		{server.Postgres, server.EnvPostgresBin},
+		{server.Redis, server.EnvRedisServer},
+		{server.Memcached, server.EnvMemcached},
+		{server.MariaDB, server.EnvMariaDBBin},
+	} {
+		t.Run(string(tc.kind), func(t *testing.T) {
+			t.Setenv(tc.env, "/nonexistent/storebench")
+			_, err := server.Locate(tc.kind)
+			var missing *server.MissingError
+			if !errors.As(err, &missing) {
+				t.Fatalf("Locate = %v, want a *MissingError", err)
+			}
+			for _, s := range []string{server.InstallHint(tc.kind), "/nonexistent/storebench", tc.env} {
+				if !strings.Contains(err.Error(), s) {
+					t.Errorf("error %q lacks %q", err, s)
+				}
+			}
+		})
+	}
+}
+
+func TestLocateFindsInstalled(t *testing.T) {
+	t.Parallel()
+	for _, k := range server.Kinds() {
+		b, err := server.Locate(k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b.Server == "" || ((k == server.Postgres || k == server.MariaDB) && b.Init == "") {
+			t.Errorf("Locate(%s) = %+v", k, b)
+		}
+	}
+}
+
+// TestStopAll is not parallel: StopAll stops every server of the process.
+func TestStopAll(t *testing.T) {
+	base := servertest.BaseDir(t)
+	var servers []*server.Server
+	for range 2 {
+		s, err := server.Start(context.Background(), server.Memcached, server.Options{BaseDir: base})
+		if err != nil {
+			t.Fatal(err)
+		}
+		servers = append(servers, s)
+	}
+	if err := servers[1].Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if err := server.StopAll(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range servers {
+		if s.Running() || alive(s.PID) {
+			t.Errorf("%s pid %d still running after StopAll", s.Kind, s.PID)
+		}
+		if _, err := os.Stat(s.DataDir); !errors.Is(err, os.ErrNotExist) {
+			t.Errorf("data dir %s still there after StopAll", s.DataDir)
+		}
+	}
+}
+
+func TestCPUPinning(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t, server.Memcached, server.Options{CPUs: "0"})
+	if s.CPUs != "0" {
+		t.Errorf("CPUs = %q", s.CPUs)
+	}
+	tasks, err := filepath.Glob(fmt.Sprintf("/proc/%d/task/*/status", s.PID))
+	if err != nil || len(tasks) < 4 {
+		t.Fatalf("tasks of memcached: %v %v", tasks, err)
+	}
+	for _, task := range tasks {
+		b, err := os.ReadFile(task)
+		if err != nil {
+			continue
+		}
+		if !strings.Contains(string(b), "Cpus_allowed_list:\t0\n") {
+			t.Errorf("%s not pinned to CPU 0", task)
+		}
+	}
+	// We must not have stayed pinned ourselves.
+	b, _ := os.ReadFile("/proc/self/status")
+	if strings.Contains(string(b), "Cpus_allowed_list:\t0\n") {
+		t.Log("note: this test process itself is limited to CPU 0")
+	}
+}
+
+// TestRedisKillRestart checks that Kill is a crash and that an AOF fsynced
+// on every write keeps the acknowledged write across it.
+func TestRedisKillRestart(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t, server.Redis, server.Options{Profile: "aof-always"})
+	if got := redisCmd(t, s.Addr, "SET storebench:k v1"); got != "+OK" {
+		t.Fatalf("SET: %q", got)
+	}
+	old := s.PID
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	if alive(old) || s.Running() {
+		t.Fatal("redis alive after Kill")
+	}
+	if _, err := os.Stat(s.DataDir); err != nil {
+		t.Fatalf("Kill removed the data dir: %v", err)
+	}
+	if err := s.Restart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if s.PID == old || !s.Running() {
+		t.Fatalf("Restart: pid %d (was %d), running %v", s.PID, old, s.Running())
+	}
+	if got := redisCmd(t, s.Addr, "GET storebench:k"); got != "$2" {
+		t.Errorf("GET after crash: %q, want the value back", got)
+	}
+	if err := s.Restart(context.Background()); err == nil {
+		t.Error("Restart of a running server succeeded")
+	}
+}
+
+// redisCmd sends one inline command and returns the first reply line.
+func redisCmd(t *testing.T, addr, cmd string) string {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if _, err := c.Write([]byte(cmd + "\r\n")); err != nil {
+		t.Fatal(err)
+	}
+	line, err := bufio.NewReader(c).ReadString('\n')
+	if err != nil {
+		t.Fatal(err)
+	}
+	return strings.TrimSpace(line)
+}
+
+// TestPostgresKillRestart checks that Kill takes every backend down with the
+// postmaster and that the cluster recovers on Restart.
+func TestPostgresKillRestart(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t, server.Postgres, server.Options{})
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Exec(ctx, "CREATE TABLE t (v int); INSERT INTO t VALUES (42)"); err != nil {
+		t.Fatal(err)
+	}
+	pids := s.PIDs()
+	if len(pids) < 3 {
+		t.Fatalf("PIDs = %v, want the postmaster, its workers and our backend", pids)
+	}
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	conn.Close(ctx)
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("pid %d alive after Kill", pid)
+		}
+	}
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	conn, err = pgx.Connect(ctx, s.URL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(ctx)
+	var v int
+	if err := conn.QueryRow(ctx, "SELECT v FROM t").Scan(&v); err != nil || v != 42 {
+		t.Errorf("after crash recovery: v=%d err=%v", v, err)
+	}
+	if !strings.Contains(s.LogTail(50), "not properly shut down") {
+		t.Logf("log tail:\n%s", s.LogTail(20))
+		t.Error("log does not show crash recovery")
+	}
+}
+
+// TestMariaDBKillRestart checks InnoDB crash recovery on Restart keeps a
+// committed row (innodb_flush_log_at_trx_commit=1).
+func TestMariaDBKillRestart(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t, server.MariaDB, server.Options{})
+	ctx := context.Background()
+	dsn := "root@tcp(" + s.Addr + ")/storebench"
+	db, err := sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
+	for _, q := range []string{"CREATE TABLE t (v INT) ENGINE=InnoDB", "INSERT INTO t VALUES (42)"} {
+		if _, err := db.ExecContext(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := s.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	db.Close()
+	if err := s.Restart(ctx); err != nil {
+		t.Fatal(err)
+	}
+	db, err = sql.Open("mysql", dsn)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var v int
+	if err := db.QueryRowContext(ctx, "SELECT v FROM t").Scan(&v); err != nil || v != 42 {
+		t.Errorf("after crash recovery: v=%d err=%v", v, err)
+	}
+}

@@ -1,0 +1,53 @@
+// Package servertest starts managed servers for tests.
+package servertest
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/storebench/storebench/internal/server"
+)
+
+// Start starts a fresh managed server for a test under t.TempDir(), stopped
+// in t.Cleanup. A missing binary FAILS the test with the install hint: a
+// skipped store would pass CI without ever being measured.
+func Start(t testing.TB, k server.Kind, opts server.Options) *server.Server {
+	t.Helper()
+	if _, err := server.Locate(k); err != nil {
+		t.Fatalf("servertest: %v", err) // the MissingError quotes InstallHint
+	}
+	if opts.BaseDir == "" {
+		opts.BaseDir = BaseDir(t)
+	}
+	s, err := server.Start(context.Background(), k, opts)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := s.Stop(ctx); err != nil {
+			t.Errorf("servertest: %v", err)
+		}
+	})
+	return s
+}
+
+// BaseDir returns t.TempDir() made searchable by other users: as root the
+// server runs as an unprivileged account, and the testing package creates
+// the dir's parent 0700.
+func BaseDir(t testing.TB) string {
+	t.Helper()
+	dir := t.TempDir()
+	if os.Geteuid() == 0 {
+		for _, d := range []string{filepath.Dir(dir), dir} {
+			if err := os.Chmod(d, 0o711); err != nil {
+				t.Fatalf("servertest: %v", err)
+			}
+		}
+	}
+	return dir
+}
