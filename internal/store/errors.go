@@ -43,6 +43,7 @@ func (c Class) Index() int {
 // Classifier is implemented by errors that know their own class, such as a
 // store's wrapped driver error (a PostgreSQL serialization failure is a conflict).
 type Classifier interface {
+	error
 	Class() Class
 }
 
@@ -68,15 +69,15 @@ func WithClass(c Class, err error) error {
 
 // Classify returns the class of err.
 func Classify(err error) Class {
-	var c Classifier
-	if errors.As(err, &c) {
+	// errors.AsType, unlike errors.As, does not allocate: this runs per failed op.
+	if c, ok := errors.AsType[Classifier](err); ok {
 		return c.Class()
 	}
-	var ne net.Error
+	ne, isNet := errors.AsType[net.Error](err)
 	switch {
 	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
 		return ClassTimeout
-	case errors.As(err, &ne) && ne.Timeout():
+	case isNet && ne.Timeout():
 		return ClassTimeout
 	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
 		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):

@@ -1,0 +1,35 @@
+# storebench: `make run` installs what is missing, builds, runs the quick suite;
+# `make test` installs the same and runs every test against real servers.
+GO      ?= go
+VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
+BIN     := bin/storebench
+STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
+
+.PHONY: all deps build run test lint bench clean
+
+all: build
+
+deps:
+	./scripts/install-deps.sh
+
+build:
+	CGO_ENABLED=1 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/storebench
+
+run: deps build
+	./$(BIN) run
+
+lint:
+	@out=$$(gofmt -l $$(git ls-files '*.go')); if [ -n "$$out" ]; then echo "gofmt needed:"; echo "$$out"; exit 1; fi
+	$(GO) vet ./...
+	$(GO) run $(STATICCHECK) ./...
+
+test: deps lint
+	$(GO) test -count=1 -timeout 14m ./...
+
+bench:
+	$(GO) test -run '^$$' -bench . -benchmem ./internal/load/ ./internal/store/...
+
+clean:
+	rm -rf bin

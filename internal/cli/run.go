@@ -1,0 +1,429 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/report"
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/scenario"
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/kv"
+	"github.com/storebench/storebench/suites"
+)
+
+type runFlags struct {
+	stores    string
+	keys      string
+	valueSize int
+	keyMode   string
+	clients   int
+	warmupOps int64
+	seed      uint64
+	out       string
+	dataDir   string
+	quiet     bool
+}
+
+func (a *App) runCmd() *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "run [SUITE | SCENARIO.yaml | WORKLOAD]",
+		Short: "Run a suite, a scenario file or one workload and write result.json",
+		Long: `Run measures every target of a scenario and writes results/<time>/result.json,
+cell by cell, then prints a summary. With no argument it runs the quick suite:
+every store that can run here, the kv experiment at 1k and 10k keys.
+
+Managed servers are started from the installed binaries on free loopback ports
+in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
+		Example: `  storebench run
+  storebench run kv --stores memory,files,sqlite,postgres,redis,memcached --keys 1000,10000,100000
+  storebench run kv --stores redis://127.0.0.1:6379,postgres://me:secret@db:5432/app --keys 1k,10k
+  storebench run my-scenario.yaml --clients 4`,
+		Args: cobraArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := "quick"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return a.run(cmd, name, f)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.stores, "stores", "", "comma-separated targets: store[:profile] or URL (overrides the scenario's targets)")
+	fl.StringVar(&f.keys, "keys", "", "kv: comma-separated key counts, e.g. 1000,10000 or 1k,10k,1M")
+	fl.IntVar(&f.valueSize, "value-size", 0, "kv: bytes per value (default 100)")
+	fl.StringVar(&f.keyMode, "key-mode", "", "kv: random-float (the article's keys) or sequential")
+	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default 1)")
+	fl.Int64Var(&f.warmupOps, "warmup-ops", 0, "ops run before measuring each read phase, not counted")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
+	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
+	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the summary")
+	return cmd
+}
+
+// loadScenario resolves the run's argument: a suite, a YAML file or a workload name.
+func (a *App) loadScenario(name string, f runFlags) (*scenario.Scenario, string, error) {
+	if b, ok := suites.Open(name); ok {
+		s, err := scenario.Parse(name+".yaml (built-in suite)", bytes.NewReader(b))
+		return s, name, err
+	}
+	for _, w := range scenario.Workloads {
+		if w == name {
+			stores := f.stores
+			if stores == "" {
+				return nil, "", usagef("run %s: say which stores with --stores (valid: %s)", name, strings.Join(a.Registry.Names(), ", "))
+			}
+			return &scenario.Scenario{Name: name, Source: "command line", Workloads: []scenario.Workload{{Type: name}}}, "", nil
+		}
+	}
+	if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.ContainsRune(name, os.PathSeparator) {
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, "", usagef("scenario %s: %v", name, errors.Unwrap(err))
+		}
+		defer fh.Close()
+		s, err := scenario.Parse(name, fh)
+		return s, "", err
+	}
+	return nil, "", usagef("unknown suite, workload or scenario file %q (suites: %s; workloads: %s; or a path to a .yaml file)",
+		name, strings.Join(suites.Names(), ", "), strings.Join(scenario.Workloads, ", "))
+}
+
+// applyFlags lets the command line override the scenario.
+func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
+	fl := cmd.Flags()
+	if fl.Changed("stores") {
+		s.Targets = nil
+		for _, t := range strings.Split(f.stores, ",") {
+			if strings.TrimSpace(t) == "" {
+				return usagef("--stores: empty entry in %q", store.RedactURL(f.stores))
+			}
+			s.Targets = append(s.Targets, scenario.Target{Raw: strings.TrimSpace(t)})
+		}
+		// Stores named on the command line are wanted: a missing one is an error.
+		s.SkipUnavailable = false
+	}
+	if fl.Changed("keys") {
+		keys, err := parseCounts(f.keys)
+		if err != nil {
+			return usagef("--keys: %v", err)
+		}
+		for i := range s.Workloads {
+			s.Workloads[i].Keys = keys
+		}
+	}
+	for i := range s.Workloads {
+		if fl.Changed("value-size") {
+			s.Workloads[i].ValueSize = f.valueSize
+			if f.valueSize <= 0 {
+				return usagef("--value-size must be positive, got %d", f.valueSize)
+			}
+		}
+		if fl.Changed("key-mode") {
+			s.Workloads[i].KeyMode = f.keyMode
+		}
+	}
+	if fl.Changed("clients") {
+		if f.clients <= 0 {
+			return usagef("--clients must be positive, got %d", f.clients)
+		}
+		s.Load.Clients = f.clients
+	}
+	if fl.Changed("warmup-ops") {
+		if f.warmupOps < 0 {
+			return usagef("--warmup-ops must not be negative, got %d", f.warmupOps)
+		}
+		s.Load.WarmupOps = f.warmupOps
+	}
+	if fl.Changed("seed") {
+		s.Seed = f.seed
+	}
+	return nil
+}
+
+// parseCounts reads "1000,10k,1M".
+func parseCounts(s string) ([]int64, error) {
+	var out []int64
+	for _, p := range strings.Split(s, ",") {
+		p = strings.TrimSpace(p)
+		mult := int64(1)
+		switch {
+		case strings.HasSuffix(p, "k"), strings.HasSuffix(p, "K"):
+			mult, p = 1000, p[:len(p)-1]
+		case strings.HasSuffix(p, "M"), strings.HasSuffix(p, "m"):
+			mult, p = 1000000, p[:len(p)-1]
+		}
+		n, err := strconv.ParseInt(strings.ReplaceAll(p, "_", ""), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a count", p)
+		}
+		if n <= 0 {
+			return nil, fmt.Errorf("counts must be positive, got %d", n*mult)
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
+
+// preflight checks everything a run needs before any work: binaries of
+// managed servers, reachability of external ones, writable directories.
+func (a *App) preflight(ctx context.Context, s *scenario.Scenario) ([]scenario.Target, []result.Skipped, error) {
+	var keep []scenario.Target
+	var skipped []result.Skipped
+	for _, t := range s.Targets {
+		k, _ := a.Registry.Lookup(t.Spec.Store)
+		switch {
+		case t.Spec.Managed() && k.Server != "":
+			if _, err := server.Locate(k.Server); err != nil {
+				if s.SkipUnavailable {
+					skipped = append(skipped, result.Skipped{Target: t.Spec.Label(), Reason: err.Error()})
+					continue
+				}
+				return nil, nil, usagef("target %s: %v", t.Spec.Label(), err)
+			}
+		case !t.Spec.Managed():
+			if err := target.Probe(ctx, k, t.Spec.URL); err != nil {
+				return nil, nil, usagef("target %s: %v", t.Spec.Label(), err)
+			}
+		}
+		keep = append(keep, t)
+	}
+	if len(keep) == 0 {
+		return nil, skipped, usagef("no target of %s can run here", s.Name)
+	}
+	return keep, skipped, nil
+}
+
+func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
+	ctx := cmd.Context()
+	s, suite, err := a.loadScenario(name, f)
+	if err != nil {
+		return asUsage(err)
+	}
+	if err := applyFlags(cmd, s, f); err != nil {
+		return err
+	}
+	s.Defaults()
+	if err := s.Validate(a.Registry); err != nil {
+		return asUsage(err)
+	}
+	targets, skipped, err := a.preflight(ctx, s)
+	if err != nil {
+		return err
+	}
+	if st, err := os.Stat(f.dataDir); err != nil || !st.IsDir() {
+		return usagef("--data-dir %s: not a directory", f.dataDir)
+	}
+
+	started := time.Now().UTC()
+	id := started.Format("20060102T150405Z")
+	runDir := filepath.Join(f.out, id)
+	res := &result.Result{
+		Schema: result.Schema, ID: id, Status: result.StatusRunning, StartedAt: started,
+		Command: redactArgs(os.Args), Suite: suite, Seed: s.Seed,
+		Storebench:  result.Build{Version: a.Version, Commit: a.Commit, GoVersion: runtime.Version()},
+		Environment: result.ReadEnvironment(),
+		Scenario:    s, Skipped: skipped,
+	}
+	w, err := result.Create(runDir, res)
+	if err != nil {
+		return usagef("--out %s: %v", f.out, err)
+	}
+	out := cmd.OutOrStdout()
+	logf := func(format string, args ...any) {
+		if !f.quiet {
+			fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...)
+		}
+	}
+	for _, sk := range skipped {
+		logf("skipping %s: %s", sk.Target, sk.Reason)
+	}
+	scratch, err := os.MkdirTemp(f.dataDir, "storebench-run-*")
+	if err != nil {
+		return usagef("--data-dir %s: %v", f.dataDir, err)
+	}
+	defer os.RemoveAll(scratch)
+
+	cells := plan(s, targets)
+	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir}, logf)
+
+	status := result.StatusComplete
+	switch {
+	case ctx.Err() != nil:
+		status = result.StatusInterrupted
+	case failed > 0:
+		status = result.StatusFailed
+	}
+	if err := w.Finish(status); err != nil {
+		return &FailedError{Err: err}
+	}
+	final, err := result.Read(w.Path())
+	if err != nil {
+		return &FailedError{Err: err}
+	}
+	report.Text(out, final)
+	fmt.Fprintf(out, "\nresult: %s\n", w.Path())
+	switch {
+	case ctx.Err() != nil:
+		return &FailedError{Err: fmt.Errorf("interrupted; %d finished cells kept in %s", len(final.Cells), w.Path())}
+	case failed > 0:
+		return &FailedError{Err: fmt.Errorf("%d of %d cells failed; see %s", failed, len(cells), w.Path())}
+	}
+	return nil
+}
+
+// asUsage marks errors found while reading input as usage errors.
+func asUsage(err error) error {
+	var ue *UsageError
+	if errors.As(err, &ue) {
+		return err
+	}
+	return &UsageError{Err: err}
+}
+
+// cell is one planned measurement.
+type cell struct {
+	target   scenario.Target
+	workload scenario.Workload
+	keys     int64
+	load     scenario.Load
+	seed     uint64
+}
+
+func (c cell) id() string {
+	return fmt.Sprintf("%s/%s/keys=%d", c.target.Spec.Label(), c.workload.Type, c.keys)
+}
+
+// plan expands targets × workloads × parameters into cells, grouped by target
+// so each managed server starts once.
+func plan(s *scenario.Scenario, targets []scenario.Target) []cell {
+	var cells []cell
+	for _, t := range targets {
+		for _, w := range s.Workloads {
+			for _, n := range w.Keys {
+				cells = append(cells, cell{target: t, workload: w, keys: n, load: s.Load, seed: s.Seed})
+			}
+		}
+	}
+	return cells
+}
+
+// runCells runs every cell, starting each target once, and returns how many failed.
+func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, logf func(string, ...any)) int {
+	failed := 0
+	for i := 0; i < len(cells) && ctx.Err() == nil; {
+		spec := cells[i].target.Spec
+		j := i
+		for j < len(cells) && cells[j].target.Spec.Label() == spec.Label() {
+			j++
+		}
+		logf("starting %s", spec.Label())
+		inst, err := reg.Start(ctx, spec, args)
+		if err != nil {
+			for _, c := range cells[i:j] {
+				failed++
+				_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload.Type, Params: c.params(), Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
+			}
+			logf("  %v", err)
+			i = j
+			continue
+		}
+		_ = w.Update(func(r *result.Result) { r.Targets = append(r.Targets, targetRecord(inst)) })
+		for k := i; k < j && ctx.Err() == nil; k++ {
+			c := cells[k]
+			logf("[%d/%d] %s", k+1, len(cells), c.id())
+			rc := runCell(ctx, inst, c)
+			if ctx.Err() != nil && rc.Status != result.CellOK {
+				break // interrupted half-way: keep only finished cells
+			}
+			if rc.Status != result.CellOK {
+				failed++
+				logf("  failed: %s", rc.Error)
+			}
+			_ = w.AddCell(rc)
+		}
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		if err := inst.Stop(stopCtx); err != nil {
+			logf("  %v", err)
+		}
+		cancel()
+		i = j
+	}
+	return failed
+}
+
+func (c cell) params() map[string]any {
+	return map[string]any{
+		"keys": c.keys, "value_size": c.workload.ValueSize, "key_mode": c.workload.KeyMode,
+		"clients": c.load.Clients, "warmup_ops": c.load.WarmupOps, "seed": c.seed,
+	}
+}
+
+func runCell(ctx context.Context, inst *target.Instance, c cell) result.Cell {
+	rc := result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload.Type, Params: c.params(), StartedAt: time.Now().UTC()}
+	p := kv.Params{Keys: c.keys, ValueSize: c.workload.ValueSize, KeyMode: workload.KeyMode(c.workload.KeyMode), Seed: c.seed, Clients: c.load.Clients, WarmupOps: c.load.WarmupOps}
+	phases, err := kv.Run(ctx, inst.Store, p, kv.Hooks{})
+	rc.Seconds = time.Since(rc.StartedAt).Seconds()
+	rc.Phases = phases
+	rc.Status = result.CellOK
+	switch {
+	case err != nil:
+		rc.Status, rc.Error = result.CellFailed, err.Error()
+	case mismatches(phases) > 0:
+		rc.Status, rc.Error = result.CellFailed, fmt.Sprintf("%d reads did not return what was written", mismatches(phases))
+	}
+	return rc
+}
+
+func mismatches(phases []metrics.Phase) int64 {
+	var n int64
+	for _, p := range phases {
+		n += p.Errors[string(store.ClassMismatch)]
+	}
+	return n
+}
+
+func targetRecord(inst *target.Instance) result.Target {
+	t := result.Target{Name: inst.Spec.Label(), Store: inst.Spec.Store, Profile: inst.Spec.Profile, Managed: inst.Spec.Managed(), Options: inst.Spec.Options, Info: inst.Info}
+	if t.Managed && inst.Kind.Server != "" && t.Profile == "" {
+		t.Profile = "default"
+	}
+	if inst.Server != nil {
+		t.ServerPID = inst.Server.PID
+	}
+	t.Location = store.RedactURL(t.Location)
+	return t
+}
+
+// namespace names what this run owns inside every store: short, unique, [a-z0-9_].
+func namespace(t time.Time) string {
+	var b [3]byte
+	_, _ = rand.Read(b[:])
+	return "sb_" + strings.ToLower(t.Format("20060102t150405")) + "_" + hex.EncodeToString(b[:])
+}
+
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = store.RedactURL(a)
+	}
+	return out
+}

@@ -1,0 +1,66 @@
+package load
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/storebench/storebench/internal/metrics"
+)
+
+// Config says how hard and how long to drive the workers of one phase.
+type Config struct {
+	Workers   int           // goroutines, one Worker (connection) each
+	Ops       int64         // total measured ops across workers; 0 = run for Duration
+	Duration  time.Duration // measured duration; used when Ops == 0
+	Warmup    time.Duration // time-based warm-up before measurement (duration mode)
+	WarmupOps int64         // op-based warm-up: the first WarmupOps ops run but are not recorded (ops mode)
+	Rate      float64       // open loop: total target ops/s across workers; 0 = closed loop
+	Name      string        // phase name for the result
+	// OnSecond, if set, receives each completed second of the series, in
+	// order, from a goroutine of the collector, never from a worker.
+	OnSecond func(s metrics.Second)
+}
+
+// Validate reports every problem with c at once.
+func (c Config) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("load: "+format, a...)) }
+	if c.Workers < 1 {
+		bad("workers must be at least 1, got %d", c.Workers)
+	}
+	if c.Ops < 0 {
+		bad("ops must not be negative, got %d", c.Ops)
+	}
+	if c.Duration < 0 {
+		bad("duration must not be negative, got %v", c.Duration)
+	}
+	if c.Warmup < 0 {
+		bad("warm-up must not be negative, got %v", c.Warmup)
+	}
+	if c.WarmupOps < 0 {
+		bad("warm-up ops must not be negative, got %d", c.WarmupOps)
+	}
+	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
+		bad("rate must be a finite number of ops/s >= 0 (0 = closed loop), got %v", c.Rate)
+	}
+	switch {
+	case c.Ops > 0 && c.Duration > 0:
+		bad("give either ops (%d) or duration (%v), not both", c.Ops, c.Duration)
+	case c.Ops == 0 && c.Duration == 0:
+		bad("give either ops or duration")
+	}
+	// A timed warm-up would consume an unknown number of seqs in ops mode,
+	// and an op-count warm-up has no meaning for a timed phase.
+	if c.Warmup > 0 && c.Ops > 0 {
+		bad("a timed warm-up (%v) needs duration mode; with ops use warm-up ops", c.Warmup)
+	}
+	if c.WarmupOps > 0 && c.Duration > 0 {
+		bad("warm-up ops (%d) need ops mode; with a duration use a timed warm-up", c.WarmupOps)
+	}
+	if c.Ops > 0 && c.WarmupOps > math.MaxInt64-c.Ops {
+		bad("ops + warm-up ops overflow")
+	}
+	return errors.Join(errs...)
+}

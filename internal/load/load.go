@@ -1,0 +1,315 @@
+// Package load is the engine that drives workers against a store and measures
+// them: a closed model (each worker starts its next operation when the last
+// one ends) or an open model (operations start on a fixed schedule, and
+// latency counts from the intended start, so a stall cannot hide).
+//
+// The per-operation path takes no lock and allocates nothing: a shared atomic
+// hands out sequence numbers, latency goes into the worker's own
+// metrics.Recorder, and the per-second series is handed off once per second.
+package load
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"runtime"
+	"runtime/debug"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/storebench/storebench/internal/metrics"
+)
+
+// Worker does one operation. It owns its connection and is used by one
+// goroutine. Do must return promptly once ctx is cancelled.
+type Worker interface {
+	Do(ctx context.Context, seq int64) error
+}
+
+// lateThreshold is how late an open-loop start must be to count as late.
+const lateThreshold = time.Millisecond
+
+// How an open-loop worker waits for an intended start: a cancellable Go
+// timer until timerMargin before it (timers can wake ~1 ms late), then short
+// thread sleeps until spinWindow before it, then yielding in a loop.
+const (
+	timerMargin = 2 * time.Millisecond
+	spinWindow  = 100 * time.Microsecond
+)
+
+type engine struct {
+	seq  atomic.Int64
+	_    [56]byte // keep the hot counter off the cache line of the fields below
+	cfg  Config
+	ivNs float64   // open loop: ns between one worker's starts; 0 = closed loop
+	t0   time.Time // measured start, written before the workers are released
+}
+
+// span is one part of a worker's run: the warm-up or the measured phase.
+type span struct {
+	start    time.Time // origin of the open-loop schedule
+	deadline time.Time // zero: none
+	limit    int64     // seqs >= limit are not run in this span
+	hold     bool      // keep a seq >= limit for the next span
+	record   bool
+}
+
+type runner struct {
+	id      int
+	w       Worker
+	rec     *metrics.Recorder
+	e       *engine
+	timer   *time.Timer
+	offNs   float64 // open loop: this worker's offset in the combined schedule
+	held    int64   // seq drawn at the end of the warm-up, -1 if none
+	warmOps int64
+	late    int64
+	maxLag  time.Duration
+	lastEnd time.Time
+	panic   error
+	_       [64]byte // the fields above change per op: keep other workers' data off their cache line
+}
+
+// Run drives workers (one goroutine each) as cfg says and returns the merged
+// measurements. All workers finish their warm-up before the measured part
+// starts at a common instant. If ctx is cancelled, Run stops the workers and
+// returns what was measured so far together with ctx.Err(); the caller decides
+// whether to keep it. Errors returned by Do are counted by class, never stop
+// the run, and are not counted when caused by the cancellation.
+func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, error) {
+	if err := cfg.Validate(); err != nil {
+		return metrics.Phase{Name: cfg.Name}, err
+	}
+	if len(workers) != cfg.Workers {
+		return metrics.Phase{Name: cfg.Name}, fmt.Errorf("load: %d workers configured but %d given", cfg.Workers, len(workers))
+	}
+	for i, w := range workers {
+		if w == nil {
+			return metrics.Phase{Name: cfg.Name}, fmt.Errorf("load: worker %d is nil", i)
+		}
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	e := &engine{cfg: cfg}
+	if cfg.Rate > 0 {
+		e.ivNs = float64(cfg.Workers) / cfg.Rate * 1e9
+	}
+	col := metrics.NewCollector(cfg.OnSecond)
+	defer col.Close()
+	rs := make([]*runner, cfg.Workers)
+	recs := make([]*metrics.Recorder, cfg.Workers)
+	for i := range rs {
+		t := time.NewTimer(time.Hour)
+		t.Stop()
+		recs[i] = metrics.NewRecorder(col)
+		rs[i] = &runner{id: i, w: workers[i], rec: recs[i], e: e, timer: t, held: -1}
+		if cfg.Rate > 0 {
+			// Stagger the workers so the combined schedule is evenly spaced.
+			rs[i].offNs = float64(i) / cfg.Rate * 1e9
+		}
+	}
+
+	start := make(chan struct{})
+	var warm, done sync.WaitGroup
+	warm.Add(len(rs))
+	done.Add(len(rs))
+	runStart := time.Now()
+	for _, r := range rs {
+		go r.run(ctx, cancel, runStart, start, &warm, &done)
+	}
+	warm.Wait()
+	cpu0, cpuOK := metrics.ProcessCPU()
+	e.t0 = time.Now() // published to the workers by close(start)
+	close(start)
+	done.Wait()
+	cpu1, _ := metrics.ProcessCPU()
+
+	end := time.Time{}
+	var warmOps, late int64
+	var maxLag time.Duration
+	var firstPanic error
+	for _, r := range rs {
+		if r.lastEnd.After(end) {
+			end = r.lastEnd
+		}
+		warmOps += r.warmOps
+		late += r.late
+		maxLag = max(maxLag, r.maxLag)
+		if firstPanic == nil {
+			firstPanic = r.panic
+		}
+	}
+	if end.IsZero() { // nothing measured
+		end = time.Now()
+	}
+	meta := metrics.Meta{
+		Name:           cfg.Name,
+		Duration:       end.Sub(e.t0),
+		WarmupDuration: e.t0.Sub(runStart),
+		WarmupOps:      warmOps,
+		ClientCPU:      -1,
+	}
+	if cpuOK {
+		meta.ClientCPU = cpu1 - cpu0
+	}
+	p := metrics.Merge(recs, meta)
+	if cfg.Rate > 0 {
+		p.OpenLoop = &metrics.OpenLoop{TargetOpsS: cfg.Rate, LateOps: late, MaxLagUs: float64(maxLag) / 1e3}
+		if p.ThroughputOpsS < 0.95*cfg.Rate {
+			p.Warnings = append(p.Warnings, fmt.Sprintf(
+				"client could not keep the asked rate: achieved %.0f of %.0f ops/s", p.ThroughputOpsS, cfg.Rate))
+		}
+		if p.Ops > 0 && late*100 > p.Ops {
+			p.Warnings = append(p.Warnings, fmt.Sprintf(
+				"%d of %d ops (%.1f%%) started more than %v after their intended start (max lag %v); their latency counts from the intended start",
+				late, p.Ops, 100*float64(late)/float64(p.Ops), lateThreshold, maxLag.Round(time.Microsecond)))
+		}
+	}
+	switch {
+	case firstPanic != nil:
+		return p, firstPanic
+	case ctx.Err() != nil:
+		// Our own cancel only runs on a worker panic, handled above, so this
+		// is the caller's cancellation.
+		return p, ctx.Err()
+	}
+	return p, nil
+}
+
+func (r *runner) run(ctx context.Context, cancel context.CancelFunc, runStart time.Time, start <-chan struct{}, warm, done *sync.WaitGroup) {
+	warmed := false
+	defer func() {
+		if p := recover(); p != nil {
+			r.panic = fmt.Errorf("load: worker %d panicked: %v\n%s", r.id, p, debug.Stack())
+			cancel()
+		}
+		if !warmed {
+			warm.Done()
+		}
+		r.rec.Done()
+		done.Done()
+	}()
+
+	cfg := r.e.cfg
+	switch {
+	case cfg.Ops > 0 && cfg.WarmupOps > 0:
+		r.loop(ctx, &span{start: runStart, limit: cfg.WarmupOps, hold: true})
+	case cfg.Duration > 0 && cfg.Warmup > 0:
+		r.loop(ctx, &span{start: runStart, deadline: runStart.Add(cfg.Warmup), limit: math.MaxInt64})
+	}
+	warmed = true
+	warm.Done()
+	select {
+	case <-start:
+	case <-ctx.Done():
+		return
+	}
+	t0 := r.e.t0
+	r.rec.Start(t0)
+	s := &span{start: t0, limit: math.MaxInt64, record: true}
+	if cfg.Ops > 0 {
+		s.limit = cfg.WarmupOps + cfg.Ops
+	} else {
+		s.deadline = t0.Add(cfg.Duration)
+	}
+	r.loop(ctx, s)
+}
+
+// loop runs operations until the span ends. This is the hot path: no lock,
+// no allocation.
+func (r *runner) loop(ctx context.Context, s *span) {
+	ivNs := r.e.ivNs
+	open := ivNs > 0
+	hasDeadline := !s.deadline.IsZero()
+	for k := int64(0); ctx.Err() == nil; k++ {
+		var intended, t1 time.Time
+		if open {
+			intended = s.start.Add(time.Duration(r.offNs + float64(k)*ivNs))
+			if hasDeadline && !intended.Before(s.deadline) {
+				return
+			}
+			if s.record {
+				r.rec.Idle(intended)
+			}
+			var ok bool
+			if t1, ok = r.waitUntil(ctx, intended); !ok {
+				return
+			}
+		}
+		seq := r.held
+		if seq >= 0 {
+			r.held = -1
+		} else {
+			seq = r.e.seq.Add(1) - 1
+		}
+		if seq >= s.limit {
+			if s.hold {
+				r.held = seq
+			}
+			return
+		}
+		if !open {
+			t1 = time.Now()
+		}
+		err := r.w.Do(ctx, seq)
+		t2 := time.Now()
+		if !s.record {
+			r.warmOps++
+		} else {
+			from := t1
+			if open {
+				// Coordinated omission: count from when the op should have
+				// started, so time spent behind schedule is not hidden.
+				from = intended
+				lag := t1.Sub(intended)
+				if lag > lateThreshold {
+					r.late++
+				}
+				r.maxLag = max(r.maxLag, lag)
+			}
+			r.rec.Tick(t2)
+			switch {
+			case err == nil:
+				r.rec.Record(t2.Sub(from))
+			case ctx.Err() != nil:
+				return // interrupted by the cancellation: not the store's failure
+			default:
+				r.rec.RecordError(err, t2.Sub(from))
+			}
+			r.lastEnd = t2
+		}
+		if hasDeadline && !t2.Before(s.deadline) {
+			return
+		}
+	}
+}
+
+// waitUntil waits for t and returns the time it saw then, or false if ctx
+// was cancelled first.
+func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
+	for {
+		now := time.Now()
+		d := t.Sub(now)
+		switch {
+		case d <= 0:
+			return now, true
+		case d > timerMargin:
+			r.timer.Reset(d - timerMargin)
+			select {
+			case <-r.timer.C:
+			case <-ctx.Done():
+				r.timer.Stop()
+				return now, false
+			}
+		case d > spinWindow:
+			sleepShort(d - spinWindow)
+		default:
+			if ctx.Err() != nil {
+				return now, false
+			}
+			runtime.Gosched()
+		}
+	}
+}

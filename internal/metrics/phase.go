@@ -1,0 +1,192 @@
+package metrics
+
+import (
+	"fmt"
+	"math"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// maxPhaseSamples is how many distinct error messages a Phase keeps.
+const maxPhaseSamples = 10
+
+// Phase is the merged result of one measured phase.
+//
+// Ops counts every measured operation, failed ones included; Errors breaks the
+// failures down by class. The latency figures and the histogram cover the
+// successful operations only (Ops minus the errors).
+type Phase struct {
+	Name         string           `json:"name"`
+	Workers      int              `json:"workers"`
+	Ops          int64            `json:"ops"`
+	Errors       map[string]int64 `json:"errors,omitempty"` // by store.Class
+	ErrorSamples []string         `json:"error_samples,omitempty"`
+	// DurationS is the measured time, warm-up excluded: from the common start
+	// of the workers to the end of the last measured operation.
+	DurationS      float64 `json:"duration_s"`
+	ThroughputOpsS float64 `json:"throughput_ops_s"`
+	LatencyUs      Latency `json:"latency_us"`
+	// Histogram is the merged latency histogram in HdrHistogram's V2
+	// compressed encoding, base64: values in nanoseconds (HistogramUnit),
+	// 1 µs to 60 s, 3 significant digits. Decode it with DecodeHistogram (or
+	// any HdrHistogram implementation's base64 compressed decoder).
+	Histogram     string    `json:"histogram,omitempty"`
+	HistogramUnit string    `json:"histogram_unit,omitempty"`
+	Series        []Second  `json:"series,omitempty"`
+	Warmup        Warmup    `json:"warmup"`
+	OpenLoop      *OpenLoop `json:"open_loop,omitempty"`
+	// ClientCPUS is user+system CPU of the whole client process (getrusage)
+	// over the measured part: it includes the store driver, the engine and
+	// anything else the process was doing, such as an in-process store.
+	ClientCPUS       float64  `json:"client_cpu_s"`
+	ClientCPUUsPerOp float64  `json:"client_cpu_us_per_op"`
+	Warnings         []string `json:"warnings,omitempty"`
+}
+
+// Latency holds the phase's latency figures in microseconds. Percentiles are
+// HdrHistogram values (the highest value equivalent to the percentile's
+// bucket, within 0.1%); min, max and mean are exact.
+type Latency struct {
+	P50    float64 `json:"p50"`
+	P90    float64 `json:"p90"`
+	P99    float64 `json:"p99"`
+	P999   float64 `json:"p999"`
+	Max    float64 `json:"max"`
+	Mean   float64 `json:"mean"`
+	Min    float64 `json:"min"`
+	Stddev float64 `json:"stddev"`
+}
+
+// Warmup says what was excluded from the figures.
+type Warmup struct {
+	DurationS float64 `json:"duration_s"`
+	Ops       int64   `json:"ops"`
+}
+
+// OpenLoop describes how well an open-loop (fixed rate) phase kept its
+// schedule. Latencies are measured from each operation's intended start, so
+// lateness is part of them already.
+type OpenLoop struct {
+	TargetOpsS float64 `json:"target_ops_s"`
+	// LateOps counts operations that started more than 1 ms after their
+	// intended start.
+	LateOps  int64   `json:"late_ops"`
+	MaxLagUs float64 `json:"max_lag_us"`
+}
+
+// Meta is what Merge cannot know from the recorders.
+type Meta struct {
+	Name           string
+	Duration       time.Duration // measured, warm-up excluded
+	WarmupDuration time.Duration
+	WarmupOps      int64
+	ClientCPU      time.Duration // process CPU over the measured part; <0 if unknown
+}
+
+// HistogramUnit is the unit of the values in Phase.Histogram.
+const HistogramUnit = "ns"
+
+// Merge merges the recorders of one phase: histograms are added, never
+// averaged. The recorders must share one Collector (or have none) and must
+// no longer be in use: call Merge after the workers have stopped. Merge marks
+// them done and completes the collector's series, stopping its callback.
+func Merge(recs []*Recorder, m Meta) Phase {
+	p := Phase{Name: m.Name, Workers: len(recs), HistogramUnit: HistogramUnit}
+	h := NewHistogram()
+	var (
+		sum     int64
+		minNs   int64 = math.MaxInt64
+		maxNs   int64
+		clamped int64
+		errs    [nClasses]int64
+		col     *Collector
+		seen    = map[string]bool{}
+	)
+	for _, r := range recs {
+		r.Done()
+		if r.col != nil && col == nil {
+			col = r.col
+		}
+		if d := h.Merge(r.hist); d != 0 {
+			// Same geometry, so nothing can be dropped; say so if it ever is.
+			p.Warnings = append(p.Warnings, fmt.Sprintf("%d latencies were dropped while merging histograms", d))
+		}
+		p.Ops += r.ops
+		sum += r.sumNs
+		minNs = min(minNs, r.minNs)
+		maxNs = max(maxNs, r.maxNs)
+		clamped += r.clamped
+		for i, n := range r.errs {
+			errs[i] += n
+		}
+		for _, s := range r.samples {
+			if len(p.ErrorSamples) < maxPhaseSamples && !seen[s] {
+				seen[s] = true
+				p.ErrorSamples = append(p.ErrorSamples, s)
+			}
+		}
+	}
+	for i, n := range errs {
+		if n > 0 {
+			if p.Errors == nil {
+				p.Errors = map[string]int64{}
+			}
+			p.Errors[string(store.Classes[i])] = n
+		}
+	}
+	if ok := h.TotalCount(); ok > 0 {
+		p.LatencyUs = Latency{
+			P50:    us(h.ValueAtQuantile(50)),
+			P90:    us(h.ValueAtQuantile(90)),
+			P99:    us(h.ValueAtQuantile(99)),
+			P999:   us(h.ValueAtQuantile(99.9)),
+			Max:    us(maxNs),
+			Mean:   us(sum) / float64(ok),
+			Min:    us(minNs),
+			Stddev: h.StdDev() / 1e3,
+		}
+	}
+	if enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
+		p.Histogram = string(enc)
+	} else {
+		p.Warnings = append(p.Warnings, "histogram not encoded: "+err.Error())
+	}
+	if clamped > 0 {
+		p.Warnings = append(p.Warnings, fmt.Sprintf("%d latencies above 60 s were recorded as 60 s", clamped))
+	}
+
+	p.DurationS = m.Duration.Seconds()
+	if p.DurationS > 0 {
+		p.ThroughputOpsS = float64(p.Ops) / p.DurationS
+	}
+	p.Warmup = Warmup{DurationS: m.WarmupDuration.Seconds(), Ops: m.WarmupOps}
+	if m.ClientCPU >= 0 {
+		p.ClientCPUS = m.ClientCPU.Seconds()
+		if p.Ops > 0 {
+			p.ClientCPUUsPerOp = float64(m.ClientCPU) / 1e3 / float64(p.Ops)
+		}
+	}
+	if col != nil {
+		end := int64((m.Duration + time.Second - 1) / time.Second)
+		p.Series = append([]Second(nil), col.finish(end)...)
+	}
+	return p
+}
+
+// DecodeHistogram decodes Phase.Histogram. Values are in nanoseconds.
+func DecodeHistogram(s string) (*hdr.Histogram, error) {
+	if s == "" {
+		return nil, fmt.Errorf("metrics: empty histogram")
+	}
+	h, err := hdr.Decode([]byte(s))
+	if err != nil {
+		return nil, fmt.Errorf("metrics: decode histogram: %w", err)
+	}
+	return h, nil
+}
+
+// DecodeHistogram decodes the phase's histogram. Values are in nanoseconds.
+func (p *Phase) DecodeHistogram() (*hdr.Histogram, error) { return DecodeHistogram(p.Histogram) }

@@ -1,0 +1,5 @@
+package report
+
+import "github.com/storebench/storebench/internal/metrics"
+
+type phase = metrics.Phase

@@ -1,0 +1,201 @@
+// Package report renders a result (and only a result) for people: a terminal
+// summary now; other formats build on the same accessors.
+package report
+
+import (
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/storebench/storebench/internal/result"
+)
+
+// Text writes the terminal summary: for kv, the article's tables (total ms
+// per key count for writes and reads, one row per target), then per-cell
+// throughput and percentiles, and each target's durability.
+func Text(w io.Writer, r *result.Result) {
+	fmt.Fprintf(w, "storebench %s · %s · %s · %d cores · %s\n", r.Storebench.Version, r.Environment.CPUModel, r.Environment.OS, r.Environment.Cores, r.Status)
+	kvTables(w, r)
+	cellTable(w, r)
+	targetTable(w, r)
+	for _, s := range r.Skipped {
+		fmt.Fprintf(w, "skipped %s: %s\n", s.Target, s.Reason)
+	}
+}
+
+func kvTables(w io.Writer, r *result.Result) {
+	keys := map[int64]bool{}
+	var targets []string
+	seen := map[string]bool{}
+	for _, c := range r.Cells {
+		if c.Workload != "kv" {
+			continue
+		}
+		keys[paramInt(c.Params, "keys")] = true
+		if !seen[c.Target] {
+			seen[c.Target] = true
+			targets = append(targets, c.Target)
+		}
+	}
+	if len(keys) == 0 {
+		return
+	}
+	var ns []int64
+	for n := range keys {
+		ns = append(ns, n)
+	}
+	sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
+	for _, phase := range []string{"write", "read"} {
+		fmt.Fprintf(w, "\nkv %s: total ms to %s N keys one by one\n", phase, phase)
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+		fmt.Fprint(tw, "target\t")
+		for _, n := range ns {
+			fmt.Fprintf(tw, "%s\t", thousands(n))
+		}
+		fmt.Fprintln(tw, "ops/s at max N\tp50 µs\tp99 µs\t")
+		for _, t := range targets {
+			fmt.Fprintf(tw, "%s\t", t)
+			var last *result.Cell
+			for _, n := range ns {
+				c := findCell(r, t, "kv", n)
+				p, ok := phaseOf(c, phase)
+				if !ok || c.Status != result.CellOK {
+					fmt.Fprint(tw, "—\t")
+					continue
+				}
+				fmt.Fprintf(tw, "%s\t", ms(p.DurationS*1000))
+				last = c
+			}
+			if p, ok := phaseOf(last, phase); ok {
+				fmt.Fprintf(tw, "%s\t%s\t%s\t\n", thousands(int64(p.ThroughputOpsS+0.5)), us(p.LatencyUs.P50), us(p.LatencyUs.P99))
+			} else {
+				fmt.Fprint(tw, "—\t—\t—\t\n")
+			}
+		}
+		tw.Flush()
+	}
+}
+
+func cellTable(w io.Writer, r *result.Result) {
+	if len(r.Cells) == 0 {
+		fmt.Fprintln(w, "\nno cell finished")
+		return
+	}
+	fmt.Fprintln(w, "\ncells (latency in µs, client-side, per op)")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "cell\tphase\tops\tops/s\tp50\tp90\tp99\tp99.9\tmax\tmean\terrors\tstatus\t")
+	for _, c := range r.Cells {
+		if len(c.Phases) == 0 {
+			fmt.Fprintf(tw, "%s\t—\t\t\t\t\t\t\t\t\t\t%s\t\n", c.ID, c.Status)
+			continue
+		}
+		for _, p := range c.Phases {
+			l := p.LatencyUs
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.ID, p.Name, p.Ops,
+				thousands(int64(p.ThroughputOpsS+0.5)), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(l.Mean),
+				errorSummary(p.Errors), c.Status)
+		}
+	}
+	tw.Flush()
+	for _, c := range r.Cells {
+		if c.Error != "" {
+			fmt.Fprintf(w, "  %s: %s\n", c.ID, c.Error)
+		}
+	}
+}
+
+func targetTable(w io.Writer, r *result.Result) {
+	if len(r.Targets) == 0 {
+		return
+	}
+	fmt.Fprintln(w, "\ntargets")
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, "target\tversion\twhere\tdurability (what a crash loses)")
+	for _, t := range r.Targets {
+		where := t.Location
+		if t.Managed {
+			where = "managed: " + where
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Version, where, t.Durability)
+	}
+	tw.Flush()
+}
+
+func findCell(r *result.Result, target, workload string, keys int64) *result.Cell {
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if c.Target == target && c.Workload == workload && paramInt(c.Params, "keys") == keys {
+			return c
+		}
+	}
+	return nil
+}
+
+func phaseOf(c *result.Cell, name string) (p phase, ok bool) {
+	if c == nil {
+		return p, false
+	}
+	return c.Phase(name)
+}
+
+// paramInt reads a number from params decoded from JSON (float64) or built in memory.
+func paramInt(params map[string]any, key string) int64 {
+	switch v := params[key].(type) {
+	case float64:
+		return int64(v)
+	case int64:
+		return v
+	case int:
+		return int64(v)
+	}
+	return 0
+}
+
+func errorSummary(errs map[string]int64) string {
+	if len(errs) == 0 {
+		return "0"
+	}
+	var parts []string
+	for k, v := range errs {
+		parts = append(parts, fmt.Sprintf("%d %s", v, k))
+	}
+	sort.Strings(parts)
+	return strings.Join(parts, ", ")
+}
+
+// ms prints milliseconds with the precision the size deserves.
+func ms(v float64) string {
+	switch {
+	case v >= 1000:
+		return thousands(int64(v + 0.5))
+	case v >= 10:
+		return fmt.Sprintf("%.0f", v)
+	case v >= 1:
+		return fmt.Sprintf("%.1f", v)
+	}
+	return fmt.Sprintf("%.2f", v)
+}
+
+func us(v float64) string {
+	if v >= 100 {
+		return thousands(int64(v + 0.5))
+	}
+	return fmt.Sprintf("%.1f", v)
+}
+
+func thousands(n int64) string {
+	s := fmt.Sprint(n)
+	if n < 0 {
+		return "-" + thousands(-n)
+	}
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}

@@ -1,0 +1,191 @@
+// Package result is the JSON document of a run: the single source of truth
+// every report is rendered from. It is rewritten atomically after every cell,
+// so an interrupted run keeps every finished cell and the file is always valid.
+package result
+
+import (
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"time"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
+)
+
+// Schema names this document's version; bump it when a field changes meaning.
+const Schema = "storebench.result/v1"
+
+// Run statuses.
+const (
+	StatusRunning     = "running"
+	StatusComplete    = "complete"
+	StatusInterrupted = "interrupted"
+	StatusFailed      = "failed"
+)
+
+// Cell statuses.
+const (
+	CellOK     = "ok"
+	CellFailed = "failed"
+)
+
+// Result is one run.
+type Result struct {
+	Schema      string      `json:"schema"`
+	ID          string      `json:"id"`
+	Status      string      `json:"status"`
+	StartedAt   time.Time   `json:"started_at"`
+	FinishedAt  *time.Time  `json:"finished_at,omitempty"`
+	Command     []string    `json:"command"`
+	Suite       string      `json:"suite,omitempty"`
+	Seed        uint64      `json:"seed"`
+	Storebench  Build       `json:"storebench"`
+	Environment Environment `json:"environment"`
+	Scenario    any         `json:"scenario"`
+	Targets     []Target    `json:"targets"`
+	Skipped     []Skipped   `json:"skipped,omitempty"`
+	Cells       []Cell      `json:"cells"`
+	Notes       []string    `json:"notes,omitempty"`
+}
+
+// Build identifies the storebench binary.
+type Build struct {
+	Version   string `json:"version"`
+	Commit    string `json:"commit"`
+	GoVersion string `json:"go_version"`
+}
+
+// Environment is the machine the run measured on.
+type Environment struct {
+	Hostname    string `json:"hostname"`
+	OS          string `json:"os"`
+	Kernel      string `json:"kernel"`
+	Arch        string `json:"arch"`
+	CPUModel    string `json:"cpu_model"`
+	Cores       int    `json:"cores"`
+	MemoryBytes uint64 `json:"memory_bytes"`
+	// ClientCPUs is the CPU list the client could run on; ServerCPUs that of managed servers.
+	ClientCPUs string `json:"client_cpus"`
+	ServerCPUs string `json:"server_cpus"`
+	GoMaxProcs int    `json:"gomaxprocs"`
+}
+
+// Target is one measured store as it really was.
+type Target struct {
+	Name    string            `json:"name"`
+	Store   string            `json:"store"`
+	Profile string            `json:"profile,omitempty"`
+	Managed bool              `json:"managed"`
+	Options map[string]string `json:"options,omitempty"`
+	store.Info
+	ServerPID int `json:"server_pid,omitempty"`
+}
+
+// Skipped is a target that a suite wanted but that cannot run here.
+type Skipped struct {
+	Target string `json:"target"`
+	Reason string `json:"reason"`
+}
+
+// Cell is one target × workload × parameters.
+type Cell struct {
+	ID        string          `json:"id"`
+	Target    string          `json:"target"`
+	Workload  string          `json:"workload"`
+	Params    map[string]any  `json:"params"`
+	Status    string          `json:"status"`
+	Error     string          `json:"error,omitempty"`
+	StartedAt time.Time       `json:"started_at"`
+	Seconds   float64         `json:"seconds"`
+	Phases    []metrics.Phase `json:"phases"`
+}
+
+// Phase returns the cell's phase of that name.
+func (c *Cell) Phase(name string) (metrics.Phase, bool) {
+	for _, p := range c.Phases {
+		if p.Name == name {
+			return p, true
+		}
+	}
+	return metrics.Phase{}, false
+}
+
+// Writer keeps a result file up to date on disk.
+type Writer struct {
+	mu   sync.Mutex
+	path string
+	r    *Result
+}
+
+// Create makes dir (if needed) and writes the first version of the result,
+// so a directory that cannot be written fails before any work starts.
+func Create(dir string, r *Result) (*Writer, error) {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return nil, fmt.Errorf("create result directory: %w", err)
+	}
+	w := &Writer{path: filepath.Join(dir, "result.json"), r: r}
+	if err := w.flush(); err != nil {
+		return nil, err
+	}
+	return w, nil
+}
+
+// Path is the result file's path.
+func (w *Writer) Path() string { return w.path }
+
+// Update changes the result under the writer's lock and writes it out.
+func (w *Writer) Update(f func(r *Result)) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	f(w.r)
+	return w.flush()
+}
+
+// AddCell appends a finished cell and writes the file.
+func (w *Writer) AddCell(c Cell) error {
+	return w.Update(func(r *Result) { r.Cells = append(r.Cells, c) })
+}
+
+// Finish sets the final status and writes the file.
+func (w *Writer) Finish(status string) error {
+	return w.Update(func(r *Result) {
+		now := time.Now().UTC()
+		r.Status = status
+		r.FinishedAt = &now
+	})
+}
+
+// flush writes to a temp file and renames it, so readers never see half a file.
+func (w *Writer) flush() error {
+	b, err := json.MarshalIndent(w.r, "", "  ")
+	if err != nil {
+		return fmt.Errorf("encode result: %w", err)
+	}
+	tmp := w.path + ".tmp"
+	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	if err := os.Rename(tmp, w.path); err != nil {
+		return fmt.Errorf("write result: %w", err)
+	}
+	return nil
+}
+
+// Read loads a result file.
+func Read(path string) (*Result, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var r Result
+	if err := json.Unmarshal(b, &r); err != nil {
+		return nil, fmt.Errorf("%s: not a storebench result: %w", path, err)
+	}
+	if r.Schema != Schema {
+		return nil, fmt.Errorf("%s: schema %q, this storebench reads %q", path, r.Schema, Schema)
+	}
+	return &r, nil
+}

@@ -1,0 +1,98 @@
+package scenario
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/suites"
+)
+
+func registry() target.Registry {
+	open := func(context.Context, target.OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
+	return target.Registry{
+		{Name: "memory", Workloads: []string{"kv"}, Open: open},
+		{Name: "files", Workloads: []string{"kv"}, Schemes: []string{"file"}, Options: map[string]string{"fsync": ""}, Open: open},
+		{Name: "redis", Server: server.Redis, Workloads: []string{"kv"}, Schemes: []string{"redis"}, Open: open},
+	}
+}
+
+func TestParseAndValidate(t *testing.T) {
+	src := `name: t
+seed: 7
+targets:
+  - memory
+  - redis:aof-always
+  - {name: mine, url: "redis://u:pw@10.0.0.1:6379"}
+  - store: files
+    options: {fsync: "true"}
+workloads:
+  - type: kv
+    keys: [10, 20]
+load:
+  clients: 3
+`
+	s, err := Parse("t.yaml", strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Defaults()
+	if err := s.Validate(registry()); err != nil {
+		t.Fatal(err)
+	}
+	if got := []string{s.Targets[0].Spec.Label(), s.Targets[1].Spec.Label(), s.Targets[2].Spec.Label(), s.Targets[3].Spec.Label()}; strings.Join(got, ",") != "memory,redis:aof-always,mine,files" {
+		t.Errorf("labels = %v", got)
+	}
+	if s.Targets[2].Spec.Store != "redis" || s.Targets[3].Spec.Options["fsync"] != "true" {
+		t.Errorf("specs = %+v", s.Targets)
+	}
+	if s.Seed != 7 || s.Load.Clients != 3 || s.Workloads[0].ValueSize != 100 || s.Workloads[0].KeyMode != "random-float" {
+		t.Errorf("defaults/values wrong: %+v", s)
+	}
+	b, err := s.Targets[2].MarshalJSON()
+	if err != nil || strings.Contains(string(b), "pw") {
+		t.Errorf("target JSON leaks the password: %s", b)
+	}
+}
+
+func TestErrorsNameFileAndLine(t *testing.T) {
+	cases := []struct{ src, want string }{
+		{"name: t\ntargets: [memory]\nworkloads:\n  - type: kv\n    keyz: [1]\n", "t.yaml:5: field keyz not found"},
+		{"name: t\ntargets: [memory]\nworkloads:\n  - type: kv\n    keys: [0]\n", "t.yaml:4: kv: keys must be positive"},
+		{"name: t\ntargets: [memory]\nworkloads:\n  - type: scan\n", `t.yaml:4: unknown workload "scan"`},
+		{"name: t\ntargets:\n  - memory\n  - mongo\nworkloads:\n  - type: kv\n", `t.yaml:4: unknown store "mongo"`},
+		{"name: t\ntargets:\n  - memory\n  - memory\nworkloads:\n  - type: kv\n", "listed twice"},
+		{"name: t\ntargets:\n  - {store: memory, colour: red}\nworkloads:\n  - type: kv\n", "t.yaml:3: field colour not found in target"},
+		{"name: t\ntargets: [files:fast]\nworkloads:\n  - type: kv\n", "store files has no profiles"},
+		{"name: t\ntargets: [memory]\nworkloads:\n  - type: kv\nload: {clients: -1}\n", "load.clients must be positive"},
+		{"name: [\n", "t.yaml:"},
+		{"", "empty scenario"},
+	}
+	for _, c := range cases {
+		s, err := Parse("t.yaml", strings.NewReader(c.src))
+		if err == nil {
+			s.Defaults()
+			err = s.Validate(registry())
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
+		}
+	}
+}
+
+func TestBuiltInSuitesParse(t *testing.T) {
+	for _, name := range suites.Names() {
+		b, _ := suites.Open(name)
+		s, err := Parse(name, strings.NewReader(string(b)))
+		if err != nil {
+			t.Errorf("suite %s: %v", name, err)
+			continue
+		}
+		if s.Name != name || s.Description == "" {
+			t.Errorf("suite %s: name %q, description %q", name, s.Name, s.Description)
+		}
+	}
+}

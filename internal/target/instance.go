@@ -1,0 +1,112 @@
+package target
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/store"
+)
+
+// Instance is a target that is running: its store is open, and for a managed
+// target its server is up.
+type Instance struct {
+	Spec   Spec
+	Kind   Kind
+	Store  store.Store
+	Server *server.Server // nil for external and in-process targets
+	Info   store.Info
+}
+
+// StartArgs are the run-wide settings a target needs to start.
+type StartArgs struct {
+	Namespace string
+	RunDir    string // where in-process stores keep their files
+	BaseDir   string // parent of managed servers' data dirs
+	CPUs      string // CPU list to pin managed servers to
+}
+
+// ExternalTimeout bounds how long an external server may take to answer.
+const ExternalTimeout = 5 * time.Second
+
+// Start brings the target up: starts a managed server when asked, opens the
+// store and reads back what will be measured.
+func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance, error) {
+	k, ok := r.Lookup(spec.Store)
+	if !ok {
+		return nil, fmt.Errorf("unknown store %q", spec.Store)
+	}
+	inst := &Instance{Spec: spec, Kind: k}
+	url := spec.URL
+	if spec.Managed() && k.Server != "" {
+		srv, err := server.Start(ctx, k.Server, server.Options{Profile: spec.Profile, BaseDir: a.BaseDir, CPUs: a.CPUs})
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", spec.Label(), err)
+		}
+		inst.Server = srv
+		url = srv.URL
+	}
+	openCtx := ctx
+	if !spec.Managed() {
+		var cancel context.CancelFunc
+		openCtx, cancel = context.WithTimeout(ctx, ExternalTimeout)
+		defer cancel()
+	}
+	st, err := k.Open(openCtx, OpenArgs{URL: url, Namespace: a.Namespace, RunDir: a.RunDir, Options: spec.Options})
+	if err != nil {
+		inst.stopServer(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("target %s: %w", spec.Label(), err)
+	}
+	inst.Store = st
+	info, err := st.Info(ctx)
+	if err != nil {
+		_ = inst.Stop(context.WithoutCancel(ctx))
+		return nil, fmt.Errorf("target %s: read version and settings: %w", spec.Label(), err)
+	}
+	if inst.Server != nil {
+		// The server manager reads settings back right after start; the store adds its own
+		// (schema, table design), so both go into the record.
+		merged := map[string]string{}
+		for k, v := range inst.Server.Settings {
+			merged[k] = v
+		}
+		for k, v := range info.Settings {
+			merged[k] = v
+		}
+		info.Settings = merged
+		if info.Version == "" {
+			info.Version = inst.Server.Version
+		}
+	}
+	inst.Info = info
+	return inst, nil
+}
+
+// Stop closes the store (removing what it created) and stops a managed server.
+func (i *Instance) Stop(ctx context.Context) error {
+	var errs []error
+	if i.Store != nil {
+		if err := i.Store.Close(ctx); err != nil {
+			errs = append(errs, fmt.Errorf("close %s: %w", i.Spec.Label(), err))
+		}
+		i.Store = nil
+	}
+	if err := i.stopServer(ctx); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+func (i *Instance) stopServer(ctx context.Context) error {
+	if i.Server == nil {
+		return nil
+	}
+	err := i.Server.Stop(ctx)
+	i.Server = nil
+	if err != nil {
+		return fmt.Errorf("stop %s server: %w", i.Spec.Label(), err)
+	}
+	return nil
+}

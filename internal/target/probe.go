@@ -1,0 +1,47 @@
+package target
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"net/url"
+	"os"
+	"path/filepath"
+)
+
+var defaultPorts = map[string]string{
+	"postgres": "5432", "postgresql": "5432", "redis": "6379", "rediss": "6379",
+	"memcached": "11211", "mysql": "3306", "mariadb": "3306",
+}
+
+// Probe checks that an external target can be reached, within ExternalTimeout,
+// so an unreachable server is reported before any work starts.
+func Probe(ctx context.Context, k Kind, raw string) error {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return fmt.Errorf("malformed URL: %v", redactErr(err, raw))
+	}
+	if k.Server == "" {
+		dir := u.Path
+		if u.Scheme == "sqlite" {
+			dir = filepath.Dir(u.Path)
+		}
+		st, err := os.Stat(dir)
+		if err != nil || !st.IsDir() {
+			return fmt.Errorf("directory %s does not exist", dir)
+		}
+		return nil
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), defaultPorts[u.Scheme])
+	}
+	ctx, cancel := context.WithTimeout(ctx, ExternalTimeout)
+	defer cancel()
+	var d net.Dialer
+	c, err := d.DialContext(ctx, "tcp", host)
+	if err != nil {
+		return fmt.Errorf("%s server at %s does not answer (%v); is it running and reachable?", k.Name, host, err)
+	}
+	return c.Close()
+}
