@@ -24,7 +24,6 @@ import (
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
-	"github.com/storebench/storebench/internal/workload/kv"
 	"github.com/storebench/storebench/suites"
 )
 
@@ -299,33 +298,6 @@ func asUsage(err error) error {
 	return &UsageError{Err: err}
 }
 
-// cell is one planned measurement.
-type cell struct {
-	target   scenario.Target
-	workload scenario.Workload
-	keys     int64
-	load     scenario.Load
-	seed     uint64
-}
-
-func (c cell) id() string {
-	return fmt.Sprintf("%s/%s/keys=%d", c.target.Spec.Label(), c.workload.Type, c.keys)
-}
-
-// plan expands targets × workloads × parameters into cells, grouped by target
-// so each managed server starts once.
-func plan(s *scenario.Scenario, targets []scenario.Target) []cell {
-	var cells []cell
-	for _, t := range targets {
-		for _, w := range s.Workloads {
-			for _, n := range w.Keys {
-				cells = append(cells, cell{target: t, workload: w, keys: n, load: s.Load, seed: s.Seed})
-			}
-		}
-	}
-	return cells
-}
-
 // runCells runs every cell, starting each target once, and returns how many failed.
 func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, logf func(string, ...any)) int {
 	failed := 0
@@ -340,7 +312,7 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 		if err != nil {
 			for _, c := range cells[i:j] {
 				failed++
-				_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload.Type, Params: c.params(), Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
+				_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload, Params: c.params, Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
 			}
 			logf("  %v", err)
 			i = j
@@ -370,17 +342,9 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 	return failed
 }
 
-func (c cell) params() map[string]any {
-	return map[string]any{
-		"keys": c.keys, "value_size": c.workload.ValueSize, "key_mode": c.workload.KeyMode,
-		"clients": c.load.Clients, "warmup_ops": c.load.WarmupOps, "seed": c.seed,
-	}
-}
-
 func runCell(ctx context.Context, inst *target.Instance, c cell) result.Cell {
-	rc := result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload.Type, Params: c.params(), StartedAt: time.Now().UTC()}
-	p := kv.Params{Keys: c.keys, ValueSize: c.workload.ValueSize, KeyMode: workload.KeyMode(c.workload.KeyMode), Seed: c.seed, Clients: c.load.Clients, WarmupOps: c.load.WarmupOps}
-	phases, err := kv.Run(ctx, inst.Store, p, kv.Hooks{})
+	rc := result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload, Params: c.params, StartedAt: time.Now().UTC()}
+	phases, err := c.run(ctx, inst, workload.Hooks{Probe: inst.Probe})
 	rc.Seconds = time.Since(rc.StartedAt).Seconds()
 	rc.Phases = phases
 	rc.Status = result.CellOK

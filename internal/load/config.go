@@ -21,6 +21,17 @@ type Config struct {
 	// OnSecond, if set, receives each completed second of the series, in
 	// order, from a goroutine of the collector, never from a worker.
 	OnSecond func(s metrics.Second)
+	// Probe, if set, is told when the measured part begins and ends, so it
+	// can sample what the engine cannot see, such as a server's CPU and I/O.
+	Probe Probe
+}
+
+// Probe observes one phase from outside the client: Begin is called once the
+// warm-up is over, right before measured ops start; End after the last one,
+// with the merged phase to annotate.
+type Probe interface {
+	Begin()
+	End(p *metrics.Phase)
 }
 
 // Validate reports every problem with c at once.

@@ -120,6 +120,9 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		go r.run(ctx, cancel, runStart, start, &warm, &done)
 	}
 	warm.Wait()
+	if cfg.Probe != nil {
+		cfg.Probe.Begin()
+	}
 	cpu0, cpuOK := metrics.ProcessCPU()
 	e.t0 = time.Now() // published to the workers by close(start)
 	close(start)
@@ -155,6 +158,9 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		meta.ClientCPU = cpu1 - cpu0
 	}
 	p := metrics.Merge(recs, meta)
+	if cfg.Probe != nil {
+		cfg.Probe.End(&p)
+	}
 	if cfg.Rate > 0 {
 		p.OpenLoop = &metrics.OpenLoop{TargetOpsS: cfg.Rate, LateOps: late, MaxLagUs: float64(maxLag) / 1e3}
 		if p.ThroughputOpsS < 0.95*cfg.Rate {

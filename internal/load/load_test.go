@@ -406,3 +406,32 @@ func TestWaitDoesNotAllocate(t *testing.T) {
 		}
 	}
 }
+
+type countingProbe struct {
+	begun, ended int
+	opsAtBegin   int64
+	counter      *atomic.Int64
+}
+
+func (p *countingProbe) Begin() { p.begun++; p.opsAtBegin = p.counter.Load() }
+func (p *countingProbe) End(ph *metrics.Phase) {
+	p.ended++
+	ph.Warnings = append(ph.Warnings, "probed")
+}
+
+// The probe brackets the measured part: warm-up ops are done before Begin.
+func TestProbeBracketsTheMeasuredPart(t *testing.T) {
+	var n atomic.Int64
+	w := &funcWorker{fn: func(context.Context, int64) error { n.Add(1); return nil }}
+	pr := &countingProbe{counter: &n}
+	p, err := Run(context.Background(), Config{Workers: 1, Ops: 500, WarmupOps: 200, Probe: pr}, []Worker{w})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if pr.begun != 1 || pr.ended != 1 || pr.opsAtBegin != 200 {
+		t.Fatalf("begun %d ended %d ops at begin %d, want 1, 1, 200", pr.begun, pr.ended, pr.opsAtBegin)
+	}
+	if len(p.Warnings) != 1 || p.Warnings[0] != "probed" {
+		t.Fatalf("End could not annotate the phase: %v", p.Warnings)
+	}
+}

@@ -44,6 +44,25 @@ type Phase struct {
 	ClientCPUS       float64  `json:"client_cpu_s"`
 	ClientCPUUsPerOp float64  `json:"client_cpu_us_per_op"`
 	Warnings         []string `json:"warnings,omitempty"`
+	// Server is what a managed server spent over the measured part; nil for
+	// in-process and external targets, whose processes storebench cannot see.
+	Server *ServerCost `json:"server,omitempty"`
+}
+
+// ServerCost is a managed server's resource use over one phase, from /proc,
+// summed over all its processes.
+type ServerCost struct {
+	CPUS       float64 `json:"cpu_s"`
+	CPUUsPerOp float64 `json:"cpu_us_per_op"`
+	// RSSBytes is the resident memory at the end of the phase (PSS where the
+	// kernel offers it, so shared memory counts once); PeakRSSBytes is the
+	// sum of the processes' high-water marks since they started.
+	RSSBytes     uint64  `json:"rss_bytes"`
+	PeakRSSBytes uint64  `json:"peak_rss_bytes"`
+	WriteBytes   uint64  `json:"write_bytes"`
+	WritePerOp   float64 `json:"write_bytes_per_op"`
+	ReadBytes    uint64  `json:"read_bytes"`
+	Processes    int     `json:"processes"`
 }
 
 // Latency holds the phase's latency figures in microseconds. Percentiles are

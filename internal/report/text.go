@@ -83,19 +83,23 @@ func cellTable(w io.Writer, r *result.Result) {
 		fmt.Fprintln(w, "\nno cell finished")
 		return
 	}
-	fmt.Fprintln(w, "\ncells (latency in µs, client-side, per op)")
+	fmt.Fprintln(w, "\ncells (latency in µs, client-side, per op; cpu in µs per op: the client process, and a managed server's processes)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cell\tphase\tops\tops/s\tp50\tp90\tp99\tp99.9\tmax\tmean\terrors\tstatus\t")
+	fmt.Fprintln(tw, "cell\tphase\tops\tops/s\tp50\tp90\tp99\tp99.9\tmax\tmean\tclient cpu\tserver cpu\tdisk B/op\terrors\tstatus\t")
 	for _, c := range r.Cells {
 		if len(c.Phases) == 0 {
-			fmt.Fprintf(tw, "%s\t—\t\t\t\t\t\t\t\t\t\t%s\t\n", c.ID, c.Status)
+			fmt.Fprintf(tw, "%s\t—\t\t\t\t\t\t\t\t\t\t\t\t\t%s\t\n", c.ID, c.Status)
 			continue
 		}
 		for _, p := range c.Phases {
 			l := p.LatencyUs
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.ID, p.Name, p.Ops,
+			srvCPU, disk := "—", "—"
+			if p.Server != nil {
+				srvCPU, disk = us(p.Server.CPUUsPerOp), us(p.Server.WritePerOp)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.ID, p.Name, p.Ops,
 				thousands(int64(p.ThroughputOpsS+0.5)), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(l.Mean),
-				errorSummary(p.Errors), c.Status)
+				us(p.ClientCPUUsPerOp), srvCPU, disk, errorSummary(p.Errors), c.Status)
 		}
 	}
 	tw.Flush()
@@ -115,8 +119,11 @@ func targetTable(w io.Writer, r *result.Result) {
 	fmt.Fprintln(tw, "target\tversion\twhere\tdurability (what a crash loses)")
 	for _, t := range r.Targets {
 		where := t.Location
-		if t.Managed {
+		switch {
+		case t.ServerPID != 0:
 			where = "managed: " + where
+		case !t.Managed:
+			where = "external: " + where
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Version, where, t.Durability)
 	}

@@ -40,10 +40,8 @@ func (p Params) Validate() error {
 	return err
 }
 
-// Hooks let the caller watch a run without the workload knowing about terminals.
-type Hooks struct {
-	OnSecond func(phase string, s metrics.Second)
-}
+// Hooks are the shared workload hooks.
+type Hooks = workload.Hooks
 
 // Run resets the store, writes p.Keys keys, then reads them all back. It
 // returns the phases measured so far, also when it fails half-way.
@@ -58,42 +56,51 @@ func Run(ctx context.Context, st store.Store, p Params, h Hooks) ([]metrics.Phas
 	if err != nil {
 		return nil, err
 	}
-	defer func() {
-		for _, c := range clients {
-			c.(store.Client).Close()
-		}
-	}()
+	defer closeAll(clients)
+	write, err := Write(ctx, clients, p, h)
+	if err != nil {
+		return []metrics.Phase{write}, fmt.Errorf("kv write phase: %w", err)
+	}
+	read, err := Read(ctx, clients, p, h)
+	if err != nil {
+		return []metrics.Phase{write, read}, fmt.Errorf("kv read phase: %w", err)
+	}
+	return []metrics.Phase{write, read}, nil
+}
 
-	var phases []metrics.Phase
+// Write sets keys 0..p.Keys-1, spread over the clients, one op each.
+func Write(ctx context.Context, clients []store.KV, p Params, h Hooks) (metrics.Phase, error) {
 	writers := make([]load.Worker, len(clients))
 	for i, c := range clients {
 		writers[i] = &writer{kv: c, p: p, key: make([]byte, 0, 32), val: make([]byte, 0, p.ValueSize)}
 	}
-	write, err := load.Run(ctx, phaseConfig("write", p.Keys, 0, p.Clients, h), writers)
-	phases = append(phases, write)
-	if err != nil {
-		return phases, fmt.Errorf("kv write phase: %w", err)
-	}
+	return load.Run(ctx, phaseConfig("write", p.Keys, 0, len(clients), h), writers)
+}
 
+// Read gets every key back and checks it byte for byte: a missing or
+// different value is a mismatch error, never a success.
+func Read(ctx context.Context, clients []store.KV, p Params, h Hooks) (metrics.Phase, error) {
 	readers := make([]load.Worker, len(clients))
 	for i, c := range clients {
 		readers[i] = &reader{kv: c, p: p, key: make([]byte, 0, 32), want: make([]byte, 0, p.ValueSize), got: make([]byte, 0, p.ValueSize)}
 	}
 	// Warm-up reads re-read the first keys; every key is still read in the measured part.
-	read, err := load.Run(ctx, phaseConfig("read", p.Keys, min(p.WarmupOps, p.Keys), p.Clients, h), readers)
-	phases = append(phases, read)
-	if err != nil {
-		return phases, fmt.Errorf("kv read phase: %w", err)
-	}
-	return phases, nil
+	return load.Run(ctx, phaseConfig("read", p.Keys, min(p.WarmupOps, p.Keys), len(clients), h), readers)
 }
 
 func phaseConfig(name string, ops, warmup int64, clients int, h Hooks) load.Config {
-	c := load.Config{Name: name, Workers: clients, Ops: ops, WarmupOps: warmup}
-	if h.OnSecond != nil {
-		c.OnSecond = func(s metrics.Second) { h.OnSecond(name, s) }
+	return h.Apply(load.Config{Name: name, Workers: clients, Ops: ops, WarmupOps: warmup})
+}
+
+// OpenClients opens n clients with the KV capability.
+func OpenClients(ctx context.Context, st store.Store, n int) ([]store.KV, error) {
+	return openKV(ctx, st, n)
+}
+
+func closeAll(clients []store.KV) {
+	for _, c := range clients {
+		c.(store.Client).Close()
 	}
-	return c
 }
 
 func openKV(ctx context.Context, st store.Store, n int) ([]store.KV, error) {
@@ -101,9 +108,7 @@ func openKV(ctx context.Context, st store.Store, n int) ([]store.KV, error) {
 	for i := 0; i < n; i++ {
 		c, err := st.Open(ctx)
 		if err != nil {
-			for _, o := range out {
-				o.(store.Client).Close()
-			}
+			closeAll(out)
 			return nil, fmt.Errorf("kv: open client %d of %d: %w", i+1, n, err)
 		}
 		kv, ok := c.(store.KV)

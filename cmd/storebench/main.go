@@ -1,0 +1,33 @@
+// Command storebench measures which data store a cache, session or payments
+// workload needs: the same workload against every store, fairly.
+package main
+
+import (
+	"context"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/storebench/storebench/internal/cli"
+	"github.com/storebench/storebench/internal/server"
+)
+
+// Set by the Makefile with -ldflags.
+var (
+	version = "dev"
+	commit  = "unknown"
+)
+
+func main() {
+	// Ctrl-C and SIGTERM cancel the run; the run stops its servers and keeps its results.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	app := &cli.App{Registry: stores(), Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Commit: commit}
+	code := app.Main(ctx, os.Args[1:])
+	stop()
+	// A backstop: every server this process started is gone before it exits.
+	cleanup, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	_ = server.StopAll(cleanup)
+	cancel()
+	os.Exit(code)
+}

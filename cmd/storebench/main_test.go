@@ -1,0 +1,293 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/storebench/storebench/internal/server/servertest"
+)
+
+// bin is the storebench binary built once for these end-to-end tests.
+var bin string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "storebench-bin-*")
+	if err != nil {
+		panic(err)
+	}
+	bin = filepath.Join(dir, "storebench")
+	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
+	if err != nil {
+		os.Stderr.Write(out)
+		os.RemoveAll(dir)
+		os.Exit(1)
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+type runOut struct {
+	code           int
+	stdout, stderr string
+	elapsed        time.Duration
+}
+
+func storebench(t *testing.T, env []string, args ...string) runOut {
+	t.Helper()
+	cmd := exec.Command(bin, args...)
+	cmd.Env = append(os.Environ(), env...)
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	start := time.Now()
+	err := cmd.Run()
+	r := runOut{stdout: so.String(), stderr: se.String(), elapsed: time.Since(start)}
+	var ee *exec.ExitError
+	switch {
+	case errors.As(err, &ee):
+		r.code = ee.ExitCode()
+	case err != nil:
+		t.Fatalf("run storebench: %v", err)
+	}
+	return r
+}
+
+// TestBadInput: each bad input gets a one-line error naming the problem and
+// exit code 2, before any work starts (no result directory appears).
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	write := func(name, body string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	badYAML := write("bad.yaml", "name: x\ntargets: [memory\nworkloads: []\n")
+	unknownField := write("unknown.yaml", "name: x\ntargets: [memory]\nworkloads:\n  - type: kv\n    keys: [10]\n    colour: blue\n")
+	unknownTargetField := write("unknown-target.yaml", "name: x\ntargets:\n  - store: memory\n    flavour: x\nworkloads:\n  - type: kv\n")
+	aFile := write("plain-file", "x")
+	closed := closedPort(t)
+
+	cases := []struct {
+		name string
+		env  []string
+		args []string
+		want []string
+	}{
+		{"unknown store", nil, []string{"run", "kv", "--stores", "memory,mongo"}, []string{`unknown store "mongo"`, "memory, files, sqlite, postgres, redis, memcached"}},
+		{"unknown workload", nil, []string{"run", "nosuchworkload"}, []string{`"nosuchworkload"`, "workloads: kv"}},
+		{"unknown profile", nil, []string{"run", "kv", "--stores", "redis:fast"}, []string{`unknown profile "fast" for redis`, "aof-always"}},
+		{"malformed URL", nil, []string{"run", "kv", "--stores", "redis://h:6379:x:y/%zz"}, []string{"malformed URL"}},
+		{"URL without host", nil, []string{"run", "kv", "--stores", "postgres:///db"}, []string{"no host:port"}},
+		{"unknown URL scheme", nil, []string{"run", "kv", "--stores", "mongodb://127.0.0.1:27017"}, []string{`unknown URL scheme "mongodb"`}},
+		{"password never printed", nil, []string{"run", "kv", "--stores", "redis://u:hunter2@127.0.0.1:" + closed}, []string{"xxxxx", "127.0.0.1:" + closed}},
+		{"external server does not answer", nil, []string{"run", "kv", "--stores", "memcached://127.0.0.1:" + closed}, []string{"127.0.0.1:" + closed, "does not answer"}},
+		{"managed binary missing", []string{"STOREBENCH_REDIS_SERVER=/nonexistent/redis-server"}, []string{"run", "kv", "--stores", "redis"}, []string{"redis-server", "apt-get install"}},
+		{"zero keys", nil, []string{"run", "kv", "--stores", "memory", "--keys", "0"}, []string{"--keys", "positive"}},
+		{"negative keys", nil, []string{"run", "kv", "--stores", "memory", "--keys", "10,-5"}, []string{"positive"}},
+		{"zero clients", nil, []string{"run", "kv", "--stores", "memory", "--clients", "0"}, []string{"--clients must be positive"}},
+		{"negative value size", nil, []string{"run", "kv", "--stores", "memory", "--value-size", "-1"}, []string{"--value-size must be positive"}},
+		{"yaml does not parse", nil, []string{"run", badYAML}, []string{badYAML + ":"}},
+		{"yaml unknown field", nil, []string{"run", unknownField}, []string{unknownField + ":6:", "colour"}},
+		{"yaml unknown target field", nil, []string{"run", unknownTargetField}, []string{unknownTargetField + ":4:", "flavour"}},
+		{"scenario file missing", nil, []string{"run", filepath.Join(dir, "nope.yaml")}, []string{"nope.yaml", "no such file"}},
+		{"output dir not writable", nil, []string{"run", "kv", "--stores", "memory", "--keys", "10", "--out", filepath.Join(aFile, "sub")}, []string{"--out", "not a directory"}},
+		{"unknown flag", nil, []string{"run", "--frobnicate"}, []string{"unknown flag: --frobnicate"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(t.TempDir(), "results")
+			args := c.args
+			if !contains(args, "--out") {
+				args = append(args, "--out", out)
+			}
+			r := storebench(t, c.env, args...)
+			if r.code != 2 {
+				t.Fatalf("exit code %d, want 2\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+			}
+			msg := strings.TrimSpace(r.stderr)
+			if strings.Count(msg, "\n") != 0 {
+				t.Errorf("error is not one line:\n%s", msg)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(msg, w) {
+					t.Errorf("error %q does not say %q", msg, w)
+				}
+			}
+			if strings.Contains(msg, "hunter2") || strings.Contains(r.stdout, "hunter2") {
+				t.Errorf("password printed: %s", msg)
+			}
+			if r.elapsed > 6*time.Second {
+				t.Errorf("took %v to reject bad input", r.elapsed)
+			}
+			if _, err := os.Stat(out); err == nil {
+				t.Errorf("bad input created %s: work started before the input was checked", out)
+			}
+		})
+	}
+}
+
+func contains(list []string, s string) bool {
+	for _, x := range list {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+// closedPort returns a loopback port nothing listens on.
+func closedPort(t *testing.T) string {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().String()[strings.LastIndexByte(l.Addr().String(), ':')+1:]
+	l.Close()
+	return port
+}
+
+type resultFile struct {
+	Status  string `json:"status"`
+	Targets []struct {
+		Name      string `json:"name"`
+		ServerPID int    `json:"server_pid"`
+	} `json:"targets"`
+	Cells []struct {
+		ID     string `json:"id"`
+		Status string `json:"status"`
+		Phases []struct {
+			Name string `json:"name"`
+			Ops  int64  `json:"ops"`
+		} `json:"phases"`
+	} `json:"cells"`
+}
+
+func readResult(t *testing.T, outDir string) (resultFile, string) {
+	t.Helper()
+	matches, _ := filepath.Glob(filepath.Join(outDir, "*", "result.json"))
+	if len(matches) != 1 {
+		return resultFile{}, ""
+	}
+	b, err := os.ReadFile(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var r resultFile
+	if err := json.Unmarshal(b, &r); err != nil {
+		t.Fatalf("result.json is not valid JSON: %v", err)
+	}
+	return r, matches[0]
+}
+
+// TestInterruptCleansUp sends SIGINT to a run with managed servers in the
+// middle of a long cell, then proves that no server process and no temp dir
+// is left, and that result.json keeps the cells finished before the signal.
+func TestInterruptCleansUp(t *testing.T) {
+	out := t.TempDir()
+	data := servertest.BaseDir(t) // searchable by the unprivileged user postgres runs as
+	cmd := exec.Command(bin, "run", "kv", "--stores", "postgres,redis", "--keys", "500,5000000", "--out", out, "--data-dir", data, "--quiet")
+	var so, se bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &so, &se
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill() })
+
+	// Wait until the first cell (postgres, 500 keys) is in the file and the
+	// second (5M keys, minutes long) is under way.
+	deadline := time.Now().Add(90 * time.Second)
+	var pids []int
+	for {
+		r, _ := readResult(t, out)
+		if len(r.Cells) >= 1 {
+			for _, tg := range r.Targets {
+				pids = append(pids, tg.ServerPID)
+			}
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no cell finished in 90 s\nstderr: %s", se.String())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err := <-done:
+		var ee *exec.ExitError
+		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
+			t.Errorf("exit after SIGINT: %v, want exit code 1\nstderr: %s", err, se.String())
+		}
+	case <-time.After(45 * time.Second):
+		t.Fatalf("storebench did not exit within 45 s of SIGINT\nstderr: %s", se.String())
+	}
+
+	r, path := readResult(t, out)
+	if r.Status != "interrupted" {
+		t.Errorf("result status %q, want interrupted", r.Status)
+	}
+	if len(r.Cells) != 1 || r.Cells[0].Status != "ok" || !strings.Contains(r.Cells[0].ID, "keys=500") {
+		t.Errorf("result %s should keep exactly the finished cell postgres keys=500: %+v", path, r.Cells)
+	}
+	for _, p := range r.Cells[0].Phases {
+		if p.Ops != 500 {
+			t.Errorf("finished cell phase %s has %d ops, want 500", p.Name, p.Ops)
+		}
+	}
+	if len(pids) == 0 || pids[0] == 0 {
+		t.Fatalf("result has no server pid for the managed postgres: %+v", r.Targets)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("server pid %d still running after SIGINT", pid)
+		}
+	}
+	if procs := processesUnder(data); len(procs) > 0 {
+		t.Errorf("processes still using %s: %v", data, procs)
+	}
+	entries, _ := os.ReadDir(data)
+	for _, e := range entries {
+		t.Errorf("left behind in the data dir: %s", e.Name())
+	}
+}
+
+func alive(pid int) bool {
+	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
+	if err != nil {
+		return false
+	}
+	// A zombie is dead for our purposes but shows until reaped.
+	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
+	return len(f) > 0 && f[0] != "Z"
+}
+
+// processesUnder lists processes whose command line or working directory is under dir.
+func processesUnder(dir string) []string {
+	var found []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmdline, _ := os.ReadFile(p + "/cmdline")
+		cwd, _ := os.Readlink(p + "/cwd")
+		if bytes.Contains(cmdline, []byte(dir)) || strings.HasPrefix(cwd, dir) {
+			found = append(found, filepath.Base(p)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
+}

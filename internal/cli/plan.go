@@ -1,0 +1,77 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/scenario"
+	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/kv"
+)
+
+// cell is one planned measurement: a target, a workload and its parameters.
+type cell struct {
+	target   scenario.Target
+	workload string
+	params   map[string]any
+	run      func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error)
+}
+
+// id names the cell in tables and in the result: target/workload/param=value…
+// with the parameters that vary inside a scenario.
+func (c cell) id() string {
+	var keys []string
+	for k := range c.params {
+		if idParams[k] {
+			keys = append(keys, k)
+		}
+	}
+	sort.Strings(keys)
+	parts := []string{c.target.Spec.Label(), c.workload}
+	for _, k := range keys {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, c.params[k]))
+	}
+	return strings.Join(parts, "/")
+}
+
+// idParams are the parameters that name a cell.
+var idParams = map[string]bool{"keys": true}
+
+// planner expands one workload entry of a scenario into cells for a target.
+type planner func(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell
+
+// planners maps each workload type to its planner.
+var planners = map[string]planner{
+	"kv": planKV,
+}
+
+// plan expands targets × workloads × parameters into cells, grouped by target
+// so each managed server starts once.
+func plan(s *scenario.Scenario, targets []scenario.Target) []cell {
+	var cells []cell
+	for _, t := range targets {
+		for _, w := range s.Workloads {
+			cells = append(cells, planners[w.Type](s, w, t)...)
+		}
+	}
+	return cells
+}
+
+func planKV(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
+	var cells []cell
+	for _, n := range w.Keys {
+		p := kv.Params{Keys: n, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed, Clients: s.Load.Clients, WarmupOps: s.Load.WarmupOps}
+		cells = append(cells, cell{
+			target: t, workload: "kv",
+			params: map[string]any{"keys": n, "value_size": p.ValueSize, "key_mode": string(p.KeyMode), "clients": p.Clients, "warmup_ops": p.WarmupOps, "seed": p.Seed},
+			run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
+				return kv.Run(ctx, inst.Store, p, h)
+			},
+		})
+	}
+	return cells
+}

@@ -1,0 +1,523 @@
+// Package files is the file-per-key store: every key is one file under
+// Dir/<namespace>/, as a PHP app's file cache does it. It measures the local
+// filesystem and the OS page cache.
+//
+// Layout: Dir/<namespace>/.storebench marks the directory as storebench's own;
+// 256 subdirectories 00..ff (chosen by a hash byte of the key) keep each
+// directory small. A key's file name is "k" + base64url(key), or, for keys
+// longer than 180 bytes (the name would pass the 255-byte limit),
+// "h" + hex(sha256(key)). The two alphabets cannot produce each other's names,
+// and temp files start with '.', which neither does.
+//
+// Expiry is kept in the file's mtime: a file whose mtime is not in the future
+// has expired. No expiry is written as mtime 2400-01-01 (filesystems that
+// clamp timestamps to 2038 still keep it in the future until then). Expired
+// files are not removed on read, only by Reset, overwrite or Delete.
+//
+// Linux only: it uses *at system calls on directory descriptors, so a Get is
+// open+fstat+read+close with no path walk above the subdirectory.
+package files
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io/fs"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// Marker is the file whose presence makes a namespace directory storebench's own.
+const Marker = ".storebench"
+
+const (
+	subdirs     = 256
+	maxRawKey   = 180         // base64url of 180 bytes is 240 characters: fits 255 with the prefix
+	noExpirySec = 13569465600 // 2400-01-01T00:00:00Z
+)
+
+// Config configures a files store.
+type Config struct {
+	// Dir is the parent directory; the store creates Dir/<Namespace>.
+	Dir string
+	// Namespace is the subdirectory this store owns.
+	Namespace string
+	// Fsync makes every Set and Delete durable: the file is fsynced before the
+	// rename and the directory after it.
+	Fsync bool
+}
+
+// Validate checks the config.
+func (c Config) Validate() error {
+	if c.Dir == "" {
+		return errors.New("files: no directory")
+	}
+	return validNamespace(c.Namespace)
+}
+
+// ParseURL reads "file:///dir" (optionally "?fsync=true") into a Config
+// without a namespace.
+func ParseURL(raw string) (Config, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return Config{}, fmt.Errorf("files: bad URL %q: %w", store.RedactURL(raw), err)
+	}
+	if u.Scheme != "file" || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
+		return Config{}, fmt.Errorf("files: want file:///absolute/dir, got %q", store.RedactURL(raw))
+	}
+	c := Config{Dir: u.Path}
+	if v := u.Query().Get("fsync"); v != "" {
+		if c.Fsync, err = strconv.ParseBool(v); err != nil {
+			return Config{}, fmt.Errorf("files: fsync=%q: want true or false", v)
+		}
+	}
+	return c, nil
+}
+
+// Store is one namespace directory.
+type Store struct {
+	cfg     Config
+	dir     string // Dir/<namespace>
+	subs    [subdirs]int
+	nextTmp atomic.Uint64
+
+	mu      sync.Mutex // guards clients, and closed against Reset/Close running together
+	clients int        // open clients: the descriptors stay open until the last one closes
+	closed  atomic.Bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New creates Dir/<namespace> with its marker and subdirectories. A leftover
+// namespace directory that carries the marker is emptied and reused; one
+// without it is refused with store.ErrNotOwned.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	dir, err := filepath.Abs(filepath.Join(cfg.Dir, cfg.Namespace))
+	if err != nil {
+		return nil, fmt.Errorf("files: %w", err)
+	}
+	s := &Store{cfg: cfg, dir: dir}
+	for i := range s.subs {
+		s.subs[i] = -1
+	}
+	switch err := checkMarker(dir); {
+	case err == nil:
+		if err := s.clear(); err != nil {
+			return nil, err
+		}
+	case errors.Is(err, fs.ErrNotExist) && !dirExists(dir):
+		if err := os.MkdirAll(cfg.Dir, 0o755); err != nil {
+			return nil, fmt.Errorf("files: %w", err)
+		}
+		if err := os.Mkdir(dir, 0o755); err != nil {
+			return nil, fmt.Errorf("files: create namespace: %w", err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, Marker), []byte("storebench namespace "+cfg.Namespace+"\n"), 0o644); err != nil {
+			return nil, fmt.Errorf("files: %w", err)
+		}
+	default:
+		return nil, fmt.Errorf("files: %s exists without %s: %w", dir, Marker, store.ErrNotOwned)
+	}
+	for i := range s.subs {
+		name := filepath.Join(dir, hex.EncodeToString([]byte{byte(i)}))
+		if err := os.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+			s.closeFDs()
+			return nil, fmt.Errorf("files: %w", err)
+		}
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			s.closeFDs()
+			return nil, fmt.Errorf("files: open %s: %w", name, err)
+		}
+		s.subs[i] = fd
+	}
+	if cfg.Fsync {
+		if err := syncDir(dir); err != nil {
+			s.closeFDs()
+			return nil, err
+		}
+	}
+	return s, nil
+}
+
+func dirExists(p string) bool {
+	_, err := os.Lstat(p)
+	return err == nil
+}
+
+// checkMarker returns nil when dir is a directory holding the marker file.
+func checkMarker(dir string) error {
+	fi, err := os.Lstat(filepath.Join(dir, Marker))
+	if err != nil {
+		return err
+	}
+	if !fi.Mode().IsRegular() {
+		return fmt.Errorf("files: %s is not a regular file: %w", Marker, store.ErrNotOwned)
+	}
+	return nil
+}
+
+func syncDir(p string) error {
+	f, err := os.Open(p)
+	if err != nil {
+		return fmt.Errorf("files: %w", err)
+	}
+	defer f.Close()
+	if err := f.Sync(); err != nil {
+		return fmt.Errorf("files: fsync %s: %w", p, err)
+	}
+	return nil
+}
+
+func (s *Store) closeFDs() {
+	for i, fd := range s.subs {
+		if fd >= 0 {
+			_ = unix.Close(fd)
+			s.subs[i] = -1
+		}
+	}
+}
+
+// clear removes every entry of the subdirectories (keys and temp files),
+// keeping the subdirectories themselves so open descriptors stay valid.
+func (s *Store) clear() error {
+	for i := range subdirs {
+		sub := filepath.Join(s.dir, hex.EncodeToString([]byte{byte(i)}))
+		ents, err := os.ReadDir(sub)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return fmt.Errorf("files: reset: %w", err)
+		}
+		for _, e := range ents {
+			if err := os.RemoveAll(filepath.Join(sub, e.Name())); err != nil {
+				return fmt.Errorf("files: reset: %w", err)
+			}
+		}
+	}
+	return nil
+}
+
+var errClosed = errors.New("files: store is closed")
+
+// Open returns a client. Clients share the store's directory descriptors.
+func (s *Store) Open(context.Context) (store.Client, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return nil, errClosed
+	}
+	s.clients++
+	c := &Client{s: s, tmp: ".t" + strconv.FormatUint(s.nextTmp.Add(1), 10)}
+	c.name = make([]byte, 0, 256)
+	return c, nil
+}
+
+// Info describes the directory and its filesystem.
+func (s *Store) Info(context.Context) (store.Info, error) {
+	set := map[string]string{
+		"fsync":  strconv.FormatBool(s.cfg.Fsync),
+		"layout": "one file per key in 256 subdirectories; name k+base64url(key) or h+sha256; expiry in mtime",
+		"write":  "temp file in the same directory + rename",
+	}
+	var st unix.Statfs_t
+	if err := unix.Statfs(s.dir, &st); err == nil {
+		set["filesystem"] = fsName(st.Type)
+		set["block_size"] = strconv.FormatInt(st.Bsize, 10)
+	}
+	version := "unknown"
+	var u unix.Utsname
+	if err := unix.Uname(&u); err == nil {
+		version = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
+	}
+	d := "OS page cache, no fsync: an OS crash or power loss may lose recent writes; a process crash loses nothing"
+	if s.cfg.Fsync {
+		d = "fsync every write (file, then directory)"
+	}
+	return store.Info{Kind: "files", Version: version, Location: s.dir, Settings: set, Durability: d, Namespace: s.cfg.Namespace}, nil
+}
+
+func fsName(t int64) string {
+	switch uint32(t) {
+	case 0xEF53:
+		return "ext2/3/4"
+	case 0x58465342:
+		return "xfs"
+	case 0x01021994:
+		return "tmpfs"
+	case 0x9123683E:
+		return "btrfs"
+	case 0x794c7630:
+		return "overlayfs"
+	case 0x2fc12fc1:
+		return "zfs"
+	case 0x6969:
+		return "nfs"
+	case 0xF2F52010:
+		return "f2fs"
+	}
+	return "0x" + strconv.FormatInt(t, 16)
+}
+
+// Reset removes every key file, after checking the marker.
+func (s *Store) Reset(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Load() {
+		return errClosed
+	}
+	if err := checkMarker(s.dir); err != nil {
+		return fmt.Errorf("files: reset %s: %w", s.dir, errors.Join(err, store.ErrNotOwned))
+	}
+	return s.clear()
+}
+
+// Close removes the namespace directory, only if it carries the marker.
+// Closing twice is not an error.
+func (s *Store) Close(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed.Swap(true) {
+		return nil
+	}
+	// A descriptor closed under a live client could be reused by the process
+	// for another directory, and that client would then write there; the
+	// last client closes them instead. Meanwhile the removed directories
+	// only fail its operations.
+	if s.clients == 0 {
+		s.closeFDs()
+	}
+	if err := checkMarker(s.dir); err != nil {
+		return fmt.Errorf("files: close %s: %w", s.dir, errors.Join(err, store.ErrNotOwned))
+	}
+	if err := os.RemoveAll(s.dir); err != nil {
+		return fmt.Errorf("files: close: %w", err)
+	}
+	return nil
+}
+
+// Client is one worker's handle: its own name buffer and temp file name.
+type Client struct {
+	s      *Store
+	tmp    string // this client's temp file name, unique within the store
+	name   []byte // scratch for the key's file name
+	st     unix.Stat_t
+	closed bool
+}
+
+var _ store.KV = (*Client)(nil)
+
+// Close releases the client; the last one of a closed store closes the
+// store's directory descriptors.
+func (c *Client) Close() error {
+	s := c.s
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !c.closed {
+		c.closed = true
+		s.clients--
+		if s.clients == 0 && s.closed.Load() {
+			s.closeFDs()
+		}
+	}
+	return nil
+}
+
+// fileName returns the subdirectory descriptor and the file name of key. The
+// name aliases c.name and is valid until the next call.
+func (c *Client) fileName(key []byte) (int, string) {
+	h := uint32(2166136261) // FNV-1a: stable across processes, unlike maphash
+	for _, b := range key {
+		h = (h ^ uint32(b)) * 16777619
+	}
+	n := c.name[:0]
+	if len(key) <= maxRawKey {
+		n = append(n, 'k')
+		n = base64.RawURLEncoding.AppendEncode(n, key)
+	} else {
+		sum := sha256.Sum256(key)
+		n = append(n, 'h')
+		n = hex.AppendEncode(n, sum[:])
+	}
+	c.name = n
+	// x/sys/unix copies the string into a NUL-terminated buffer before the
+	// system call and keeps no reference, so a view of c.name is safe here.
+	return c.s.subs[byte(h^h>>8^h>>16^h>>24)], unsafe.String(unsafe.SliceData(n), len(n))
+}
+
+// Get reads the key's file into dst[:0]; a missing or expired file is a miss.
+func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
+	dst = dst[:0]
+	if err := ctx.Err(); err != nil {
+		return dst, false, opErr("get", err)
+	}
+	dirfd, name := c.fileName(key)
+	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	if err != nil {
+		if err == unix.ENOENT {
+			return dst, false, nil
+		}
+		return dst, false, pathErr("get", "open", name, err)
+	}
+	val, ok, err := c.read(fd, dst)
+	if cerr := unix.Close(fd); err == nil && cerr != nil {
+		err = cerr
+	}
+	if err != nil {
+		return dst, false, pathErr("get", "read", name, err)
+	}
+	return val, ok, nil
+}
+
+func (c *Client) read(fd int, dst []byte) ([]byte, bool, error) {
+	if err := unix.Fstat(fd, &c.st); err != nil {
+		return dst, false, err
+	}
+	// Compared as seconds, then nanoseconds: 2400 in nanoseconds overflows int64.
+	now := time.Now()
+	if sec := now.Unix(); c.st.Mtim.Sec < sec || c.st.Mtim.Sec == sec && c.st.Mtim.Nsec <= int64(now.Nanosecond()) {
+		return dst, false, nil
+	}
+	size := int(c.st.Size)
+	if cap(dst) < size {
+		dst = make([]byte, 0, size)
+	}
+	buf := dst[:size]
+	for n := 0; n < size; {
+		m, err := unix.Read(fd, buf[n:])
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return dst, false, err
+		}
+		if m == 0 { // shorter than fstat said: only someone else's write does that
+			return dst, false, errors.New("file shrank while being read")
+		}
+		n += m
+	}
+	return buf, true, nil
+}
+
+// Set writes val to the client's temp file, stamps the expiry into its mtime,
+// optionally fsyncs it, then renames it over the key's file: readers see the
+// old or the new value, never a partial one.
+func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return opErr("set", err)
+	}
+	dirfd, name := c.fileName(key)
+	fd, err := unix.Openat(dirfd, c.tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	if err != nil {
+		return pathErr("set", "create", c.tmp, err)
+	}
+	if err := c.write(fd, dirfd, val, ttl); err != nil {
+		_ = unix.Close(fd)
+		_ = unix.Unlinkat(dirfd, c.tmp, 0)
+		return pathErr("set", "write", c.tmp, err)
+	}
+	if err := unix.Close(fd); err != nil {
+		_ = unix.Unlinkat(dirfd, c.tmp, 0)
+		return pathErr("set", "close", c.tmp, err)
+	}
+	if err := unix.Renameat(dirfd, c.tmp, dirfd, name); err != nil {
+		_ = unix.Unlinkat(dirfd, c.tmp, 0)
+		return pathErr("set", "rename", name, err)
+	}
+	if c.s.cfg.Fsync {
+		if err := unix.Fsync(dirfd); err != nil {
+			return pathErr("set", "fsync dir", ".", err)
+		}
+	}
+	return nil
+}
+
+func (c *Client) write(fd, dirfd int, val []byte, ttl time.Duration) error {
+	for len(val) > 0 {
+		n, err := unix.Write(fd, val)
+		if err == unix.EINTR {
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		val = val[n:]
+	}
+	exp := unix.Timespec{Sec: noExpirySec}
+	if ttl > 0 {
+		exp = unix.NsecToTimespec(time.Now().Add(ttl).UnixNano())
+	}
+	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, exp} // atime untouched, mtime = expiry
+	if err := unix.UtimesNanoAt(dirfd, c.tmp, ts[:], 0); err != nil {
+		return err
+	}
+	if c.s.cfg.Fsync {
+		return unix.Fsync(fd)
+	}
+	return nil
+}
+
+// Delete removes the key's file; a missing file is not an error.
+func (c *Client) Delete(ctx context.Context, key []byte) error {
+	if err := ctx.Err(); err != nil {
+		return opErr("delete", err)
+	}
+	dirfd, name := c.fileName(key)
+	if err := unix.Unlinkat(dirfd, name, 0); err != nil && err != unix.ENOENT {
+		return pathErr("delete", "unlink", name, err)
+	}
+	if c.s.cfg.Fsync {
+		if err := unix.Fsync(dirfd); err != nil {
+			return pathErr("delete", "fsync dir", ".", err)
+		}
+	}
+	return nil
+}
+
+// opError names the store and operation; built only on the error path.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return "files: " + e.op + ": " + e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+func opErr(op string, err error) error { return &opError{op: op, err: err} }
+
+func pathErr(op, sysop, name string, err error) error {
+	// name may alias the client's scratch buffer: copy it before it escapes.
+	return &opError{op: op, err: &fs.PathError{Op: sysop, Path: strings.Clone(name), Err: err}}
+}
+
+// validNamespace accepts the names storebench generates: [a-z0-9_], starting
+// with a letter, short enough to prefix SQL identifiers and cache keys.
+func validNamespace(ns string) error {
+	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
+		return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+	}
+	for i := 0; i < len(ns); i++ {
+		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,383 @@
+// Package memcached is the Memcached store (github.com/bradfitz/gomemcache).
+//
+// Keys are "sb:<namespace>:<generation>:<key>". Memcached keys are at most 250
+// bytes of printable ASCII without spaces, so the key part is written as:
+//   - the key itself when it is printable ASCII, does not start with '#' or
+//     '$', and fits;
+//   - otherwise "#" + base64url(key) when that fits;
+//   - otherwise "$" + base64url(sha256(key)): long keys share a name only if
+//     their SHA-256 collides.
+//
+// Memcached cannot list keys, and storebench never sends flush_all: Reset and
+// Close bump the generation in the prefix instead, so the keys written before
+// become unreachable and leave by expiry or eviction. The generation lives in
+// the Store (in this process); namespaces are unique per run, so a later
+// run never sees an earlier run's generation.
+//
+// One store.Client is one gomemcache.Client with MaxIdleConns 1: it is used by
+// one goroutine, so it never needs a second connection and keeps the one it
+// has (a test checks curr_connections). gomemcache takes no context: ctx is
+// checked before each operation and Config.Timeout bounds each round trip.
+package memcached
+
+import (
+	"bufio"
+	"context"
+	"crypto/sha256"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/bradfitz/gomemcache/memcache"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// DefaultTimeout bounds connecting and each round trip.
+const DefaultTimeout = 5 * time.Second
+
+const (
+	maxKey       = 250
+	relativeTTLs = 30 * 24 * 3600 // memcached reads larger expirations as Unix times
+)
+
+// Config configures a Memcached store.
+type Config struct {
+	// URL is memcached://host:port.
+	URL string
+	// Namespace follows "sb:" in every key.
+	Namespace string
+	// Timeout bounds connecting and each round trip; 0 means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Validate checks the config without connecting.
+func (c Config) Validate() error {
+	if _, err := parseURL(c.URL); err != nil {
+		return err
+	}
+	if c.Timeout < 0 {
+		return errors.New("memcached: negative timeout")
+	}
+	return validNamespace(c.Namespace)
+}
+
+func parseURL(raw string) (string, error) {
+	u, err := url.Parse(raw)
+	if err != nil || u.Scheme != "memcached" || u.Host == "" || (u.Path != "" && u.Path != "/") {
+		return "", fmt.Errorf("memcached: want memcached://host:port, got %q", store.RedactURL(raw))
+	}
+	host := u.Host
+	if u.Port() == "" {
+		host = net.JoinHostPort(u.Hostname(), "11211")
+	}
+	return host, nil
+}
+
+// Store is one key prefix on one Memcached server.
+type Store struct {
+	cfg  Config
+	addr string
+	gen  atomic.Uint64 // bumped by Reset and Close
+
+	mu     sync.Mutex
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New checks that the server answers. Memcached needs nothing created.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	s := &Store{cfg: cfg}
+	s.addr, _ = parseURL(cfg.URL)
+	s.gen.Store(1)
+	if _, err := s.command(ctx, "version"); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+var errClosed = errors.New("memcached: store is closed")
+
+// Open connects a new client: one gomemcache.Client on one connection.
+func (s *Store) Open(ctx context.Context) (store.Client, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	mc := memcache.New(s.addr)
+	mc.MaxIdleConns = 1
+	mc.Timeout = s.cfg.Timeout
+	if err := mc.Ping(); err != nil { // dials now, not on the first measured op
+		mc.Close()
+		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
+	}
+	return &Client{s: s, mc: mc}, nil
+}
+
+// command sends one text-protocol command on a connection of its own and
+// returns the reply lines up to END (or the single reply line).
+func (s *Store) command(ctx context.Context, cmd string) ([]string, error) {
+	d := net.Dialer{Timeout: s.cfg.Timeout}
+	conn, err := d.DialContext(ctx, "tcp", s.addr)
+	if err != nil {
+		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
+	}
+	defer conn.Close()
+	dl := time.Now().Add(s.cfg.Timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
+		dl = d
+	}
+	_ = conn.SetDeadline(dl)
+	if _, err := conn.Write([]byte(cmd + "\r\n")); err != nil {
+		return nil, fmt.Errorf("memcached: %s %s: %w", s.addr, cmd, err)
+	}
+	r := bufio.NewReader(conn)
+	var lines []string
+	for {
+		line, err := r.ReadString('\n')
+		if err != nil {
+			return nil, fmt.Errorf("memcached: %s %s: %w", s.addr, cmd, err)
+		}
+		line = strings.TrimRight(line, "\r\n")
+		switch {
+		case line == "END":
+			return lines, nil
+		case strings.HasPrefix(line, "ERROR"), strings.HasPrefix(line, "CLIENT_ERROR"), strings.HasPrefix(line, "SERVER_ERROR"):
+			return nil, fmt.Errorf("memcached: %s %s: %s", s.addr, cmd, line)
+		case strings.HasPrefix(line, "VERSION "):
+			return []string{line}, nil
+		}
+		lines = append(lines, line)
+	}
+}
+
+func (s *Store) stats(ctx context.Context, which string) (map[string]string, error) {
+	lines, err := s.command(ctx, strings.TrimSpace("stats "+which))
+	if err != nil {
+		return nil, err
+	}
+	m := map[string]string{}
+	for _, l := range lines {
+		if f := strings.SplitN(l, " ", 3); len(f) == 3 && f[0] == "STAT" {
+			m[f[1]] = f[2]
+		}
+	}
+	return m, nil
+}
+
+// Info reads the version and the effective settings (stats settings), and
+// the eviction count so far (stats).
+func (s *Store) Info(ctx context.Context) (store.Info, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return store.Info{}, errClosed
+	}
+	v, err := s.command(ctx, "version")
+	if err != nil {
+		return store.Info{}, err
+	}
+	set, err := s.stats(ctx, "settings")
+	if err != nil {
+		return store.Info{}, err
+	}
+	st, err := s.stats(ctx, "")
+	if err != nil {
+		return store.Info{}, err
+	}
+	out := map[string]string{
+		"client":     "gomemcache, one connection per client (MaxIdleConns 1)",
+		"key_scheme": "sb:<namespace>:<generation>:<key | #base64url(key) | $base64url(sha256(key))>",
+	}
+	for _, k := range []string{"num_threads", "maxbytes", "item_size_max", "evictions", "maxconns", "lru_segmented", "hashpower_init"} {
+		if v, ok := set[k]; ok {
+			out[k] = v
+		}
+	}
+	out["evicted_so_far"] = st["evictions"]
+	return store.Info{
+		Kind:       "memcached",
+		Version:    strings.TrimPrefix(v[0], "VERSION "),
+		Location:   "memcached://" + s.addr,
+		Settings:   out,
+		Durability: "memory only: a restart loses everything; items may also be evicted",
+		Namespace:  s.cfg.Namespace,
+	}, nil
+}
+
+// Reset makes every key written so far unreachable by moving to a new
+// generation; memcached frees them by expiry or eviction. Nothing is flushed.
+func (s *Store) Reset(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	s.gen.Add(1)
+	return nil
+}
+
+// Close moves to a new generation, like Reset, and refuses further Opens.
+// Closing twice is not an error.
+func (s *Store) Close(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		s.gen.Add(1)
+	}
+	return nil
+}
+
+// Client is one connection.
+type Client struct {
+	s      *Store
+	mc     *memcache.Client
+	gen    uint64 // generation prefix was built for
+	prefix []byte // "sb:<namespace>:<generation>:"
+	key    []byte // scratch
+	item   memcache.Item
+}
+
+var _ store.KV = (*Client)(nil)
+
+// Close closes the connection.
+func (c *Client) Close() error {
+	if err := c.mc.Close(); err != nil {
+		return opErr("close", err)
+	}
+	return nil
+}
+
+func printable(key []byte) bool {
+	for _, b := range key {
+		if b <= ' ' || b >= 0x7f {
+			return false
+		}
+	}
+	return true
+}
+
+// keyFor returns the memcached key for key (see the package doc).
+func (c *Client) keyFor(key []byte) string {
+	if g := c.s.gen.Load(); g != c.gen || c.prefix == nil {
+		c.gen = g
+		c.prefix = append(append(append(c.prefix[:0], "sb:"+c.s.cfg.Namespace+":"...), strconv.FormatUint(g, 10)...), ':')
+	}
+	k := append(c.key[:0], c.prefix...)
+	switch {
+	case len(k)+len(key) <= maxKey && printable(key) && (len(key) == 0 || key[0] != '#' && key[0] != '$'):
+		k = append(k, key...)
+	case len(k)+1+base64.RawURLEncoding.EncodedLen(len(key)) <= maxKey:
+		k = base64.RawURLEncoding.AppendEncode(append(k, '#'), key)
+	default:
+		sum := sha256.Sum256(key)
+		k = base64.RawURLEncoding.AppendEncode(append(k, '$'), sum[:])
+	}
+	c.key = k
+	return string(k)
+}
+
+// Get appends the value of key to dst[:0].
+func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
+	dst = dst[:0]
+	if err := ctx.Err(); err != nil {
+		return dst, false, opErr("get", err)
+	}
+	it, err := c.mc.Get(c.keyFor(key))
+	if err != nil {
+		if err == memcache.ErrCacheMiss {
+			return dst, false, nil
+		}
+		return dst, false, opErr("get", err)
+	}
+	return append(dst, it.Value...), true, nil
+}
+
+// Set stores val; ttl > 0 is rounded up to whole seconds, the protocol's unit.
+func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
+	if err := ctx.Err(); err != nil {
+		return opErr("set", err)
+	}
+	var exp int32
+	if ttl > 0 {
+		sec := int64((ttl + time.Second - 1) / time.Second)
+		if sec > relativeTTLs {
+			sec += time.Now().Unix()
+		}
+		exp = int32(min(sec, 1<<31-1))
+	}
+	c.item = memcache.Item{Key: c.keyFor(key), Value: val, Expiration: exp}
+	err := c.mc.Set(&c.item)
+	c.item.Value = nil // keep no reference to the caller's buffer
+	if err != nil {
+		return opErr("set", err)
+	}
+	return nil
+}
+
+// Delete removes key; a missing key is not an error.
+func (c *Client) Delete(ctx context.Context, key []byte) error {
+	if err := ctx.Err(); err != nil {
+		return opErr("delete", err)
+	}
+	if err := c.mc.Delete(c.keyFor(key)); err != nil && err != memcache.ErrCacheMiss {
+		return opErr("delete", err)
+	}
+	return nil
+}
+
+// opError names the store and operation; it is built only on the error path.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return "memcached: " + e.op + ": " + e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+func opErr(op string, err error) error {
+	e := &opError{op: op, err: err}
+	var cte *memcache.ConnectTimeoutError
+	switch {
+	case errors.As(err, &cte):
+		return store.WithClass(store.ClassUnavailable, e)
+	case errors.Is(err, memcache.ErrServerError):
+		return store.WithClass(store.ClassUnavailable, e)
+	}
+	return e
+}
+
+// validNamespace accepts the names storebench generates: [a-z0-9_], starting
+// with a letter, short enough to prefix SQL identifiers and cache keys.
+func validNamespace(ns string) error {
+	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
+		return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+	}
+	for i := 0; i < len(ns); i++ {
+		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+		}
+	}
+	return nil
+}

@@ -1,0 +1,515 @@
+// Package postgres is the PostgreSQL store (pgx v5).
+//
+// Everything lives in schema <namespace>, created with
+// COMMENT ON SCHEMA <namespace> IS 'storebench'; Reset and Close touch the
+// schema only while that comment is present and refuse with
+// store.ErrNotOwned otherwise. The data is one table
+// kv(k bytea PRIMARY KEY, v bytea NOT NULL, expires_at timestamptz), expiry
+// computed by the server's clock.
+//
+// One client is one pgx.Conn (no pool). Its three statements are prepared
+// once when the client opens and executed through pgconn.ExecStatement with
+// binary parameters and results: the same protocol messages pgx's default
+// QueryExecModeCacheStatement sends (Bind/Execute/Sync on a named prepared
+// statement, no Describe), without decoding into Go values on the hot path.
+package postgres
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// Designs: how the kv table is laid out. Each is switchable on its own so its
+// effect can be measured alone.
+const (
+	// DesignLogged is a plain table with a btree primary key (the default).
+	DesignLogged = "logged"
+	// DesignUnlogged is CREATE UNLOGGED TABLE: no WAL, emptied after a crash.
+	DesignUnlogged = "unlogged"
+)
+
+// Marker is the schema comment that makes a schema storebench's own.
+const Marker = "storebench"
+
+// DefaultConnectTimeout bounds connecting when the URL sets no connect_timeout.
+const DefaultConnectTimeout = 5 * time.Second
+
+// Config configures a PostgreSQL store.
+type Config struct {
+	// URL is a postgres:// URL (or a key=value connection string).
+	URL string
+	// Namespace is the schema this store creates and owns.
+	Namespace string
+	// Design is DesignLogged (default when "") or DesignUnlogged.
+	Design string
+}
+
+// Validate checks the config without connecting.
+func (c Config) Validate() error {
+	if c.URL == "" {
+		return errors.New("postgres: no URL")
+	}
+	switch c.Design {
+	case "", DesignLogged, DesignUnlogged:
+	default:
+		return fmt.Errorf("postgres: design %q not implemented (have %s, %s)", c.Design, DesignLogged, DesignUnlogged)
+	}
+	if _, err := pgx.ParseConfig(c.URL); err != nil {
+		return fmt.Errorf("postgres: bad URL %s: %s", redact(c.URL), redactText(err.Error(), c.URL))
+	}
+	return validNamespace(c.Namespace)
+}
+
+func (c Config) design() string {
+	if c.Design == "" {
+		return DesignLogged
+	}
+	return c.Design
+}
+
+// Store is one schema in one PostgreSQL database.
+type Store struct {
+	cfg    Config
+	pgcfg  *pgx.ConnConfig
+	loc    string // redacted location
+	schema string // quoted identifier
+	ddl    string
+	getSQL string
+	setSQL string
+	delSQL string
+
+	mu     sync.Mutex // guards admin (a pgx.Conn is not safe for concurrent use) and closed
+	admin  *pgx.Conn
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New connects, and creates the schema with its marker and table. A leftover
+// schema of the same name is dropped and recreated if it carries the marker,
+// and refused with store.ErrNotOwned if not.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	pgcfg, _ := pgx.ParseConfig(cfg.URL) // checked by Validate
+	if pgcfg.ConnectTimeout == 0 {
+		pgcfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if pgcfg.RuntimeParams == nil {
+		pgcfg.RuntimeParams = map[string]string{}
+	}
+	if pgcfg.RuntimeParams["application_name"] == "" {
+		pgcfg.RuntimeParams["application_name"] = "storebench"
+	}
+	s := &Store{cfg: cfg, pgcfg: pgcfg, schema: `"` + cfg.Namespace + `"`}
+	s.loc = (&url.URL{Scheme: "postgres", User: url.User(pgcfg.User), Host: s.addr(), Path: "/" + pgcfg.Database}).String()
+	table := s.schema + ".kv"
+	unlogged := ""
+	if cfg.design() == DesignUnlogged {
+		unlogged = "UNLOGGED "
+	}
+	s.ddl = `CREATE ` + unlogged + `TABLE ` + table + ` (k bytea PRIMARY KEY, v bytea NOT NULL, expires_at timestamptz)`
+	s.getSQL = `SELECT v FROM ` + table + ` WHERE k = $1 AND (expires_at IS NULL OR expires_at > now())`
+	s.setSQL = `INSERT INTO ` + table + ` (k, v, expires_at) VALUES ($1, $2, now() + $3::int8 * interval '1 millisecond')
+		ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, expires_at = EXCLUDED.expires_at`
+	s.delSQL = `DELETE FROM ` + table + ` WHERE k = $1`
+
+	var err error
+	if s.admin, err = s.connect(ctx); err != nil {
+		return nil, err
+	}
+	if err := s.create(ctx); err != nil {
+		s.admin.Close(context.WithoutCancel(ctx))
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) addr() string {
+	return net.JoinHostPort(s.pgcfg.Host, strconv.Itoa(int(s.pgcfg.Port)))
+}
+
+func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
+	conn, err := pgx.ConnectConfig(ctx, s.pgcfg)
+	if err != nil {
+		return nil, store.WithClass(store.ClassUnavailable,
+			fmt.Errorf("postgres: connect %s: %s", s.addr(), redactText(err.Error(), s.cfg.URL)))
+	}
+	return conn, nil
+}
+
+// owned reports whether the schema exists and whether it carries the marker.
+func (s *Store) owned(ctx context.Context) (exists, owned bool, err error) {
+	var comment *string
+	err = s.admin.QueryRow(ctx, `SELECT obj_description(oid, 'pg_namespace') FROM pg_namespace WHERE nspname = $1`, s.cfg.Namespace).Scan(&comment)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return false, false, nil
+	}
+	if err != nil {
+		return false, false, opErr("check schema owner", err)
+	}
+	return true, comment != nil && *comment == Marker, nil
+}
+
+func (s *Store) create(ctx context.Context) error {
+	exists, owned, err := s.owned(ctx)
+	if err != nil {
+		return err
+	}
+	if exists && !owned {
+		return fmt.Errorf("postgres: schema %s exists without the %q comment: %w", s.schema, Marker, store.ErrNotOwned)
+	}
+	tx, err := s.admin.Begin(ctx)
+	if err != nil {
+		return opErr("create schema", err)
+	}
+	defer tx.Rollback(context.WithoutCancel(ctx))
+	stmts := []string{
+		`CREATE SCHEMA ` + s.schema,
+		`COMMENT ON SCHEMA ` + s.schema + ` IS '` + Marker + `'`,
+		s.ddl,
+	}
+	if exists { // ours, left over from an earlier run
+		stmts = append([]string{`DROP SCHEMA ` + s.schema + ` CASCADE`}, stmts...)
+	}
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			return opErr("create schema", err)
+		}
+	}
+	if err := tx.Commit(ctx); err != nil {
+		return opErr("create schema", err)
+	}
+	return nil
+}
+
+// checkOwned refuses to go on unless the schema carries the marker.
+func (s *Store) checkOwned(ctx context.Context, op string) error {
+	if s.closed {
+		return errClosed
+	}
+	exists, owned, err := s.owned(ctx)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("postgres: %s: schema %s does not exist", op, s.schema)
+	}
+	if !owned {
+		return fmt.Errorf("postgres: %s: schema %s has no %q comment: %w", op, s.schema, Marker, store.ErrNotOwned)
+	}
+	return nil
+}
+
+var errClosed = errors.New("postgres: store is closed")
+
+// Open connects a new client and prepares its statements.
+func (s *Store) Open(ctx context.Context) (store.Client, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	conn, err := s.connect(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{conn: conn, pg: conn.PgConn()}
+	const bytea, int8 = 17, 20
+	for _, p := range []struct {
+		sd   **pgconn.StatementDescription
+		name string
+		q    string
+		oids []uint32
+	}{
+		{&c.get, "sb_get", s.getSQL, []uint32{bytea}},
+		{&c.set, "sb_set", s.setSQL, []uint32{bytea, bytea, int8}},
+		{&c.del, "sb_del", s.delSQL, []uint32{bytea}},
+	} {
+		if *p.sd, err = c.pg.Prepare(ctx, p.name, p.q, p.oids); err != nil {
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, opErr("prepare "+p.name, err)
+		}
+	}
+	return c, nil
+}
+
+// settingNames are read back with SHOW for the result file.
+var settingNames = []string{"server_version", "synchronous_commit", "fsync", "shared_buffers", "wal_level", "full_page_writes", "wal_writer_delay"}
+
+// Info reads back the server version, the effective settings and the table's
+// persistence as pg_class records it.
+func (s *Store) Info(ctx context.Context) (store.Info, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.Info{}, errClosed
+	}
+	set := map[string]string{
+		"design":    s.cfg.design(),
+		"ddl":       s.ddl,
+		"exec_mode": "named prepared statements, prepared once per connection, run with pgconn.ExecStatement (binary format)",
+		"client":    "pgx v5 pgx.Conn, one connection per client",
+	}
+	for _, name := range settingNames {
+		var v string
+		if err := s.admin.QueryRow(ctx, `SHOW `+name).Scan(&v); err != nil {
+			return store.Info{}, opErr("info: SHOW "+name, err)
+		}
+		set[name] = v
+	}
+	var persistence string
+	if err := s.admin.QueryRow(ctx, `SELECT relpersistence::text FROM pg_class WHERE oid = $1::regclass`, s.schema+".kv").Scan(&persistence); err != nil {
+		return store.Info{}, opErr("info: table persistence", err)
+	}
+	set["table_persistence"] = map[string]string{"p": "permanent", "u": "unlogged", "t": "temporary"}[persistence]
+	return store.Info{
+		Kind:       "postgres",
+		Version:    set["server_version"],
+		Location:   s.loc,
+		Settings:   set,
+		Durability: durability(set, persistence == "u"),
+		Namespace:  s.cfg.Namespace,
+	}, nil
+}
+
+// durability says in words what a crash loses under the settings read back.
+func durability(set map[string]string, unlogged bool) string {
+	var d string
+	switch {
+	case unlogged:
+		d = "UNLOGGED: table emptied after a crash"
+	case set["fsync"] == "off":
+		d = "fsync off: an OS crash or power loss may lose or corrupt data"
+	case set["synchronous_commit"] == "off":
+		lost := "3 × wal_writer_delay"
+		if set["wal_writer_delay"] == "200ms" {
+			lost = "~0.6 s"
+		}
+		d = "WAL, commit not waited for: last " + lost + " may be lost"
+	default:
+		d = "fsync every commit (WAL)"
+	}
+	if set["full_page_writes"] == "off" && !unlogged {
+		d += "; full_page_writes off: a torn page may corrupt data"
+	}
+	return d
+}
+
+// Reset empties the table, after checking the schema's marker.
+func (s *Store) Reset(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkOwned(ctx, "reset"); err != nil {
+		return err
+	}
+	if _, err := s.admin.Exec(ctx, `TRUNCATE `+s.schema+`.kv`); err != nil {
+		return opErr("reset", err)
+	}
+	return nil
+}
+
+// Close drops the schema, only if it carries the marker, and disconnects.
+// Closing twice is not an error.
+func (s *Store) Close(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	err := s.checkOwned(ctx, "close")
+	s.closed = true
+	if err == nil {
+		if _, e := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); e != nil {
+			err = opErr("close: drop schema", e)
+		}
+	}
+	if e := s.admin.Close(ctx); err == nil && e != nil {
+		err = opErr("close", e)
+	}
+	return err
+}
+
+// Client is one connection with its prepared statements.
+type Client struct {
+	conn          *pgx.Conn
+	pg            *pgconn.PgConn
+	get, set, del *pgconn.StatementDescription
+	params        [3][]byte
+	ttl           [8]byte
+}
+
+var _ store.KV = (*Client)(nil)
+
+// Close closes the connection.
+func (c *Client) Close() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	if err := c.conn.Close(ctx); err != nil {
+		return opErr("close client", err)
+	}
+	return nil
+}
+
+// binary1 is the format code list meaning "every parameter / result in binary".
+var binary1 = []int16{1}
+
+// empty is sent for nil slices: pgconn sends a nil parameter as NULL.
+var empty = []byte{}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return empty
+	}
+	return b
+}
+
+// Get appends the unexpired value of key to dst[:0].
+func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
+	dst = dst[:0]
+	c.params[0] = nonNil(key)
+	rr := c.pg.ExecStatement(ctx, c.get, c.params[:1], binary1, binary1)
+	ok := false
+	for rr.NextRow() {
+		dst = append(dst, rr.Values()[0]...)
+		ok = true
+	}
+	_, err := rr.Close()
+	c.params[0] = nil // keep no reference to the caller's key
+	if err != nil {
+		return dst[:0], false, opErr("get", err)
+	}
+	return dst, ok, nil
+}
+
+// Set upserts key; ttl > 0 becomes expires_at = now() + ttl on the server,
+// in whole milliseconds (rounded up, so a tiny ttl does not mean "expired").
+func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
+	c.params[0], c.params[1], c.params[2] = nonNil(key), nonNil(val), nil
+	if ttl > 0 {
+		ms := (ttl + time.Millisecond - 1) / time.Millisecond
+		binary.BigEndian.PutUint64(c.ttl[:], uint64(ms))
+		c.params[2] = c.ttl[:]
+	}
+	_, err := c.pg.ExecStatement(ctx, c.set, c.params[:], binary1, binary1).Close()
+	c.params[0], c.params[1] = nil, nil
+	if err != nil {
+		return opErr("set", err)
+	}
+	return nil
+}
+
+// Delete removes key; a missing key is not an error.
+func (c *Client) Delete(ctx context.Context, key []byte) error {
+	c.params[0] = nonNil(key)
+	_, err := c.pg.ExecStatement(ctx, c.del, c.params[:1], binary1, binary1).Close()
+	c.params[0] = nil
+	if err != nil {
+		return opErr("delete", err)
+	}
+	return nil
+}
+
+// opError names the store and operation; it is built only on the error path.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return "postgres: " + e.op + ": " + e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+func opErr(op string, err error) error {
+	e := &opError{op: op, err: err}
+	if c := classify(err); c != "" {
+		return store.WithClass(c, e)
+	}
+	return e
+}
+
+// classify maps SQLSTATEs and connection failures to error classes; ""
+// leaves the decision to store.Classify.
+func classify(err error) store.Class {
+	var pe *pgconn.PgError
+	if errors.As(err, &pe) {
+		switch {
+		case pe.Code == "40001" || pe.Code == "40P01": // serialization failure, deadlock
+			return store.ClassConflict
+		case pe.Code == "57014" || pe.Code == "55P03": // query canceled (statement_timeout), lock not available
+			return store.ClassTimeout
+		case strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03":
+			return store.ClassUnavailable // connection exception, admin/crash shutdown, cannot connect now
+		}
+		return ""
+	}
+	var ce *pgconn.ConnectError
+	switch {
+	case pgconn.Timeout(err):
+		return store.ClassTimeout
+	case errors.As(err, &ce):
+		return store.ClassUnavailable
+	}
+	return ""
+}
+
+// redact hides the password of a postgres URL, also one given as a
+// ?password= query parameter or in a key=value connection string.
+func redact(raw string) string {
+	if u, err := url.Parse(raw); err == nil && u.Scheme != "" {
+		q := u.Query()
+		if q.Has("password") {
+			q.Set("password", "xxxxx")
+			u.RawQuery = q.Encode()
+			raw = u.String()
+		}
+		return store.RedactURL(raw)
+	}
+	var b strings.Builder
+	for i, f := range strings.Fields(raw) {
+		if i > 0 {
+			b.WriteByte(' ')
+		}
+		if k, _, ok := strings.Cut(f, "="); ok && k == "password" {
+			f = "password=xxxxx"
+		}
+		b.WriteString(f)
+	}
+	return b.String()
+}
+
+// redactText removes the password of raw from a driver's message.
+func redactText(msg, raw string) string {
+	if cfg, err := pgconn.ParseConfig(raw); err == nil && len(cfg.Password) >= 4 { // shorter ones would mangle the text
+		msg = strings.ReplaceAll(msg, cfg.Password, "xxxxx")
+	}
+	return strings.ReplaceAll(msg, raw, redact(raw))
+}
+
+// validNamespace accepts the names storebench generates: [a-z0-9_], starting
+// with a letter, short enough to prefix SQL identifiers and cache keys.
+func validNamespace(ns string) error {
+	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
+		return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+	}
+	for i := 0; i < len(ns); i++ {
+		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+		}
+	}
+	return nil
+}

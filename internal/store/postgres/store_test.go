@@ -1,0 +1,247 @@
+package postgres
+
+import (
+	"context"
+	"errors"
+	"net"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/storetest"
+)
+
+func open(t testing.TB, url, design string) *Store {
+	s, err := New(context.Background(), Config{URL: url, Namespace: storetest.Namespace(t), Design: design})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	return s
+}
+
+// sql runs statements on a connection of its own, as a foreign user would.
+func sql(t *testing.T, url string) *pgx.Conn {
+	conn, err := pgx.Connect(context.Background(), url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close(context.Background()) })
+	return conn
+}
+
+func exec(t *testing.T, conn *pgx.Conn, q string, args ...any) {
+	t.Helper()
+	if _, err := conn.Exec(context.Background(), q, args...); err != nil {
+		t.Fatalf("%s: %v", q, err)
+	}
+}
+
+// TestPostgres shares one server among its subtests: starting one costs
+// about a second.
+func TestPostgres(t *testing.T) {
+	url := servertest.Start(t, server.Postgres, server.Options{}).URL
+	opts := storetest.Options{
+		Foreign: func(t *testing.T) func(t *testing.T) {
+			conn := sql(t, url)
+			// A schema named like a namespace but without the marker, and a public table.
+			ns := storetest.Namespace(t)
+			exec(t, conn, `CREATE SCHEMA `+ns)
+			exec(t, conn, `CREATE TABLE `+ns+`.kv (k bytea PRIMARY KEY, v bytea)`)
+			exec(t, conn, `INSERT INTO `+ns+`.kv VALUES ('k', 'v')`)
+			exec(t, conn, `CREATE TABLE public.`+ns+` (x int)`)
+			exec(t, conn, `INSERT INTO public.`+ns+` VALUES (42)`)
+			return func(t *testing.T) {
+				conn := sql(t, url)
+				var v []byte
+				var x int
+				if err := conn.QueryRow(context.Background(), `SELECT v FROM `+ns+`.kv`).Scan(&v); err != nil || string(v) != "v" {
+					t.Errorf("foreign schema %s: %q, %v", ns, v, err)
+				}
+				if err := conn.QueryRow(context.Background(), `SELECT x FROM public.`+ns).Scan(&x); err != nil || x != 42 {
+					t.Errorf("foreign table public.%s: %d, %v", ns, x, err)
+				}
+			}
+		},
+		Exists: func(t *testing.T, info store.Info) bool {
+			var n int
+			if err := sql(t, url).QueryRow(context.Background(), `SELECT count(*) FROM pg_namespace WHERE nspname = $1`, info.Namespace).Scan(&n); err != nil {
+				t.Fatal(err)
+			}
+			return n == 1
+		},
+	}
+	for _, design := range []string{DesignLogged, DesignUnlogged} {
+		t.Run("KV/"+design, func(t *testing.T) {
+			t.Parallel()
+			storetest.RunKVOptions(t, func(t *testing.T) store.Store { return open(t, url, design) }, opts)
+		})
+	}
+
+	t.Run("Unlogged", func(t *testing.T) {
+		t.Parallel()
+		for design, want := range map[string]string{DesignLogged: "p", DesignUnlogged: "u"} {
+			s := open(t, url, design)
+			info, err := s.Info(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got string
+			err = sql(t, url).QueryRow(context.Background(), `SELECT relpersistence::text FROM pg_class c
+				JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname = $1 AND c.relname = 'kv'`, info.Namespace).Scan(&got)
+			if err != nil || got != want {
+				t.Errorf("%s: relpersistence = %q, %v; want %q", design, got, err, want)
+			}
+			if design == DesignUnlogged && info.Durability != "UNLOGGED: table emptied after a crash" {
+				t.Errorf("unlogged durability = %q", info.Durability)
+			}
+		}
+	})
+
+	t.Run("Info", func(t *testing.T) {
+		t.Parallel()
+		info, err := open(t, url, "").Info(context.Background())
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, k := range settingNames {
+			if info.Settings[k] == "" {
+				t.Errorf("setting %s missing", k)
+			}
+		}
+		if info.Durability != "fsync every commit (WAL)" && !strings.HasPrefix(info.Durability, "WAL, commit not waited") {
+			t.Errorf("durability %q", info.Durability)
+		}
+	})
+
+	t.Run("RefusesUnmarkedSchema", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		conn := sql(t, url)
+		exec(t, conn, `CREATE SCHEMA sbt_taken`)
+		exec(t, conn, `CREATE TABLE sbt_taken.kv (x int)`)
+		_, err := New(ctx, Config{URL: url, Namespace: "sbt_taken"})
+		storetest.ErrIs(t, err, store.ErrNotOwned)
+		exec(t, conn, `COMMENT ON SCHEMA sbt_taken IS 'someone else'`)
+		_, err = New(ctx, Config{URL: url, Namespace: "sbt_taken"})
+		storetest.ErrIs(t, err, store.ErrNotOwned)
+
+		// A store whose marker is removed refuses to truncate or drop.
+		s := open(t, url, "")
+		exec(t, conn, `COMMENT ON SCHEMA `+s.cfg.Namespace+` IS NULL`)
+		storetest.ErrIs(t, s.Reset(ctx), store.ErrNotOwned)
+		storetest.ErrIs(t, s.Close(ctx), store.ErrNotOwned)
+		var n int
+		if err := conn.QueryRow(ctx, `SELECT count(*) FROM pg_namespace WHERE nspname IN ('sbt_taken', $1)`, s.cfg.Namespace).Scan(&n); err != nil || n != 2 {
+			t.Errorf("schemas left: %d, %v; want 2", n, err)
+		}
+		exec(t, conn, `DROP SCHEMA sbt_taken CASCADE`)
+		exec(t, conn, `DROP SCHEMA `+s.cfg.Namespace+` CASCADE`)
+	})
+
+	t.Run("ReusesMarkedLeftover", func(t *testing.T) {
+		t.Parallel()
+		ctx := context.Background()
+		a, err := New(ctx, Config{URL: url, Namespace: "sbt_leftover"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := storetest.KVClient(t, a).Set(ctx, []byte("k"), []byte("v"), 0); err != nil {
+			t.Fatal(err)
+		}
+		b, err := New(ctx, Config{URL: url, Namespace: "sbt_leftover"}) // a "crashed" and left its schema
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Close(ctx)
+		if _, ok, err := storetest.KVClient(t, b).Get(ctx, []byte("k"), nil); ok || err != nil {
+			t.Errorf("leftover row visible: %v, %v", ok, err)
+		}
+	})
+
+	t.Run("PasswordRedacted", func(t *testing.T) {
+		t.Parallel()
+		bad := strings.Replace(url, "storebench@", "storebench:s3cretpw@", 1)
+		bad = strings.Replace(bad, "/storebench?", "/nosuchdb?", 1)
+		_, err := New(context.Background(), Config{URL: bad, Namespace: "sbt_pw"})
+		if err == nil || strings.Contains(err.Error(), "s3cretpw") {
+			t.Errorf("error = %v", err)
+		}
+	})
+}
+
+func TestUnreachable(t *testing.T) {
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there now
+	start := time.Now()
+	_, err = New(context.Background(), Config{URL: "postgres://u:hunter22@" + addr + "/db?sslmode=disable", Namespace: "sbt_x"})
+	if err == nil || !strings.Contains(err.Error(), addr) || strings.Contains(err.Error(), "hunter22") {
+		t.Fatalf("error = %v; want one naming %s without the password", err, addr)
+	}
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("took %v", time.Since(start))
+	}
+	if store.Classify(err) != store.ClassUnavailable {
+		t.Errorf("class = %s", store.Classify(err))
+	}
+}
+
+func TestClassify(t *testing.T) {
+	for code, want := range map[string]store.Class{
+		"40001": store.ClassConflict, "40P01": store.ClassConflict,
+		"57P01": store.ClassUnavailable, "08006": store.ClassUnavailable,
+		"57014": store.ClassTimeout, "23505": store.ClassOther,
+	} {
+		err := opErr("get", &pgconn.PgError{Code: code})
+		if got := store.Classify(err); got != want {
+			t.Errorf("%s: class %s, want %s", code, got, want)
+		}
+		if !strings.HasPrefix(err.Error(), "postgres: get: ") {
+			t.Errorf("message %q", err)
+		}
+	}
+	if got := store.Classify(opErr("get", context.DeadlineExceeded)); got != store.ClassTimeout {
+		t.Errorf("deadline: %s", got)
+	}
+	if !errors.Is(opErr("x", context.Canceled), context.Canceled) {
+		t.Error("opErr does not unwrap")
+	}
+}
+
+func TestRedact(t *testing.T) {
+	for in, want := range map[string]string{
+		"postgres://u:pw@h:5432/db":          "postgres://u:xxxxx@h:5432/db",
+		"postgres://u@h/db?password=pw&x=1":  "postgres://u@h/db?password=xxxxx&x=1",
+		"host=h user=u password=pw dbname=d": "host=h user=u password=xxxxx dbname=d",
+		"postgres://u@h/db?sslmode=disable":  "postgres://u@h/db?sslmode=disable",
+	} {
+		if got := redact(in); got != want {
+			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		}
+	}
+	if err := (Config{URL: "postgres://u@h/db", Namespace: "a", Design: "hash-index"}).Validate(); err == nil {
+		t.Error("unimplemented design accepted")
+	}
+}
+
+func BenchmarkGet(b *testing.B) {
+	url := servertest.Start(b, server.Postgres, server.Options{}).URL
+	storetest.BenchGet(b, open(b, url, ""))
+}
+
+func BenchmarkSet(b *testing.B) {
+	url := servertest.Start(b, server.Postgres, server.Options{}).URL
+	for _, d := range []string{DesignLogged, DesignUnlogged} {
+		b.Run(d, func(b *testing.B) { storetest.BenchSet(b, open(b, url, d)) })
+	}
+}

@@ -1,0 +1,433 @@
+// Package redis is the Redis store (github.com/redis/rueidis).
+//
+// Keys are "storebench:<namespace>:<key>"; that prefix is the ownership mark.
+// Reset and Close delete only keys with it (SCAN MATCH + UNLINK in batches)
+// and never FLUSHALL or FLUSHDB.
+//
+// One store.Client is one rueidis client on exactly one TCP connection, used
+// synchronously:
+//   - ForceSingleClient and PipelineMultiplex -1: one pipe (the default for a
+//     single node is 2^2 = 4 connections);
+//   - DisableCache: no CLIENT TRACKING and no client-side cache, so a Get is
+//     always a round trip;
+//   - DisableAutoPipelining is NOT set: in this version it sends every command
+//     through a second, pooled connection while the first stays open;
+//   - Dialer.KeepAlive -1: no TCP keepalive and, above all, no background
+//     PING, whose collision with a command would switch the pipe for good to
+//     its pipelining goroutines;
+//   - a context without a deadline is checked, then replaced by
+//     context.Background(): rueidis queues commands whose context can be
+//     cancelled but has no deadline onto those goroutines. Each command then
+//     runs on the caller's goroutine (write, then read), as with other drivers.
+//   - DisableRetry: a failed command is counted, not silently retried.
+//
+// The connection count is checked by a test with CLIENT LIST.
+package redis
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/redis/rueidis"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// KeyPrefix starts every key storebench writes; "<namespace>:" follows.
+const KeyPrefix = "storebench:"
+
+// DefaultTimeout bounds connecting and each command's round trip.
+const DefaultTimeout = 5 * time.Second
+
+// Config configures a Redis store.
+type Config struct {
+	// URL is redis://[user:password@]host:port[/db] (rediss:// for TLS).
+	URL string
+	// Namespace follows KeyPrefix in every key.
+	Namespace string
+	// Timeout bounds connecting and each command; 0 means DefaultTimeout.
+	Timeout time.Duration
+}
+
+// Validate checks the config without connecting.
+func (c Config) Validate() error {
+	if c.URL == "" {
+		return errors.New("redis: no URL")
+	}
+	if _, err := rueidis.ParseURL(c.URL); err != nil {
+		return fmt.Errorf("redis: bad URL %s: %s", store.RedactURL(c.URL), strings.ReplaceAll(err.Error(), c.URL, store.RedactURL(c.URL)))
+	}
+	if c.Timeout < 0 {
+		return errors.New("redis: negative timeout")
+	}
+	return validNamespace(c.Namespace)
+}
+
+// Store is one key prefix on one Redis server.
+type Store struct {
+	cfg    Config
+	opt    rueidis.ClientOption // parsed URL; copied for each client
+	prefix string
+	loc    string
+
+	mu     sync.Mutex
+	admin  rueidis.Client // Info, Reset, Close
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New connects and checks the server answers. Redis needs nothing created.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if cfg.Timeout == 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	opt, _ := rueidis.ParseURL(cfg.URL) // checked by Validate
+	s := &Store{cfg: cfg, opt: opt, prefix: KeyPrefix + cfg.Namespace + ":", loc: store.RedactURL(cfg.URL)}
+	var err error
+	if s.admin, err = s.connect(ctx, "storebench-admin:"+cfg.Namespace); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) addr() string {
+	if len(s.opt.InitAddress) == 0 {
+		return "?"
+	}
+	return s.opt.InitAddress[0]
+}
+
+// connect makes one rueidis client on one connection (see the package doc).
+func (s *Store) connect(ctx context.Context, name string) (rueidis.Client, error) {
+	opt := s.opt
+	opt.InitAddress = append([]string(nil), s.opt.InitAddress...)
+	opt.ForceSingleClient = true
+	opt.PipelineMultiplex = -1
+	opt.DisableCache = true
+	opt.DisableRetry = true
+	opt.ClientName = name
+	opt.Dialer = net.Dialer{Timeout: s.cfg.Timeout, KeepAlive: -1}
+	opt.ConnWriteTimeout = s.cfg.Timeout
+	// Small buffers: the default 0.5 MiB each way per connection adds up to
+	// hundreds of MiB at high client counts; large values bypass bufio anyway.
+	opt.ReadBufferEachConn = 64 << 10
+	opt.WriteBufferEachConn = 64 << 10
+	type result struct {
+		c   rueidis.Client
+		err error
+	}
+	// NewClient dials with its own timeout, not ctx: honour ctx too.
+	done := make(chan result, 1)
+	go func() {
+		c, err := rueidis.NewClient(opt)
+		done <- result{c, err}
+	}()
+	var r result
+	select {
+	case r = <-done:
+	case <-ctx.Done():
+		go func() {
+			if r := <-done; r.c != nil {
+				r.c.Close()
+			}
+		}()
+		return nil, store.WithClass(store.ClassTimeout, fmt.Errorf("redis: connect %s: %w", s.addr(), ctx.Err()))
+	}
+	if r.err != nil {
+		if r.c != nil { // ForceSingleClient returns a client even when the dial failed
+			r.c.Close()
+		}
+		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", s.addr(), r.err))
+	}
+	return r.c, nil
+}
+
+var errClosed = errors.New("redis: store is closed")
+
+// Open connects a new client: one TCP connection.
+func (s *Store) Open(ctx context.Context) (store.Client, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	rc, err := s.connect(ctx, "storebench:"+s.cfg.Namespace)
+	if err != nil {
+		return nil, err
+	}
+	c := &Client{rc: rc, key: make([]byte, 0, 128)}
+	c.key = append(c.key, s.prefix...)
+	c.n = len(c.key)
+	return c, nil
+}
+
+// configNames are read back with CONFIG GET for the result file.
+var configNames = []string{"save", "appendonly", "appendfsync", "aof-use-rdb-preamble", "maxmemory", "maxmemory-policy", "io-threads"}
+
+// Info reads the server version (INFO server) and its persistence settings
+// (CONFIG GET). Servers that forbid CONFIG get durability "unknown".
+func (s *Store) Info(ctx context.Context) (store.Info, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.Info{}, errClosed
+	}
+	raw, err := s.admin.Do(ctx, s.admin.B().Info().Section("server").Build()).ToString()
+	if err != nil {
+		return store.Info{}, opErr("info", err)
+	}
+	info := store.Info{Kind: "redis", Location: s.loc, Namespace: s.cfg.Namespace, Settings: map[string]string{
+		"client": "rueidis, one connection per client, no client-side cache, synchronous round trips",
+	}}
+	for _, line := range strings.Split(raw, "\n") {
+		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
+		switch {
+		case ok && k == "redis_version":
+			info.Version = v
+		case ok && (k == "redis_mode" || k == "multiplexing_api" || k == "arch_bits"):
+			info.Settings[k] = v
+		}
+	}
+	conf := map[string]string{}
+	for _, name := range configNames {
+		m, err := s.admin.Do(ctx, s.admin.B().ConfigGet().Parameter(name).Build()).AsStrMap()
+		if err != nil {
+			if _, isRedis := rueidis.IsRedisErr(err); !isRedis {
+				return store.Info{}, opErr("info: CONFIG GET "+name, err)
+			}
+			conf = nil // CONFIG disabled or renamed, as on managed services
+			break
+		}
+		if v, ok := m[name]; ok {
+			conf[name] = v
+			info.Settings[name] = v
+		}
+	}
+	info.Durability = durability(conf)
+	return info, nil
+}
+
+// durability says in words what a crash loses under the CONFIG GET values.
+func durability(c map[string]string) string {
+	if c == nil {
+		return "unknown (CONFIG GET not allowed)"
+	}
+	snap := ""
+	if c["save"] != "" {
+		snap = "RDB snapshots (save " + c["save"] + ")"
+	}
+	if c["appendonly"] == "yes" {
+		var d string
+		switch c["appendfsync"] {
+		case "always":
+			d = "AOF, fsync every write"
+		case "everysec":
+			d = "AOF, fsync every second: the last ~1 s may be lost"
+		default:
+			d = "AOF, fsync left to the OS: the last ~30 s may be lost"
+		}
+		if snap != "" {
+			d += "; plus " + snap
+		}
+		return d
+	}
+	if snap != "" {
+		return snap + " only: writes since the last snapshot are lost"
+	}
+	return "memory only: a restart loses everything"
+}
+
+// Reset deletes every key with the namespace's prefix.
+func (s *Store) Reset(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	return s.deleteAll(ctx)
+}
+
+// deleteAll scans for the prefix and unlinks in batches of up to 1000 keys.
+// Every key is checked against the prefix before it is unlinked, whatever
+// SCAN returned.
+func (s *Store) deleteAll(ctx context.Context) error {
+	pattern := s.prefix + "*" // the namespace holds no glob characters
+	var cursor uint64
+	for {
+		e, err := s.admin.Do(ctx, s.admin.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return opErr("reset: scan", err)
+		}
+		for _, k := range e.Elements {
+			if !strings.HasPrefix(k, s.prefix) {
+				return fmt.Errorf("redis: reset: SCAN returned %q outside %q: %w", k, s.prefix, store.ErrNotOwned)
+			}
+		}
+		if len(e.Elements) > 0 {
+			if err := s.admin.Do(ctx, s.admin.B().Unlink().Key(e.Elements...).Build()).Error(); err != nil {
+				return opErr("reset: unlink", err)
+			}
+		}
+		if cursor = e.Cursor; cursor == 0 {
+			return nil
+		}
+	}
+}
+
+// Close deletes the namespace's keys and disconnects. Closing twice is not an error.
+func (s *Store) Close(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	err := s.deleteAll(ctx)
+	s.admin.Close()
+	return err
+}
+
+// Client is one connection.
+type Client struct {
+	rc  rueidis.Client
+	key []byte // the prefix, then the current key
+	n   int    // length of the prefix
+}
+
+var _ store.KV = (*Client)(nil)
+
+// Close closes the connection.
+func (c *Client) Close() error {
+	c.rc.Close()
+	return nil
+}
+
+// prefixed returns the full key as a string viewing c.key: rueidis writes it
+// out during Do and keeps no use of it afterwards on the synchronous path.
+func (c *Client) prefixed(key []byte) string {
+	c.key = append(c.key[:c.n], key...)
+	return rueidis.BinaryString(c.key)
+}
+
+// done drops the key buffer after an error: a command that failed may still
+// be referenced by the driver, so its bytes must not be reused.
+func (c *Client) done(err error) {
+	if err != nil {
+		c.key = append(make([]byte, 0, cap(c.key)), c.key[:c.n]...)
+	}
+}
+
+// cmdCtx keeps commands on the synchronous path (see the package doc).
+func cmdCtx(ctx context.Context) (context.Context, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	if _, ok := ctx.Deadline(); ok {
+		return ctx, nil
+	}
+	return context.Background(), nil
+}
+
+// Get appends the value of key to dst[:0].
+func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
+	dst = dst[:0]
+	ctx, err := cmdCtx(ctx)
+	if err != nil {
+		return dst, false, opErr("get", err)
+	}
+	v, err := c.rc.Do(ctx, c.rc.B().Get().Key(c.prefixed(key)).Build()).AsBytes()
+	c.done(err)
+	if err != nil {
+		if rueidis.IsRedisNil(err) {
+			return dst, false, nil
+		}
+		return dst, false, opErr("get", err)
+	}
+	return append(dst, v...), true, nil
+}
+
+// Set stores val; ttl > 0 is sent as PX in whole milliseconds, rounded up.
+func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
+	ctx, err := cmdCtx(ctx)
+	if err != nil {
+		return opErr("set", err)
+	}
+	sv := c.rc.B().Set().Key(c.prefixed(key)).Value(rueidis.BinaryString(val))
+	var cmd rueidis.Completed
+	if ttl > 0 {
+		cmd = sv.PxMilliseconds(int64((ttl + time.Millisecond - 1) / time.Millisecond)).Build()
+	} else {
+		cmd = sv.Build()
+	}
+	err = c.rc.Do(ctx, cmd).Error()
+	c.done(err)
+	if err != nil {
+		return opErr("set", err)
+	}
+	return nil
+}
+
+// Delete removes key; a missing key is not an error.
+func (c *Client) Delete(ctx context.Context, key []byte) error {
+	ctx, err := cmdCtx(ctx)
+	if err != nil {
+		return opErr("delete", err)
+	}
+	err = c.rc.Do(ctx, c.rc.B().Del().Key(c.prefixed(key)).Build()).Error()
+	c.done(err)
+	if err != nil {
+		return opErr("delete", err)
+	}
+	return nil
+}
+
+// opError names the store and operation; it is built only on the error path.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return "redis: " + e.op + ": " + e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+func opErr(op string, err error) error {
+	e := &opError{op: op, err: err}
+	if re, ok := rueidis.IsRedisErr(err); ok {
+		switch {
+		case re.IsLoading() || strings.HasPrefix(re.Error(), "MASTERDOWN") || strings.HasPrefix(re.Error(), "READONLY"):
+			return store.WithClass(store.ClassUnavailable, e)
+		case strings.HasPrefix(re.Error(), "BUSY"):
+			return store.WithClass(store.ClassTimeout, e)
+		}
+		return e
+	}
+	if errors.Is(err, rueidis.ErrClosing) {
+		return store.WithClass(store.ClassUnavailable, e)
+	}
+	return e
+}
+
+// validNamespace accepts the names storebench generates: [a-z0-9_], starting
+// with a letter, short enough to prefix SQL identifiers and cache keys.
+func validNamespace(ns string) error {
+	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
+		return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+	}
+	for i := 0; i < len(ns); i++ {
+		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+		}
+	}
+	return nil
+}
