@@ -205,7 +205,7 @@ func TestPhaseJSON(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, k := range []string{`"name":"w"`, `"ops":2`, `"errors":{"timeout":1}`, `"error_samples":["timeout: get: context deadline exceeded"]`,
-		`"duration_s":1`, `"throughput_ops_s":2`, `"latency_us":{"p50":1000.447`, `"p999":`, `"stddev":`, `"histogram":"`,
+		`"duration_s":1`, `"throughput_ops_s":2`, `"latency_us":{"p50":1000,`, `"p999":`, `"stddev":`, `"histogram":"`,
 		`"histogram_unit":"ns"`, `"warmup":{"duration_s":0,"ops":0}`, `"client_cpu_s":0`, `"client_cpu_us_per_op":0`, `"workers":1`} {
 		if !strings.Contains(string(b), k) {
 			t.Errorf("JSON lacks %s: %s", k, b)
@@ -232,5 +232,22 @@ func TestProcessCPU(t *testing.T) {
 	b, _ := ProcessCPU()
 	if b <= a {
 		t.Fatalf("CPU did not advance: %v -> %v (%d)", a, b, x)
+	}
+}
+
+// Percentiles never exceed the exact max nor fall below the exact min, even
+// though a histogram bucket's highest equivalent value may.
+func TestPercentilesStayWithinMinAndMax(t *testing.T) {
+	r := NewRecorder(nil)
+	r.Start(time.Now())
+	for _, d := range []time.Duration{1500 * time.Nanosecond, 53521 * time.Nanosecond} {
+		r.Record(d)
+	}
+	p := Merge([]*Recorder{r}, Meta{Name: "x", Duration: time.Second})
+	l := p.LatencyUs
+	for name, v := range map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p99.9": l.P999} {
+		if v > l.Max || v < l.Min {
+			t.Errorf("%s = %v outside [min %v, max %v]", name, v, l.Min, l.Max)
+		}
 	}
 }

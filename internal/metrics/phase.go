@@ -157,11 +157,15 @@ func Merge(recs []*Recorder, m Meta) Phase {
 		}
 	}
 	if ok := h.TotalCount(); ok > 0 {
+		// A percentile is its bucket's highest equivalent value, which can lie
+		// above the exact max (or below the exact min): clamp so no table
+		// shows a p99.9 greater than the max.
+		q := func(pct float64) float64 { return us(min(max(h.ValueAtQuantile(pct), minNs), maxNs)) }
 		p.LatencyUs = Latency{
-			P50:    us(h.ValueAtQuantile(50)),
-			P90:    us(h.ValueAtQuantile(90)),
-			P99:    us(h.ValueAtQuantile(99)),
-			P999:   us(h.ValueAtQuantile(99.9)),
+			P50:    q(50),
+			P90:    q(90),
+			P99:    q(99),
+			P999:   q(99.9),
 			Max:    us(maxNs),
 			Mean:   us(sum) / float64(ok),
 			Min:    us(minNs),

@@ -1,0 +1,106 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/server/servertest"
+)
+
+// TestRunKVEveryStore is the core acceptance run on a small scale: every
+// store, managed servers included, and a result whose cells carry every field.
+func TestRunKVEveryStore(t *testing.T) {
+	out := t.TempDir()
+	r := storebench(t, nil, "run", "kv", "--stores", "memory,files,sqlite,postgres,redis,memcached",
+		"--keys", "200,2000", "--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"kv write: total ms", "kv read: total ms", "memcached", "fsync every commit", "result: "} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("summary lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json"))
+	if len(matches) != 1 {
+		t.Fatalf("want one result.json, found %v", matches)
+	}
+	res, err := result.Read(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := res.Environment
+	if res.Status != result.StatusComplete || res.Seed == 0 || res.Storebench.GoVersion == "" || res.Storebench.Version == "" {
+		t.Errorf("run header incomplete: status %s seed %d build %+v", res.Status, res.Seed, res.Storebench)
+	}
+	if e.CPUModel == "" || e.Cores == 0 || e.MemoryBytes == 0 || e.OS == "" || e.Kernel == "" || e.ClientCPUs == "" {
+		t.Errorf("environment incomplete: %+v", e)
+	}
+	if len(res.Targets) != 6 {
+		t.Fatalf("targets = %d, want 6", len(res.Targets))
+	}
+	for _, tg := range res.Targets {
+		if tg.Version == "" || tg.Durability == "" || tg.Location == "" || len(tg.Settings) == 0 {
+			t.Errorf("target %s incomplete: %+v", tg.Name, tg)
+		}
+		if tg.Store == "postgres" && tg.Settings["synchronous_commit"] != "on" {
+			t.Errorf("postgres settings not read back: %v", tg.Settings)
+		}
+		if tg.Store == "redis" && tg.Settings["appendonly"] == "" {
+			t.Errorf("redis settings not read back: %v", tg.Settings)
+		}
+	}
+	if len(res.Cells) != 12 {
+		t.Fatalf("cells = %d, want 12", len(res.Cells))
+	}
+	for _, c := range res.Cells {
+		if c.Status != result.CellOK || c.Params["clients"] == nil || c.Params["seed"] == nil || c.Params["value_size"] == nil {
+			t.Errorf("cell %s: status %s params %v error %s", c.ID, c.Status, c.Params, c.Error)
+		}
+		keys := int64(c.Params["keys"].(float64))
+		for _, p := range c.Phases {
+			l := p.LatencyUs
+			if p.Ops != keys || p.DurationS <= 0 || p.ThroughputOpsS <= 0 || p.Histogram == "" || len(p.Errors) != 0 {
+				t.Errorf("%s %s: ops %d duration %v throughput %v errors %v", c.ID, p.Name, p.Ops, p.DurationS, p.ThroughputOpsS, p.Errors)
+			}
+			if !(l.P50 > 0 && l.P50 <= l.P90 && l.P90 <= l.P99 && l.P99 <= l.P999 && l.P999 <= l.Max*1.001 && l.Mean > 0) {
+				t.Errorf("%s %s: percentiles out of order: %+v", c.ID, p.Name, l)
+			}
+			h, err := p.DecodeHistogram()
+			if err != nil || h.TotalCount() != p.Ops {
+				t.Errorf("%s %s: histogram decodes to %v counts (%v), want %d", c.ID, p.Name, h, err, p.Ops)
+			}
+			managed := c.Target == "postgres" || c.Target == "redis" || c.Target == "memcached"
+			if managed != (p.Server != nil) {
+				t.Errorf("%s %s: server cost %+v (managed %v)", c.ID, p.Name, p.Server, managed)
+			}
+		}
+	}
+	raw, _ := os.ReadFile(matches[0])
+	var generic map[string]any
+	if err := json.Unmarshal(raw, &generic); err != nil || generic["schema"] != result.Schema {
+		t.Errorf("result is not a %s document: %v", result.Schema, err)
+	}
+}
+
+// TestRunRedactsPasswords: a password in a target URL appears nowhere.
+func TestRunRedactsPasswords(t *testing.T) {
+	out := t.TempDir()
+	db := filepath.Join(t.TempDir(), "x.db")
+	// SQLite ignores the user info; the run succeeds and must still not echo it.
+	r := storebench(t, nil, "run", "kv", "--stores", "sqlite://u:hunter2@"+db, "--keys", "10", "--out", out, "--quiet")
+	matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json"))
+	raw := []byte{}
+	if len(matches) == 1 {
+		raw, _ = os.ReadFile(matches[0])
+	}
+	for name, s := range map[string]string{"stdout": r.stdout, "stderr": r.stderr, "result.json": string(raw)} {
+		if strings.Contains(s, "hunter2") {
+			t.Errorf("password in %s", name)
+		}
+	}
+}
