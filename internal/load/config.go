@@ -12,12 +12,15 @@ import (
 // Config says how hard and how long to drive the workers of one phase.
 type Config struct {
 	Workers   int           // goroutines, one Worker (connection) each
-	Ops       int64         // total measured ops across workers; 0 = run for Duration
+	Ops       int64         // total measured calls of Do across workers (ops when OpsPerCall is 1); 0 = run for Duration
 	Duration  time.Duration // measured duration; used when Ops == 0
 	Warmup    time.Duration // time-based warm-up before measurement (duration mode)
 	WarmupOps int64         // op-based warm-up: the first WarmupOps ops run but are not recorded (ops mode)
 	Rate      float64       // open loop: total target ops/s across workers; 0 = closed loop
 	Name      string        // phase name for the result
+	// OpsPerCall is how many operations one Do carries (a pipeline or
+	// multi-get); the phase counts operations, and its latency is per call.
+	OpsPerCall int
 	// OnSecond, if set, receives each completed second of the series, in
 	// order, from a goroutine of the collector, never from a worker.
 	OnSecond func(s metrics.Second)
@@ -40,6 +43,9 @@ func (c Config) Validate() error {
 	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("load: "+format, a...)) }
 	if c.Workers < 1 {
 		bad("workers must be at least 1, got %d", c.Workers)
+	}
+	if c.OpsPerCall < 0 {
+		bad("ops per call must not be negative, got %d", c.OpsPerCall)
 	}
 	if c.Ops < 0 {
 		bad("ops must not be negative, got %d", c.Ops)

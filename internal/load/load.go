@@ -153,6 +153,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		WarmupDuration: e.t0.Sub(runStart),
 		WarmupOps:      warmOps,
 		ClientCPU:      -1,
+		OpsPerCall:     cfg.OpsPerCall,
 	}
 	if cpuOK {
 		meta.ClientCPU = cpu1 - cpu0

@@ -435,3 +435,22 @@ func TestProbeBracketsTheMeasuredPart(t *testing.T) {
 		t.Fatalf("End could not annotate the phase: %v", p.Warnings)
 	}
 }
+
+// A call that carries a pipeline of P ops counts P ops; latency stays per call.
+func TestOpsPerCallCountsOperations(t *testing.T) {
+	ws, _ := workers(2, func(context.Context, int64) error { return nil })
+	p, err := Run(context.Background(), Config{Workers: 2, Ops: 1000, OpsPerCall: 16}, ws)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if p.Ops != 16000 || p.OpsPerCall != 16 || histCount(t, p) != 1000 {
+		t.Fatalf("ops %d per call %d histogram %d; want 16000, 16, 1000", p.Ops, p.OpsPerCall, histCount(t, p))
+	}
+	var series int64
+	for _, s := range p.Series {
+		series += s.Ops
+	}
+	if series != p.Ops {
+		t.Fatalf("series sums to %d ops, want %d", series, p.Ops)
+	}
+}

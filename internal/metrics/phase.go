@@ -27,6 +27,10 @@ type Phase struct {
 	// DurationS is the measured time, warm-up excluded: from the common start
 	// of the workers to the end of the last measured operation.
 	DurationS      float64 `json:"duration_s"`
+	// OpsPerCall is how many operations one timed call carries: a pipeline
+	// or multi-get of that depth. Ops and throughput count operations; the
+	// latency figures and the histogram are per call. Omitted when 1.
+	OpsPerCall int `json:"ops_per_call,omitempty"`
 	ThroughputOpsS float64 `json:"throughput_ops_s"`
 	LatencyUs      Latency `json:"latency_us"`
 	// Histogram is the merged latency histogram in HdrHistogram's V2
@@ -103,6 +107,7 @@ type Meta struct {
 	WarmupDuration time.Duration
 	WarmupOps      int64
 	ClientCPU      time.Duration // process CPU over the measured part; <0 if unknown
+	OpsPerCall     int           // operations per timed call (pipeline depth); 0 or 1 = one
 }
 
 // HistogramUnit is the unit of the values in Phase.Histogram.
@@ -182,6 +187,10 @@ func Merge(recs []*Recorder, m Meta) Phase {
 	}
 
 	p.DurationS = m.Duration.Seconds()
+	if m.OpsPerCall > 1 {
+		p.OpsPerCall = m.OpsPerCall
+		p.Ops *= int64(m.OpsPerCall)
+	}
 	if p.DurationS > 0 {
 		p.ThroughputOpsS = float64(p.Ops) / p.DurationS
 	}
@@ -195,6 +204,11 @@ func Merge(recs []*Recorder, m Meta) Phase {
 	if col != nil {
 		end := int64((m.Duration + time.Second - 1) / time.Second)
 		p.Series = append([]Second(nil), col.finish(end)...)
+		if m.OpsPerCall > 1 {
+			for i := range p.Series {
+				p.Series[i].Ops *= int64(m.OpsPerCall)
+			}
+		}
 	}
 	return p
 }

@@ -61,3 +61,21 @@ type Info struct {
 	// Namespace is what storebench owns inside the store: schema, key prefix, directory.
 	Namespace string `json:"namespace,omitempty"`
 }
+
+// Batcher is the optional capability of sending several operations in one
+// round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline
+// mode. Workloads use it for --pipeline and for bulk loads (--batch).
+type Batcher interface {
+	// SetBatch stores vals[i] under keys[i], in as few round trips as the
+	// store allows. ttl 0 means no expiry.
+	SetBatch(ctx context.Context, keys, vals [][]byte, ttl time.Duration) error
+	// GetBatch looks up every key; it appends the value of keys[i] to
+	// dst[i][:0] and sets found[i]. It returns dst, whose slices it may have grown.
+	GetBatch(ctx context.Context, keys, dst [][]byte, found []bool) ([][]byte, error)
+}
+
+// BulkLoader is the optional capability of loading many rows the fastest
+// way the store knows (PostgreSQL COPY), for --batch.
+type BulkLoader interface {
+	Load(ctx context.Context, keys, vals [][]byte) error
+}
