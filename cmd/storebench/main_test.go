@@ -85,7 +85,7 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"unknown store", nil, []string{"run", "kv", "--stores", "memory,mongo"}, []string{`unknown store "mongo"`, "memory, files, sqlite, postgres, redis, memcached"}},
+		{"unknown store", nil, []string{"run", "kv", "--stores", "memory,mongo"}, []string{`unknown store "mongo"`, "memory, files, sqlite, postgres, redis, memcached, mariadb"}},
 		{"unknown workload", nil, []string{"run", "nosuchworkload"}, []string{`"nosuchworkload"`, "workloads: kv"}},
 		{"unknown profile", nil, []string{"run", "kv", "--stores", "redis:fast"}, []string{`unknown profile "fast" for redis`, "aof-always"}},
 		{"malformed URL", nil, []string{"run", "kv", "--stores", "redis://h:6379:x:y/%zz"}, []string{"malformed URL"}},

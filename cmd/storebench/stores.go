@@ -12,6 +12,7 @@ import (
 	"github.com/storebench/storebench/internal/store/files"
 	"github.com/storebench/storebench/internal/store/memcached"
 	"github.com/storebench/storebench/internal/store/memory"
+	"github.com/storebench/storebench/internal/store/mysql"
 	"github.com/storebench/storebench/internal/store/postgres"
 	"github.com/storebench/storebench/internal/store/redis"
 	"github.com/storebench/storebench/internal/store/sqlite"
@@ -31,7 +32,8 @@ func stores() target.Registry {
 		},
 		{
 			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Workloads: kv,
-			Options: map[string]string{"fsync": "true: fsync each file and its directory before a write returns"},
+			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns"},
+			CheckOptions: func(o map[string]string) error { _, err := boolOption(o, "fsync"); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				dir := a.RunDir
 				if a.URL != "" {
@@ -61,6 +63,9 @@ func stores() target.Registry {
 			Name: "postgres", Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
 			Schemes: []string{"postgres", "postgresql"}, Workloads: kv,
 			Options: map[string]string{"design": "logged (default) or unlogged"},
+			CheckOptions: func(o map[string]string) error {
+				return postgres.Config{URL: "postgres://check", Namespace: "check", Design: o["design"]}.Validate()
+			},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return postgres.New(ctx, postgres.Config{URL: a.URL, Namespace: a.Namespace, Design: a.Options["design"]})
 			},
@@ -75,8 +80,26 @@ func stores() target.Registry {
 		{
 			Name: "memcached", Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
 			Schemes: []string{"memcached"}, Workloads: kv,
+			ServerOptions: map[string]string{"threads": "worker threads (-t), default 4", "memory_mb": "item memory in MiB (-m), default 1024"},
+			CheckOptions: func(o map[string]string) error {
+				for _, name := range []string{"threads", "memory_mb"} {
+					if v, ok := o[name]; ok {
+						if n, err := strconv.Atoi(v); err != nil || n <= 0 {
+							return fmt.Errorf("option %s=%q: want a positive number", name, v)
+						}
+					}
+				}
+				return nil
+			},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return memcached.New(ctx, memcached.Config{URL: a.URL, Namespace: a.Namespace})
+			},
+		},
+		{
+			Name: "mariadb", Description: "MariaDB/MySQL (InnoDB) through go-sql-driver/mysql, its own database", Server: server.MariaDB,
+			Schemes: []string{"mysql", "mariadb"}, Workloads: kv,
+			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},
 		},
 	}

@@ -16,9 +16,11 @@ import (
 // cell is one planned measurement: a target, a workload and its parameters.
 type cell struct {
 	target   scenario.Target
-	workload string
-	params   map[string]any
-	run      func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error)
+	workload string // the type: kv, throughput, …
+	name     string // the scenario's name for this workload entry
+
+	params map[string]any
+	run    func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error)
 }
 
 // id names the cell in tables and in the result: target/workload/param=value…
@@ -31,7 +33,7 @@ func (c cell) id() string {
 		}
 	}
 	sort.Strings(keys)
-	parts := []string{c.target.Spec.Label(), c.workload}
+	parts := []string{c.target.Spec.Label(), c.name}
 	for _, k := range keys {
 		parts = append(parts, fmt.Sprintf("%s=%v", k, c.params[k]))
 	}
@@ -63,10 +65,11 @@ func plan(s *scenario.Scenario, targets []scenario.Target) []cell {
 
 func planKV(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
 	var cells []cell
+	l := s.EffectiveLoad(w)
 	for _, n := range w.Keys {
-		p := kv.Params{Keys: n, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed, Clients: s.Load.Clients, WarmupOps: s.Load.WarmupOps}
+		p := kv.Params{Keys: n, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed, Clients: l.Clients, WarmupOps: l.WarmupOps}
 		cells = append(cells, cell{
-			target: t, workload: "kv",
+			target: t, workload: w.Type, name: w.Label(),
 			params: map[string]any{"keys": n, "value_size": p.ValueSize, "key_mode": string(p.KeyMode), "clients": p.Clients, "warmup_ops": p.WarmupOps, "seed": p.Seed},
 			run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
 				return kv.Run(ctx, inst.Store, p, h)

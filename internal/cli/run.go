@@ -28,16 +28,25 @@ import (
 )
 
 type runFlags struct {
-	stores    string
-	keys      string
-	valueSize int
-	keyMode   string
-	clients   int
-	warmupOps int64
-	seed      uint64
-	out       string
-	dataDir   string
-	quiet     bool
+	stores       string
+	keys         string
+	valueSize    int
+	keyMode      string
+	batch        int
+	clients      int
+	pipeline     int
+	connectPerOp bool
+	rate         float64
+	ops          int64
+	duration     time.Duration
+	warmup       time.Duration
+	warmupOps    int64
+	seed         uint64
+	out          string
+	dataDir      string
+	serverCPUs   string
+	clientCPUs   string
+	quiet        bool
 }
 
 func (a *App) runCmd() *cobra.Command {
@@ -69,8 +78,17 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.StringVar(&f.keys, "keys", "", "kv: comma-separated key counts, e.g. 1000,10000 or 1k,10k,1M")
 	fl.IntVar(&f.valueSize, "value-size", 0, "kv: bytes per value (default 100)")
 	fl.StringVar(&f.keyMode, "key-mode", "", "kv: random-float (the article's keys) or sequential")
-	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default 1)")
-	fl.Int64Var(&f.warmupOps, "warmup-ops", 0, "ops run before measuring each read phase, not counted")
+	fl.IntVar(&f.batch, "batch", 0, "kv: write in bulk, N keys per call (PostgreSQL COPY, Redis/Memcached pipelines) instead of one by one")
+	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default: 1; throughput: 50)")
+	fl.IntVar(&f.pipeline, "pipeline", 0, "ops per round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline mode")
+	fl.BoolVar(&f.connectPerOp, "connect-per-op", false, "connect, do one op, close (no connection reuse, like a PHP page per request)")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: total ops/s; latency counts from each op's intended start (0 = closed loop)")
+	fl.Int64Var(&f.ops, "ops", 0, "measured ops per phase (throughput, hotkey)")
+	fl.DurationVar(&f.duration, "duration", 0, "measured time per phase instead of an op count, e.g. 30s")
+	fl.DurationVar(&f.warmup, "warmup", 0, "timed warm-up before each measured phase (with --duration), not counted")
+	fl.Int64Var(&f.warmupOps, "warmup-ops", 0, "ops run before each measured phase, not counted")
+	fl.StringVar(&f.serverCPUs, "server-cpus", "", "pin managed servers to these CPUs, e.g. 1 or 0-1 (recorded)")
+	fl.StringVar(&f.clientCPUs, "client-cpus", "", "pin storebench itself to these CPUs, e.g. 0 (recorded)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
@@ -129,28 +147,41 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 			s.Workloads[i].Keys = keys
 		}
 	}
+	// Flags beat the file: they land in every workload's own load.
+	var over scenario.Load
+	positive := map[string]int64{"clients": int64(f.clients), "pipeline": int64(f.pipeline), "ops": f.ops, "value-size": int64(f.valueSize), "batch": int64(f.batch)}
+	for name, v := range positive {
+		if fl.Changed(name) && v <= 0 {
+			return usagef("--%s must be positive, got %d", name, v)
+		}
+	}
+	for name, v := range map[string]float64{"rate": f.rate, "duration": f.duration.Seconds(), "warmup": f.warmup.Seconds(), "warmup-ops": float64(f.warmupOps)} {
+		if fl.Changed(name) && v < 0 {
+			return usagef("--%s must not be negative, got %v", name, fl.Lookup(name).Value)
+		}
+	}
+	if fl.Changed("ops") && fl.Changed("duration") {
+		return usagef("give --ops or --duration, not both")
+	}
+	over.Clients, over.Pipeline, over.Rate = f.clients, f.pipeline, f.rate
+	over.Ops, over.Duration = f.ops, scenario.Duration(f.duration)
+	over.Warmup, over.WarmupOps = scenario.Duration(f.warmup), f.warmupOps
+	if fl.Changed("connect-per-op") {
+		over.ConnectPerOp = &f.connectPerOp
+	}
 	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		merged := scenario.Load{}.Overlay(w.Load).Overlay(&over)
+		w.Load = &merged
 		if fl.Changed("value-size") {
-			s.Workloads[i].ValueSize = f.valueSize
-			if f.valueSize <= 0 {
-				return usagef("--value-size must be positive, got %d", f.valueSize)
-			}
+			w.ValueSize = f.valueSize
 		}
 		if fl.Changed("key-mode") {
-			s.Workloads[i].KeyMode = f.keyMode
+			w.KeyMode = f.keyMode
 		}
-	}
-	if fl.Changed("clients") {
-		if f.clients <= 0 {
-			return usagef("--clients must be positive, got %d", f.clients)
+		if fl.Changed("batch") {
+			w.Batch = f.batch
 		}
-		s.Load.Clients = f.clients
-	}
-	if fl.Changed("warmup-ops") {
-		if f.warmupOps < 0 {
-			return usagef("--warmup-ops must not be negative, got %d", f.warmupOps)
-		}
-		s.Load.WarmupOps = f.warmupOps
 	}
 	if fl.Changed("seed") {
 		s.Seed = f.seed
@@ -231,6 +262,16 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if st, err := os.Stat(f.dataDir); err != nil || !st.IsDir() {
 		return usagef("--data-dir %s: not a directory", f.dataDir)
 	}
+	if f.serverCPUs != "" {
+		if _, err := parseCPUList(f.serverCPUs); err != nil {
+			return usagef("--server-cpus: %v", err)
+		}
+	}
+	if f.clientCPUs != "" {
+		if err := pinProcess(f.clientCPUs); err != nil {
+			return usagef("--client-cpus: %v", err)
+		}
+	}
 
 	started := time.Now().UTC()
 	id := started.Format("20060102T150405Z")
@@ -239,7 +280,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 		Schema: result.Schema, ID: id, Status: result.StatusRunning, StartedAt: started,
 		Command: redactArgs(os.Args), Suite: suite, Seed: s.Seed,
 		Storebench:  result.Build{Version: a.Version, Commit: a.Commit, GoVersion: runtime.Version()},
-		Environment: result.ReadEnvironment(),
+		Environment: result.ReadEnvironment(f.serverCPUs),
 		Scenario:    s, Skipped: skipped,
 	}
 	w, err := result.Create(runDir, res)
@@ -262,7 +303,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	defer os.RemoveAll(scratch)
 
 	cells := plan(s, targets)
-	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir}, logf)
+	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs}, logf)
 
 	status := result.StatusComplete
 	switch {

@@ -10,8 +10,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// ReadEnvironment describes this machine from /proc and uname.
-func ReadEnvironment() Environment {
+// ReadEnvironment describes this machine from /proc and uname; serverCPUs is
+// the CPU list managed servers are pinned to ("" = not pinned).
+func ReadEnvironment(serverCPUs string) Environment {
 	e := Environment{OS: runtime.GOOS, Arch: runtime.GOARCH, Cores: runtime.NumCPU(), GoMaxProcs: runtime.GOMAXPROCS(0)}
 	e.Hostname, _ = os.Hostname()
 	var u unix.Utsname
@@ -27,6 +28,10 @@ func ReadEnvironment() Environment {
 		e.MemoryBytes = n * 1024
 	}
 	e.ClientCPUs = allowedCPUs()
+	e.ServerCPUs = serverCPUs
+	if serverCPUs == "" {
+		e.ServerCPUs = "not pinned (" + e.ClientCPUs + ")"
+	}
 	return e
 }
 

@@ -13,7 +13,7 @@ import (
 
 func TestWriterKeepsAValidFileAfterEveryCell(t *testing.T) {
 	dir := filepath.Join(t.TempDir(), "run")
-	r := &Result{Schema: Schema, ID: "x", Status: StatusRunning, StartedAt: time.Now().UTC(), Environment: ReadEnvironment()}
+	r := &Result{Schema: Schema, ID: "x", Status: StatusRunning, StartedAt: time.Now().UTC(), Environment: ReadEnvironment("")}
 	w, err := Create(dir, r)
 	if err != nil {
 		t.Fatal(err)
@@ -63,7 +63,7 @@ func TestReadRejectsOtherSchemas(t *testing.T) {
 }
 
 func TestEnvironment(t *testing.T) {
-	e := ReadEnvironment()
+	e := ReadEnvironment("")
 	if e.Cores <= 0 || e.OS == "" || e.Arch == "" || e.ClientCPUs == "" {
 		t.Errorf("environment incomplete: %+v", e)
 	}

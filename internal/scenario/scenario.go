@@ -8,8 +8,10 @@ import (
 	"fmt"
 	"io"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -67,44 +69,154 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 }
 
 // Workload is one entry of workloads. Its fields are those of every workload
-// type; Validate rejects the ones that do not apply to its type.
+// type; validate rejects the ones that do not apply to its type.
 type Workload struct {
-	Type      string  `yaml:"type" json:"type"`
-	Keys      []int64 `yaml:"keys,omitempty" json:"keys,omitempty"`
-	ValueSize int     `yaml:"value_size,omitempty" json:"value_size,omitempty"`
-	KeyMode   string  `yaml:"key_mode,omitempty" json:"key_mode,omitempty"`
-	Line      int     `yaml:"-" json:"-"`
+	Type string `yaml:"type" json:"type"`
+	// Name tells two entries of one type apart in cell ids (default: the type).
+	Name       string   `yaml:"name,omitempty" json:"name,omitempty"`
+	Keys       []int64  `yaml:"keys,omitempty" json:"keys,omitempty"`
+	ValueSize  int      `yaml:"value_size,omitempty" json:"value_size,omitempty"`
+	KeyMode    string   `yaml:"key_mode,omitempty" json:"key_mode,omitempty"`
+	Batch      int      `yaml:"batch,omitempty" json:"batch,omitempty"`
+	Keyspace   int64    `yaml:"keyspace,omitempty" json:"keyspace,omitempty"`
+	Operations []string `yaml:"operations,omitempty" json:"operations,omitempty"`
+	Value      string   `yaml:"value,omitempty" json:"value,omitempty"`
+	// Load overrides the scenario's load for this workload only.
+	Load *Load `yaml:"load,omitempty" json:"load,omitempty"`
+	Line int   `yaml:"-" json:"-"`
 }
 
-// Load is how hard the clients drive each target.
+// Label is the workload's name in cell ids.
+func (w Workload) Label() string {
+	if w.Name != "" {
+		return w.Name
+	}
+	return w.Type
+}
+
+// Load is how hard the clients drive each target. Zero fields are unset: a
+// workload's own load overrides the scenario's field by field.
 type Load struct {
-	Clients   int   `yaml:"clients,omitempty" json:"clients"`
-	WarmupOps int64 `yaml:"warmup_ops,omitempty" json:"warmup_ops"`
+	Clients      int      `yaml:"clients,omitempty" json:"clients,omitempty"`
+	Pipeline     int      `yaml:"pipeline,omitempty" json:"pipeline,omitempty"`
+	ConnectPerOp *bool    `yaml:"connect_per_op,omitempty" json:"connect_per_op,omitempty"`
+	Rate         float64  `yaml:"rate,omitempty" json:"rate,omitempty"`
+	Ops          int64    `yaml:"ops,omitempty" json:"ops,omitempty"`
+	Duration     Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	Warmup       Duration `yaml:"warmup,omitempty" json:"warmup,omitempty"`
+	WarmupOps    int64    `yaml:"warmup_ops,omitempty" json:"warmup_ops,omitempty"`
 }
 
-// Workloads this binary can run.
+// Overlay returns l with o's set fields on top.
+func (l Load) Overlay(o *Load) Load {
+	if o == nil {
+		return l
+	}
+	if o.Clients != 0 {
+		l.Clients = o.Clients
+	}
+	if o.Pipeline != 0 {
+		l.Pipeline = o.Pipeline
+	}
+	if o.ConnectPerOp != nil {
+		l.ConnectPerOp = o.ConnectPerOp
+	}
+	if o.Rate != 0 {
+		l.Rate = o.Rate
+	}
+	if o.Ops != 0 || o.Duration != 0 {
+		l.Ops, l.Duration = o.Ops, o.Duration
+	}
+	if o.Warmup != 0 {
+		l.Warmup = o.Warmup
+	}
+	if o.WarmupOps != 0 {
+		l.WarmupOps = o.WarmupOps
+	}
+	return l
+}
+
+// Workload converts to the workloads' load parameters.
+func (l Load) Workload() workload.Load {
+	return workload.Load{
+		Clients: l.Clients, Pipeline: l.Pipeline, ConnectPerOp: l.ConnectPerOp != nil && *l.ConnectPerOp,
+		Rate: l.Rate, Ops: l.Ops, Duration: time.Duration(l.Duration), Warmup: time.Duration(l.Warmup), WarmupOps: l.WarmupOps,
+	}
+}
+
+// Duration is a time.Duration written as "10s", "1m30s" in YAML and JSON.
+type Duration time.Duration
+
+// UnmarshalYAML parses a Go duration string.
+func (d *Duration) UnmarshalYAML(n *yaml.Node) error {
+	v, err := time.ParseDuration(n.Value)
+	if err != nil {
+		return fmt.Errorf("line %d: %q is not a duration (write e.g. 10s, 2m, 500ms)", n.Line, n.Value)
+	}
+	*d = Duration(v)
+	return nil
+}
+
+// MarshalJSON writes the duration as a string.
+func (d Duration) MarshalJSON() ([]byte, error) {
+	return []byte(`"` + time.Duration(d).String() + `"`), nil
+}
+
+// UnmarshalJSON reads what MarshalJSON wrote.
+func (d *Duration) UnmarshalJSON(b []byte) error {
+	v, err := time.ParseDuration(strings.Trim(string(b), `"`))
+	*d = Duration(v)
+	return err
+}
+
+// Workloads this binary can run, with what each defaults to.
 var Workloads = []string{"kv"}
+
+// typeDefaults are each workload type's defaults, applied under the file.
+var typeDefaults = map[string]Load{
+	"kv":         {Clients: 1},
+	"throughput": {Clients: 50, Ops: 100000},
+	"hotkey":     {Clients: 1, Ops: 10000},
+}
+
+// EffectiveLoad is the load a workload runs with: its type's defaults, the
+// scenario's load, then the workload's own.
+func (s *Scenario) EffectiveLoad(w Workload) Load {
+	return typeDefaults[w.Type].Overlay(&s.Load).Overlay(w.Load)
+}
 
 // Defaults fills what the file leaves out.
 func (s *Scenario) Defaults() {
 	if s.Seed == 0 {
 		s.Seed = 42
 	}
-	if s.Load.Clients == 0 {
-		s.Load.Clients = 1
-	}
 	for i := range s.Workloads {
 		w := &s.Workloads[i]
-		if w.Type == "kv" {
+		switch w.Type {
+		case "kv":
 			if len(w.Keys) == 0 {
 				w.Keys = []int64{1000, 10000, 100000}
 			}
 			if w.ValueSize == 0 {
 				w.ValueSize = 100
 			}
-			if w.KeyMode == "" {
-				w.KeyMode = string(workload.KeyRandomFloat)
+		case "throughput":
+			if w.Keyspace == 0 {
+				w.Keyspace = 100000
 			}
+			if w.ValueSize == 0 {
+				w.ValueSize = 3 // redis-benchmark's -d default
+			}
+			if len(w.Operations) == 0 {
+				w.Operations = []string{"set", "get"}
+			}
+		case "hotkey":
+			if w.Value == "" && w.ValueSize == 0 {
+				w.Value = "hello world" // the article's value
+			}
+		}
+		if w.KeyMode == "" && w.Type != "hotkey" {
+			w.KeyMode = string(workload.KeyRandomFloat)
 		}
 	}
 }
@@ -216,16 +328,15 @@ func (s *Scenario) Validate(reg target.Registry) error {
 		}
 		seen[t.Spec.Label()] = true
 	}
-	if s.Load.Clients <= 0 {
-		return fmt.Errorf("%s: load.clients must be positive, got %d", s.Source, s.Load.Clients)
-	}
-	if s.Load.WarmupOps < 0 {
-		return fmt.Errorf("%s: load.warmup_ops must not be negative, got %d", s.Source, s.Load.WarmupOps)
-	}
+	labels := map[string]bool{}
 	for _, w := range s.Workloads {
-		if err := w.validate(); err != nil {
+		if err := w.validate(s.EffectiveLoad(w)); err != nil {
 			return fmt.Errorf("%s: %v", where(w.Line), err)
 		}
+		if labels[w.Label()] {
+			return fmt.Errorf("%s: two workloads are called %s (give one a name)", where(w.Line), w.Label())
+		}
+		labels[w.Label()] = true
 		for _, t := range s.Targets {
 			k, _ := reg.Lookup(t.Spec.Store)
 			if !k.Supports(w.Type) {
@@ -236,23 +347,87 @@ func (s *Scenario) Validate(reg target.Registry) error {
 	return nil
 }
 
-func (w Workload) validate() error {
-	switch w.Type {
+func (w Workload) validate(l Load) error {
+	if err := w.checkFields(); err != nil {
+		return err
+	}
+	t := w.Type
+	wl := l.Workload()
+	switch t {
 	case "kv":
 		for _, n := range w.Keys {
 			if n <= 0 {
 				return fmt.Errorf("kv: keys must be positive, got %d", n)
 			}
 		}
-		if w.ValueSize <= 0 {
-			return fmt.Errorf("kv: value_size must be positive, got %d", w.ValueSize)
+		if w.Batch < 0 {
+			return fmt.Errorf("kv: batch must not be negative, got %d", w.Batch)
 		}
-		if _, err := workload.ParseKeyMode(w.KeyMode); err != nil {
-			return fmt.Errorf("kv: %v", err)
+		if l.Ops != 0 || l.Duration != 0 || l.Rate != 0 || l.Pipeline > 1 || wl.ConnectPerOp {
+			return errors.New("kv: the key counts set the op counts; ops, duration, rate, pipeline and connect_per_op do not apply (use batch for bulk writes)")
 		}
-		return nil
+		if l.Clients <= 0 {
+			return fmt.Errorf("kv: clients must be positive, got %d", l.Clients)
+		}
+		if l.WarmupOps < 0 {
+			return fmt.Errorf("kv: warmup_ops must not be negative, got %d", l.WarmupOps)
+		}
+	case "throughput":
+		if w.Keyspace <= 0 {
+			return fmt.Errorf("throughput: keyspace must be positive, got %d", w.Keyspace)
+		}
+		for _, op := range w.Operations {
+			if op != "set" && op != "get" {
+				return fmt.Errorf("throughput: unknown operation %q (valid: set, get)", op)
+			}
+		}
+		if err := wl.Validate(); err != nil {
+			return fmt.Errorf("throughput: %v", err)
+		}
+	case "hotkey":
+		if err := wl.Validate(); err != nil {
+			return fmt.Errorf("hotkey: %v", err)
+		}
 	case "":
 		return errors.New("workload without a type (valid: " + strings.Join(Workloads, ", ") + ")")
+	default:
+		return fmt.Errorf("unknown workload %q (valid: %s)", w.Type, strings.Join(Workloads, ", "))
 	}
-	return fmt.Errorf("unknown workload %q (valid: %s)", w.Type, strings.Join(Workloads, ", "))
+	if w.ValueSize < 0 {
+		return fmt.Errorf("%s: value_size must be positive, got %d", t, w.ValueSize)
+	}
+	if t != "hotkey" && w.ValueSize == 0 {
+		return fmt.Errorf("%s: value_size must be positive, got 0", t)
+	}
+	if w.KeyMode != "" {
+		if _, err := workload.ParseKeyMode(w.KeyMode); err != nil {
+			return fmt.Errorf("%s: %v", t, err)
+		}
+	}
+	return nil
+}
+
+// fieldsOf lists the workload fields each type reads; a field set for a type
+// that ignores it is an error rather than silently doing nothing.
+var fieldsOf = map[string][]string{
+	"kv":         {"keys", "value_size", "key_mode", "batch"},
+	"throughput": {"keyspace", "value_size", "key_mode", "operations"},
+	"hotkey":     {"value", "value_size"},
+}
+
+func (w Workload) checkFields() error {
+	set := map[string]bool{
+		"keys": len(w.Keys) > 0, "value_size": w.ValueSize != 0, "key_mode": w.KeyMode != "", "batch": w.Batch != 0,
+		"keyspace": w.Keyspace != 0, "operations": len(w.Operations) > 0, "value": w.Value != "",
+	}
+	allowed, known := fieldsOf[w.Type]
+	if !known {
+		return nil
+	}
+	for f, isSet := range set {
+		if isSet && !slices.Contains(allowed, f) {
+			return fmt.Errorf("%s: field %s does not apply (its fields: %s)", w.Type, f, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
 }

@@ -67,7 +67,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		{"name: t\ntargets:\n  - memory\n  - memory\nworkloads:\n  - type: kv\n", "listed twice"},
 		{"name: t\ntargets:\n  - {store: memory, colour: red}\nworkloads:\n  - type: kv\n", "t.yaml:3: field colour not found in target"},
 		{"name: t\ntargets: [files:fast]\nworkloads:\n  - type: kv\n", "store files has no profiles"},
-		{"name: t\ntargets: [memory]\nworkloads:\n  - type: kv\nload: {clients: -1}\n", "load.clients must be positive"},
+		{"name: t\ntargets: [memory]\nworkloads:\n  - type: kv\nload: {clients: -1}\n", "kv: clients must be positive"},
 		{"name: [\n", "t.yaml:"},
 		{"", "empty scenario"},
 	}

@@ -67,6 +67,9 @@ type Kind struct {
 	Workloads []string
 	// Options lists the store-specific options a Spec may set, with a word on each.
 	Options map[string]string
+	// ServerOptions are options that configure a managed server (they become
+	// its settings, e.g. memcached threads); they make no sense with a URL.
+	ServerOptions map[string]string
 	// CheckOptions validates option values before any work; nil accepts any value.
 	CheckOptions func(opts map[string]string) error
 	// Open opens the store. It must fail within a few seconds when a server does not answer.
@@ -86,8 +89,15 @@ func (k Kind) Supports(workload string) bool {
 // Registry is the list of store kinds this binary knows.
 type Registry []Kind
 
-// Lookup finds a kind by name (mysql and mariadb are aliases of each other).
+// aliases are other names users give a kind.
+var aliases = map[string]string{"mysql": "mariadb", "pg": "postgres", "postgresql": "postgres"}
+
+// Lookup finds a kind by name or alias ("mysql" is the managed MariaDB;
+// a MySQL server is measured through a mysql:// URL).
 func (r Registry) Lookup(name string) (Kind, bool) {
+	if a, ok := aliases[name]; ok {
+		name = a
+	}
 	for _, k := range r {
 		if k.Name == name {
 			return k, true
@@ -171,8 +181,12 @@ func (r Registry) Check(s Spec) error {
 		}
 	}
 	for o := range s.Options {
-		if _, ok := k.Options[o]; !ok {
+		_, isServer := k.ServerOptions[o]
+		if _, ok := k.Options[o]; !ok && !isServer {
 			return fmt.Errorf("unknown option %q for store %s (valid: %s)", o, k.Name, optionNames(k))
+		}
+		if isServer && s.URL != "" {
+			return fmt.Errorf("option %s configures a managed %s server; %s is external", o, k.Name, s.Label())
 		}
 	}
 	if k.CheckOptions != nil {
@@ -184,12 +198,15 @@ func (r Registry) Check(s Spec) error {
 }
 
 func optionNames(k Kind) string {
-	if len(k.Options) == 0 {
-		return "none"
-	}
 	var n []string
 	for o := range k.Options {
 		n = append(n, o)
+	}
+	for o := range k.ServerOptions {
+		n = append(n, o)
+	}
+	if len(n) == 0 {
+		return "none"
 	}
 	sort.Strings(n)
 	return strings.Join(n, ", ")

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strconv"
+	"strings"
+
+	"golang.org/x/sys/unix"
+)
+
+// pinProcess restricts every thread of this process to the CPUs in list
+// ("0", "0-1", "0,2"); threads created later inherit it from their creator.
+func pinProcess(list string) error {
+	cpus, err := parseCPUList(list)
+	if err != nil {
+		return err
+	}
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	tasks, err := filepath.Glob("/proc/self/task/*")
+	if err != nil || len(tasks) == 0 {
+		return fmt.Errorf("list this process's threads: %v", err)
+	}
+	for _, t := range tasks {
+		tid, _ := strconv.Atoi(filepath.Base(t))
+		if err := unix.SchedSetaffinity(tid, &set); err != nil && !os.IsNotExist(err) && err != unix.ESRCH {
+			return fmt.Errorf("pin to CPUs %s: %v", list, err)
+		}
+	}
+	return nil
+}
+
+// parseCPUList reads "0-2,5" and checks every CPU exists here.
+func parseCPUList(list string) ([]int, error) {
+	var out []int
+	n := runtime.NumCPU()
+	for _, part := range strings.Split(list, ",") {
+		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
+		a, err1 := strconv.Atoi(lo)
+		b := a
+		var err2 error
+		if isRange {
+			b, err2 = strconv.Atoi(hi)
+		}
+		if err1 != nil || err2 != nil || a < 0 || b < a {
+			return nil, fmt.Errorf("CPU list %q: write e.g. 0, 0-1 or 0,2", list)
+		}
+		if b >= n {
+			return nil, fmt.Errorf("CPU list %q: this machine has CPUs 0-%d", list, n-1)
+		}
+		for c := a; c <= b; c++ {
+			out = append(out, c)
+		}
+	}
+	return out, nil
+}

@@ -1,0 +1,743 @@
+// Package mysql is the MariaDB / MySQL store (github.com/go-sql-driver/mysql).
+//
+// Everything lives in a database named after the namespace. The database is
+// marked as storebench's own by a table storebench_owner holding one row
+// 'storebench', table and row created in one statement (CREATE TABLE ... AS
+// SELECT), so MySQL (which has no CREATE DATABASE ... COMMENT) and MariaDB
+// behave alike. Reset and Close touch the database only while that row is
+// there and refuse with store.ErrNotOwned otherwise. The data is one table
+// kv(k VARBINARY(3072) PRIMARY KEY, v LONGBLOB NOT NULL, expires_at BIGINT),
+// expires_at in milliseconds since the epoch by the server's clock.
+//
+// One client is one driver connection, used without database/sql: the
+// driver.Conn comes straight from the driver's Connector, so there is no pool
+// that could silently reconnect and retry a failed operation, and no
+// database/sql layer that starts a goroutine per query when the context can be
+// cancelled. Its three statements are prepared on the server once, when the
+// client opens (COM_STMT_PREPARE), and run with COM_STMT_EXECUTE in the binary
+// protocol: the counterpart of pgx's prepared statements. A context's end
+// interrupts a call through context.AfterFunc and a socket deadline, as in
+// pgx, instead of the driver's per-call handoff to a watcher goroutine (see
+// Client.watch). Clients connect to the namespace database, which also
+// identifies them in SHOW PROCESSLIST.
+//
+// The store's own administrative connection (create, check, reset, drop,
+// Info) is a database/sql pool of one connection, which may reconnect after a
+// long idle.
+package mysql
+
+import (
+	"context"
+	"database/sql"
+	"database/sql/driver"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/go-sql-driver/mysql"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// Designs: how the kv table is laid out.
+const (
+	// DesignInnoDB is an InnoDB table with the key as clustered primary key
+	// (the default).
+	DesignInnoDB = "innodb"
+)
+
+// Marker is the row of table OwnerTable that makes a database storebench's own.
+const (
+	Marker     = "storebench"
+	OwnerTable = "storebench_owner"
+)
+
+// MaxKeyLen is the longest key: InnoDB's index key limit with the default
+// 16 KiB page and the DYNAMIC row format. Longer keys are refused by Set,
+// never truncated (a non-strict sql_mode would truncate them silently).
+const MaxKeyLen = 3072
+
+// DefaultConnectTimeout bounds connecting (dial and handshake) when the URL
+// sets no ?timeout=.
+const DefaultConnectTimeout = 5 * time.Second
+
+// Config configures a MariaDB / MySQL store.
+type Config struct {
+	// URL is mysql://user:password@host:port/db or mariadb://...; query
+	// parameters are go-sql-driver DSN parameters (tls, timeout, ...). db is
+	// the database connected to for administration; it must exist, or be
+	// empty.
+	URL string
+	// Namespace is the database this store creates and owns.
+	Namespace string
+	// Design is DesignInnoDB (default when "").
+	Design string
+}
+
+// Validate checks the config without connecting.
+func (c Config) Validate() error {
+	if c.URL == "" {
+		return errors.New("mysql: no URL")
+	}
+	switch c.Design {
+	case "", DesignInnoDB:
+	default:
+		return fmt.Errorf("mysql: design %q not implemented (have %s)", c.Design, DesignInnoDB)
+	}
+	if _, _, err := parseURL(c.URL); err != nil {
+		return err
+	}
+	return validNamespace(c.Namespace)
+}
+
+func (c Config) design() string {
+	if c.Design == "" {
+		return DesignInnoDB
+	}
+	return c.Design
+}
+
+// parseURL turns a mysql:// or mariadb:// URL into a driver config and the
+// redacted location. Errors never quote the password.
+func parseURL(raw string) (*mysql.Config, string, error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		// url.Error quotes the whole URL: keep only its reason.
+		if ue, ok := errors.AsType[*url.Error](err); ok {
+			err = ue.Err
+		}
+		return nil, "", fmt.Errorf("mysql: bad URL %s: %v", store.RedactURL(raw), err)
+	}
+	if u.Scheme != "mysql" && u.Scheme != "mariadb" {
+		return nil, "", fmt.Errorf("mysql: bad URL %s: want scheme mysql:// or mariadb://", store.RedactURL(raw))
+	}
+	// Parameters go through the driver's own DSN parser, without user and
+	// password, so its errors cannot echo the password either.
+	cfg, err := mysql.ParseDSN("/?" + u.RawQuery)
+	if err != nil {
+		return nil, "", fmt.Errorf("mysql: bad URL %s: %v", store.RedactURL(raw), err)
+	}
+	host, port := u.Hostname(), u.Port()
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == "" {
+		port = "3306"
+	}
+	if u.User != nil {
+		cfg.User = u.User.Username()
+		cfg.Passwd, _ = u.User.Password()
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	if strings.Contains(db, "/") {
+		return nil, "", fmt.Errorf("mysql: bad URL %s: database name %q contains '/'", store.RedactURL(raw), db)
+	}
+	cfg.Net, cfg.Addr, cfg.DBName = "tcp", net.JoinHostPort(host, port), db
+	cfg.InterpolateParams = false // server-side prepared statements only
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultConnectTimeout
+	}
+	cfg.Logger = &mysql.NopLogger{} // every driver error is returned, classified and counted
+	if cfg.ConnectionAttributes == "" {
+		cfg.ConnectionAttributes = "program_name:storebench"
+	}
+	if cfg.Params == nil {
+		cfg.Params = map[string]string{}
+	}
+	// UNIX_TIMESTAMP(NOW(3)) is exact only in a zone without DST folds.
+	cfg.Params["time_zone"] = "'+00:00'"
+	loc := (&url.URL{Scheme: u.Scheme, User: url.User(cfg.User), Host: cfg.Addr, Path: "/" + db})
+	if cfg.User == "" {
+		loc.User = nil
+	}
+	return cfg, loc.String(), nil
+}
+
+// nowMS is the server's clock in milliseconds since the epoch.
+const nowMS = `CAST(UNIX_TIMESTAMP(NOW(3)) * 1000 AS SIGNED)`
+
+// Store is one database in one MariaDB or MySQL server.
+type Store struct {
+	cfg    Config
+	client *mysql.Config // clients connect to the namespace database
+	loc    string        // redacted location
+	db     string        // quoted identifier of the namespace database
+	ddl    string
+	getSQL string
+	setSQL string
+	delSQL string
+
+	mu     sync.Mutex // guards closed and makes check-then-drop one step
+	admin  *sql.DB    // at most one connection
+	closed bool
+}
+
+var _ store.Store = (*Store)(nil)
+
+// New connects, and creates the namespace database with its marker and
+// table. A leftover database of the same name is dropped and recreated if it
+// carries the marker, and refused with store.ErrNotOwned if not.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	adminCfg, loc, _ := parseURL(cfg.URL) // checked by Validate
+	s := &Store{cfg: cfg, loc: loc, db: "`" + cfg.Namespace + "`"}
+	s.client = adminCfg.Clone()
+	s.client.DBName = cfg.Namespace
+	table := s.db + ".kv"
+	s.ddl = `CREATE TABLE ` + table + ` (k VARBINARY(` + strconv.Itoa(MaxKeyLen) + `) NOT NULL PRIMARY KEY, v LONGBLOB NOT NULL, expires_at BIGINT NULL) ENGINE=InnoDB`
+	s.getSQL = `SELECT v FROM ` + table + ` WHERE k = ? AND (expires_at IS NULL OR expires_at > ` + nowMS + `)`
+	// VALUES() in ON DUPLICATE KEY UPDATE: MariaDB has no row alias, MySQL
+	// 8.0.20+ accepts it with a deprecation note.
+	s.setSQL = `INSERT INTO ` + table + ` (k, v, expires_at) VALUES (?, ?, ` + nowMS + ` + ?)
+		ON DUPLICATE KEY UPDATE v = VALUES(v), expires_at = VALUES(expires_at)`
+	s.delSQL = `DELETE FROM ` + table + ` WHERE k = ?`
+
+	adminConn, err := mysql.NewConnector(adminCfg)
+	if err != nil {
+		return nil, fmt.Errorf("mysql: %s: %v", s.loc, redactText(err.Error(), adminCfg.Passwd))
+	}
+	s.admin = sql.OpenDB(adminConn)
+	s.admin.SetMaxOpenConns(1)
+	s.admin.SetMaxIdleConns(1)
+	s.admin.SetConnMaxIdleTime(time.Hour) // below the server's wait_timeout (8 h by default)
+	cctx, cancel := context.WithTimeout(ctx, adminCfg.Timeout)
+	err = s.admin.PingContext(cctx)
+	cancel()
+	if err != nil {
+		s.admin.Close()
+		return nil, s.connectErr(err)
+	}
+	if err := s.create(ctx); err != nil {
+		s.admin.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+func (s *Store) connectErr(err error) error {
+	return store.WithClass(store.ClassUnavailable,
+		fmt.Errorf("mysql: connect %s: %s", s.client.Addr, redactText(err.Error(), s.client.Passwd)))
+}
+
+// owned reports whether the namespace database exists and whether it
+// carries the marker.
+func (s *Store) owned(ctx context.Context) (exists, owned bool, err error) {
+	ns := `'` + s.cfg.Namespace + `'` // validated: [a-z0-9_]
+	var nDB, nTable int
+	err = s.admin.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = `+ns+`),
+		(SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = `+ns+` AND TABLE_NAME = '`+OwnerTable+`')`).Scan(&nDB, &nTable)
+	if err != nil {
+		return false, false, opErr("check database owner", err)
+	}
+	if nDB == 0 || nTable == 0 {
+		return nDB > 0, false, nil
+	}
+	var n int
+	err = s.admin.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+s.db+`.`+OwnerTable+` WHERE owner = '`+Marker+`'`).Scan(&n)
+	if me, ok := errors.AsType[*mysql.MySQLError](err); ok && me.Number == erBadField {
+		return true, false, nil // someone else's table of that name, without an owner column
+	}
+	if err != nil {
+		return true, false, opErr("check database owner", err)
+	}
+	return true, n > 0, nil
+}
+
+func (s *Store) create(ctx context.Context) error {
+	exists, owned, err := s.owned(ctx)
+	if err != nil {
+		return err
+	}
+	if exists && !owned {
+		return fmt.Errorf("mysql: database %s exists without table %s holding %q: %w", s.db, OwnerTable, Marker, store.ErrNotOwned)
+	}
+	// DDL is not transactional: the marker comes right after the database,
+	// in one statement with its row.
+	stmts := []string{
+		`CREATE DATABASE ` + s.db,
+		`CREATE TABLE ` + s.db + `.` + OwnerTable + ` ENGINE=InnoDB AS SELECT CAST('` + Marker + `' AS CHAR(32)) AS owner, NOW() AS created_at`,
+		s.ddl,
+	}
+	if exists { // ours, left over from an earlier run
+		stmts = append([]string{`DROP DATABASE ` + s.db}, stmts...)
+	}
+	for _, q := range stmts {
+		if _, err := s.admin.ExecContext(ctx, q); err != nil {
+			return opErr("create database", err)
+		}
+	}
+	return nil
+}
+
+// checkOwned refuses to go on unless the database carries the marker.
+func (s *Store) checkOwned(ctx context.Context, op string) error {
+	if s.closed {
+		return errClosed
+	}
+	exists, owned, err := s.owned(ctx)
+	if err != nil {
+		return err
+	}
+	if !exists {
+		return fmt.Errorf("mysql: %s: database %s does not exist", op, s.db)
+	}
+	if !owned {
+		return fmt.Errorf("mysql: %s: database %s has no table %s holding %q: %w", op, s.db, OwnerTable, Marker, store.ErrNotOwned)
+	}
+	return nil
+}
+
+var errClosed = errors.New("mysql: store is closed")
+
+// Open connects a new client and prepares its statements on the server.
+func (s *Store) Open(ctx context.Context) (store.Client, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	c := &Client{fired: make(chan struct{}, 1)}
+	c.interrupt = func() {
+		_ = c.nc.SetDeadline(longAgo) // fails the blocked read or write at once
+		c.fired <- struct{}{}
+	}
+	// A connector per client, whose dialer keeps the net.Conn for interrupt.
+	cfg := s.client.Clone()
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, network, addr)
+		c.nc = nc
+		return nc, err
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, s.connectErr(err)
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.client.Timeout)
+	defer cancel()
+	if c.conn, err = connector.Connect(cctx); err != nil {
+		return nil, s.connectErr(err)
+	}
+	prep, ok := c.conn.(driver.ConnPrepareContext)
+	if !ok {
+		c.conn.Close()
+		return nil, fmt.Errorf("mysql: driver connection %T cannot prepare with a context", c.conn)
+	}
+	for _, p := range []struct {
+		stmt **stmt
+		name string
+		q    string
+	}{
+		{&c.get, "get", s.getSQL},
+		{&c.set, "set", s.setSQL},
+		{&c.del, "delete", s.delSQL},
+	} {
+		st, err := prep.PrepareContext(cctx, p.q)
+		if err == nil {
+			*p.stmt, err = asStmt(st)
+		}
+		if err != nil {
+			c.Close()
+			return nil, opErr("prepare "+p.name, err)
+		}
+	}
+	for i := range c.args {
+		c.args[i].Ordinal = i + 1
+	}
+	return c, nil
+}
+
+// stmt is what the driver's prepared statement offers beyond driver.Stmt.
+type stmt struct {
+	driver.Stmt
+	driver.StmtExecContext
+	driver.StmtQueryContext
+}
+
+func asStmt(st driver.Stmt) (*stmt, error) {
+	e, ok1 := st.(driver.StmtExecContext)
+	q, ok2 := st.(driver.StmtQueryContext)
+	if !ok1 || !ok2 {
+		st.Close()
+		return nil, fmt.Errorf("driver statement %T lacks ExecContext or QueryContext", st)
+	}
+	return &stmt{st, e, q}, nil
+}
+
+// settingNames are read back with SHOW GLOBAL VARIABLES for the result file.
+// tx_isolation is the name before MariaDB 11.1 / MySQL 8.0, where
+// transaction_isolation may be missing.
+var settingNames = []string{
+	"innodb_flush_log_at_trx_commit", "sync_binlog", "log_bin", "binlog_format",
+	"innodb_buffer_pool_size", "innodb_doublewrite", "innodb_flush_method",
+	"transaction_isolation", "tx_isolation", "version_comment", "max_allowed_packet",
+}
+
+// Info reads back the server version, the effective settings and the kv
+// table's engine as information_schema records it.
+func (s *Store) Info(ctx context.Context) (store.Info, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return store.Info{}, errClosed
+	}
+	set := map[string]string{
+		"design":    s.cfg.design(),
+		"ddl":       s.ddl,
+		"exec_mode": "server-side prepared statements, prepared once per connection (COM_STMT_PREPARE), run with COM_STMT_EXECUTE (binary protocol), autocommit",
+		"client":    "go-sql-driver/mysql driver.Conn without database/sql, one connection per client, ctx watched with context.AfterFunc",
+		"session":   "time_zone='+00:00' (expires_at uses UNIX_TIMESTAMP(NOW(3)))",
+	}
+	var version string
+	if err := s.admin.QueryRowContext(ctx, `SELECT VERSION()`).Scan(&version); err != nil {
+		return store.Info{}, opErr("info: version", err)
+	}
+	set["version"] = version
+	rows, err := s.admin.QueryContext(ctx, `SHOW GLOBAL VARIABLES WHERE Variable_name IN ('`+strings.Join(settingNames, `', '`)+`')`)
+	if err != nil {
+		return store.Info{}, opErr("info: SHOW GLOBAL VARIABLES", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return store.Info{}, opErr("info: SHOW GLOBAL VARIABLES", err)
+		}
+		set[k] = v
+	}
+	if err := rows.Err(); err != nil {
+		return store.Info{}, opErr("info: SHOW GLOBAL VARIABLES", err)
+	}
+	if _, ok := set["transaction_isolation"]; !ok && set["tx_isolation"] != "" {
+		set["transaction_isolation"] = set["tx_isolation"]
+	}
+	var engine, rowFormat sql.NullString
+	err = s.admin.QueryRowContext(ctx, `SELECT ENGINE, ROW_FORMAT FROM information_schema.TABLES WHERE TABLE_SCHEMA = '`+s.cfg.Namespace+`' AND TABLE_NAME = 'kv'`).Scan(&engine, &rowFormat)
+	if err != nil {
+		return store.Info{}, opErr("info: table engine", err)
+	}
+	set["table_engine"], set["table_row_format"] = engine.String, rowFormat.String
+	return store.Info{
+		Kind:       "mysql",
+		Version:    version,
+		Location:   s.loc,
+		Settings:   set,
+		Durability: durability(set),
+		Namespace:  s.cfg.Namespace,
+	}, nil
+}
+
+// durability says in words what a crash loses under the settings read back.
+func durability(set map[string]string) string {
+	var d string
+	switch v := set["innodb_flush_log_at_trx_commit"]; v {
+	case "1", "3": // 3 (MariaDB 10.8+) fsyncs at commit like 1
+		d = "redo log fsync every commit"
+	case "2":
+		d = "redo log written every commit, fsync ~1/s: an OS crash may lose ~1 s"
+	case "0":
+		d = "redo log flushed ~1/s: a crash may lose ~1 s"
+	default:
+		d = "innodb_flush_log_at_trx_commit=" + v + ": unknown"
+	}
+	if set["log_bin"] == "ON" || set["log_bin"] == "1" {
+		switch sb := set["sync_binlog"]; sb {
+		case "1":
+			d += "; binlog fsync every commit"
+		case "0", "":
+			d += "; binlog not fsynced by the server (OS decides)"
+		default:
+			d += "; binlog fsync every " + sb + " commits"
+		}
+	} else {
+		d += "; binlog off"
+	}
+	if dw := set["innodb_doublewrite"]; dw == "OFF" || dw == "0" {
+		d += "; doublewrite off: a torn page may corrupt data"
+	}
+	return d
+}
+
+// Reset empties the table, after checking the database's marker.
+func (s *Store) Reset(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if err := s.checkOwned(ctx, "reset"); err != nil {
+		return err
+	}
+	if _, err := s.admin.ExecContext(ctx, `TRUNCATE TABLE `+s.db+`.kv`); err != nil {
+		return opErr("reset", err)
+	}
+	return nil
+}
+
+// Close drops the database, only if it carries the marker, and disconnects.
+// Closing twice is not an error.
+func (s *Store) Close(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	err := s.checkOwned(ctx, "close")
+	s.closed = true
+	if err == nil {
+		if _, e := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); e != nil {
+			err = opErr("close: drop database", e)
+		}
+	}
+	if e := s.admin.Close(); err == nil && e != nil {
+		err = opErr("close", e)
+	}
+	return err
+}
+
+// Client is one connection with its prepared statements.
+type Client struct {
+	conn          driver.Conn
+	nc            net.Conn // the driver's socket, for interrupt
+	get, set, del *stmt
+	args          [3]driver.NamedValue // reused: no allocation per call for the slice
+	dest          [1]driver.Value
+
+	interrupt func()        // run by context.AfterFunc when ctx ends mid-call
+	fired     chan struct{} // interrupt has run
+	stop      func() bool   // the current call's AfterFunc
+}
+
+var _ store.KV = (*Client)(nil)
+
+// longAgo is a deadline in the past: it fails pending I/O at once.
+var longAgo = time.Unix(1, 0)
+
+// watch arranges for the end of ctx to interrupt the coming round trip.
+//
+// The driver would watch ctx itself (its QueryContext and ExecContext hand
+// each cancellable context to a per-connection goroutine and take it back
+// afterwards): two goroutine handoffs per operation that doubled the
+// client's CPU time per Get in a benchmark with a cancellable context, as
+// the load engine's is. Like pgx, this uses context.AfterFunc, which costs
+// nothing until ctx ends, and sets a past deadline on the socket then; the
+// driver gets context.Background() and does not watch. (A ?readTimeout= in
+// the URL makes the driver set its own read deadline before each read, which
+// can outlast an interrupt; the call then ends at that timeout.)
+func (c *Client) watch(ctx context.Context) error {
+	c.stop = nil
+	if ctx.Done() == nil {
+		return nil
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	c.stop = context.AfterFunc(ctx, c.interrupt)
+	return nil
+}
+
+// unwatch ends watch. If ctx ended meanwhile, a failed call reports ctx's
+// error (the driver has closed the connection), and a call that finished
+// anyway gets its socket's deadline cleared.
+func (c *Client) unwatch(ctx context.Context, err error) error {
+	if c.stop == nil || c.stop() {
+		return err
+	}
+	<-c.fired
+	_ = c.nc.SetDeadline(time.Time{})
+	if err != nil {
+		err = &interrupted{ctx: ctx.Err(), err: err}
+	}
+	return err
+}
+
+// interrupted is a call cut short by the end of its context; its class is
+// the context's (a deadline is a timeout).
+type interrupted struct{ ctx, err error }
+
+func (e *interrupted) Error() string   { return e.ctx.Error() + " (" + e.err.Error() + ")" }
+func (e *interrupted) Unwrap() []error { return []error{e.ctx, e.err} }
+
+// Close closes the statements and the connection.
+func (c *Client) Close() error {
+	var err error
+	for _, st := range []*stmt{c.get, c.set, c.del} {
+		if st != nil {
+			err = errors.Join(err, st.Close())
+		}
+	}
+	err = errors.Join(err, c.conn.Close())
+	if err != nil {
+		return opErr("close client", err)
+	}
+	return nil
+}
+
+// empty is sent for nil slices: the driver sends a nil []byte as NULL.
+var empty = []byte{}
+
+func nonNil(b []byte) []byte {
+	if b == nil {
+		return empty
+	}
+	return b
+}
+
+// Get appends the unexpired value of key to dst[:0].
+func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
+	dst = dst[:0]
+	if err := c.watch(ctx); err != nil {
+		return dst, false, opErr("get", err)
+	}
+	ok, err := c.get1(key, &dst)
+	if err = c.unwatch(ctx, err); err != nil {
+		return dst[:0], false, opErr("get", err)
+	}
+	return dst, ok, nil
+}
+
+func (c *Client) get1(key []byte, dst *[]byte) (bool, error) {
+	c.args[0].Value = nonNil(key)
+	rows, err := c.get.QueryContext(context.Background(), c.args[:1])
+	c.args[0].Value = nil // keep no reference to the caller's key
+	if err != nil {
+		return false, err
+	}
+	ok := false
+	switch err = rows.Next(c.dest[:]); err {
+	case nil:
+		// The driver's slice points into its read buffer: copy it now.
+		b, _ := c.dest[0].([]byte)
+		*dst, ok = append(*dst, b...), true
+	case io.EOF:
+		err = nil
+	}
+	c.dest[0] = nil
+	if e := rows.Close(); err == nil {
+		err = e
+	}
+	return ok, err
+}
+
+// errKeyTooLong is returned by Set for a key longer than MaxKeyLen.
+var errKeyTooLong = errors.New("mysql: set: key longer than " + strconv.Itoa(MaxKeyLen) + " bytes")
+
+// Set upserts key; ttl > 0 becomes expires_at = server now + ttl, in whole
+// milliseconds (rounded up, so a tiny ttl does not mean "expired").
+func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
+	if len(key) > MaxKeyLen {
+		return errKeyTooLong
+	}
+	c.args[0].Value, c.args[1].Value, c.args[2].Value = nonNil(key), nonNil(val), nil
+	if ttl > 0 {
+		c.args[2].Value = int64((ttl + time.Millisecond - 1) / time.Millisecond)
+	}
+	err := c.exec(ctx, c.set, c.args[:])
+	c.args[0].Value, c.args[1].Value, c.args[2].Value = nil, nil, nil
+	if err != nil {
+		return opErr("set", err)
+	}
+	return nil
+}
+
+// Delete removes key; a missing key is not an error.
+func (c *Client) Delete(ctx context.Context, key []byte) error {
+	c.args[0].Value = nonNil(key)
+	err := c.exec(ctx, c.del, c.args[:1])
+	c.args[0].Value = nil
+	if err != nil {
+		return opErr("delete", err)
+	}
+	return nil
+}
+
+func (c *Client) exec(ctx context.Context, st *stmt, args []driver.NamedValue) error {
+	if err := c.watch(ctx); err != nil {
+		return err
+	}
+	_, err := st.ExecContext(context.Background(), args)
+	return c.unwatch(ctx, err)
+}
+
+// opError names the store and operation; it is built only on the error path.
+type opError struct {
+	op  string
+	err error
+}
+
+func (e *opError) Error() string { return "mysql: " + e.op + ": " + e.err.Error() }
+func (e *opError) Unwrap() error { return e.err }
+
+func opErr(op string, err error) error {
+	e := &opError{op: op, err: err}
+	if c := classify(err); c != "" {
+		return store.WithClass(c, e)
+	}
+	return e
+}
+
+// MySQL / MariaDB server error numbers that have a class.
+const (
+	erBadField                 = 1054 // unknown column
+	erConCount                 = 1040 // too many connections
+	erServerShutdown           = 1053
+	erLockWaitTimeout          = 1205
+	erLockDeadlock             = 1213
+	erStatementTimeout         = 1969 // MariaDB max_statement_time
+	erConnectionKilled         = 1927 // MariaDB
+	erQueryTimeout             = 3024 // MySQL max_execution_time
+	erClientInteractionTimeout = 4031 // MySQL 8.0.24+: idle connection closed
+)
+
+// classify maps server error numbers and dead connections to error
+// classes; "" leaves the decision to store.Classify (context deadline,
+// network timeout, connection refused or reset).
+func classify(err error) store.Class {
+	if ie, ok := errors.AsType[*interrupted](err); ok {
+		return store.Classify(ie.ctx)
+	}
+	if me, ok := errors.AsType[*mysql.MySQLError](err); ok {
+		switch me.Number {
+		case erLockDeadlock:
+			return store.ClassConflict
+		case erLockWaitTimeout, erStatementTimeout, erQueryTimeout:
+			return store.ClassTimeout
+		case erConCount, erServerShutdown, erConnectionKilled, erClientInteractionTimeout:
+			return store.ClassUnavailable
+		}
+		return ""
+	}
+	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) {
+		return store.ClassUnavailable
+	}
+	return ""
+}
+
+// redactText removes a password from a driver's message.
+func redactText(msg, password string) string {
+	if len(password) >= 4 { // shorter ones would mangle the text
+		msg = strings.ReplaceAll(msg, password, "xxxxx")
+	}
+	return store.RedactURL(msg)
+}
+
+// validNamespace accepts the names storebench generates: [a-z0-9_], starting
+// with a letter, short enough for a database name (64 characters at most).
+func validNamespace(ns string) error {
+	bad := ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z'
+	for i := 0; i < len(ns) && !bad; i++ {
+		c := ns[i]
+		bad = !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_')
+	}
+	if bad {
+		return errors.New("mysql: namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+	}
+	return nil
+}

@@ -1,0 +1,135 @@
+package workload
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/storebench/storebench/internal/load"
+	"github.com/storebench/storebench/internal/store"
+)
+
+// Load is how hard a workload's measured phases drive a target; every
+// workload that runs timed or counted phases takes it.
+type Load struct {
+	Clients      int           // connections, one per worker
+	Pipeline     int           // ops per round trip (Batcher); 1 = none
+	ConnectPerOp bool          // connect, do one op, close: no connection reuse
+	Rate         float64       // open loop: total ops/s; 0 = closed loop
+	Ops          int64         // measured ops per phase; 0 = run for Duration
+	Duration     time.Duration // measured time per phase, when Ops is 0
+	Warmup       time.Duration // timed warm-up (with Duration)
+	WarmupOps    int64         // counted warm-up (with Ops)
+}
+
+// Validate rejects impossible combinations before any work.
+func (l Load) Validate() error {
+	var errs []error
+	if l.Clients <= 0 {
+		errs = append(errs, fmt.Errorf("clients must be positive, got %d", l.Clients))
+	}
+	if l.Pipeline < 0 {
+		errs = append(errs, fmt.Errorf("pipeline must not be negative, got %d", l.Pipeline))
+	}
+	if l.Pipeline > 1 && l.ConnectPerOp {
+		errs = append(errs, errors.New("pipeline and connect-per-op exclude each other"))
+	}
+	if l.Pipeline > 1 && l.Rate > 0 {
+		errs = append(errs, errors.New("pipeline with an open-loop rate is not supported: the rate schedules single ops"))
+	}
+	if err := l.Config("check").Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	return errors.Join(errs...)
+}
+
+// Depth is the number of ops per call: the pipeline depth, at least 1.
+func (l Load) Depth() int { return max(l.Pipeline, 1) }
+
+// Config is the engine configuration of one phase. With a pipeline, the
+// engine counts calls, so Ops and the rate are divided by the depth.
+func (l Load) Config(name string) load.Config {
+	d := int64(l.Depth())
+	return load.Config{
+		Name: name, Workers: l.Clients, Ops: (l.Ops + d - 1) / d, Duration: l.Duration,
+		Warmup: l.Warmup, WarmupOps: (l.WarmupOps + d - 1) / d, Rate: l.Rate, OpsPerCall: l.Pipeline,
+	}
+}
+
+// KVClients opens one KV client per worker, or, with ConnectPerOp, one
+// client per worker that connects anew for every operation.
+func KVClients(ctx context.Context, st store.Store, l Load) ([]store.KV, func(), error) {
+	out := make([]store.KV, 0, l.Clients)
+	closeAll := func() {
+		for _, c := range out {
+			c.(store.Client).Close()
+		}
+	}
+	for i := 0; i < l.Clients; i++ {
+		var c store.Client
+		if l.ConnectPerOp {
+			c = &perOpClient{st: st}
+		} else {
+			var err error
+			if c, err = st.Open(ctx); err != nil {
+				closeAll()
+				return nil, nil, fmt.Errorf("open client %d of %d: %w", i+1, l.Clients, err)
+			}
+		}
+		kv, ok := c.(store.KV)
+		if !ok {
+			c.Close()
+			closeAll()
+			return nil, nil, fmt.Errorf("key-value operations: %w", store.ErrUnsupported)
+		}
+		out = append(out, kv)
+	}
+	if l.Pipeline > 1 {
+		if _, ok := out[0].(store.Batcher); !ok {
+			closeAll()
+			return nil, nil, fmt.Errorf("pipeline: %w", store.ErrUnsupported)
+		}
+	}
+	return out, closeAll, nil
+}
+
+// perOpClient opens a connection for each operation and closes it after, as
+// a PHP page that connects per request does; the connect is part of the
+// measured latency on purpose.
+type perOpClient struct{ st store.Store }
+
+func (p *perOpClient) Close() error { return nil }
+
+func (p *perOpClient) with(ctx context.Context, f func(store.KV) error) error {
+	c, err := p.st.Open(ctx)
+	if err != nil {
+		return err
+	}
+	kv, ok := c.(store.KV)
+	if !ok {
+		c.Close()
+		return store.ErrUnsupported
+	}
+	err = f(kv)
+	if cerr := c.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func (p *perOpClient) Get(ctx context.Context, key, dst []byte) (val []byte, ok bool, err error) {
+	err = p.with(ctx, func(kv store.KV) error {
+		val, ok, err = kv.Get(ctx, key, dst)
+		return err
+	})
+	return val, ok, err
+}
+
+func (p *perOpClient) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
+	return p.with(ctx, func(kv store.KV) error { return kv.Set(ctx, key, val, ttl) })
+}
+
+func (p *perOpClient) Delete(ctx context.Context, key []byte) error {
+	return p.with(ctx, func(kv store.KV) error { return kv.Delete(ctx, key) })
+}
