@@ -26,11 +26,11 @@ type Phase struct {
 	ErrorSamples []string         `json:"error_samples,omitempty"`
 	// DurationS is the measured time, warm-up excluded: from the common start
 	// of the workers to the end of the last measured operation.
-	DurationS      float64 `json:"duration_s"`
+	DurationS float64 `json:"duration_s"`
 	// OpsPerCall is how many operations one timed call carries: a pipeline
 	// or multi-get of that depth. Ops and throughput count operations; the
 	// latency figures and the histogram are per call. Omitted when 1.
-	OpsPerCall int `json:"ops_per_call,omitempty"`
+	OpsPerCall     int     `json:"ops_per_call,omitempty"`
 	ThroughputOpsS float64 `json:"throughput_ops_s"`
 	LatencyUs      Latency `json:"latency_us"`
 	// Histogram is the merged latency histogram in HdrHistogram's V2
