@@ -40,6 +40,14 @@ func (c cell) id() string {
 	return strings.Join(parts, "/")
 }
 
+// entryName is the workload entry's name when it is not just its type.
+func (c cell) entryName() string {
+	if c.name == c.workload {
+		return ""
+	}
+	return c.name
+}
+
 // idParams are the parameters that name a cell.
 var idParams = map[string]bool{"keys": true}
 

@@ -46,6 +46,7 @@ type runFlags struct {
 	dataDir      string
 	serverCPUs   string
 	clientCPUs   string
+	quick        bool
 	quiet        bool
 }
 
@@ -92,6 +93,7 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
+	fl.BoolVar(&f.quick, "quick", false, "the suite's quick mode: same shape, fewer keys and ops")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the summary")
 	return cmd
 }
@@ -248,6 +250,11 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if err != nil {
 		return asUsage(err)
 	}
+	if f.quick {
+		if err := s.ApplyQuick(); err != nil {
+			return usagef("--quick: %v", err)
+		}
+	}
 	if err := applyFlags(cmd, s, f); err != nil {
 		return err
 	}
@@ -281,7 +288,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 		Command: redactArgs(os.Args), Suite: suite, Seed: s.Seed,
 		Storebench:  result.Build{Version: a.Version, Commit: a.Commit, GoVersion: runtime.Version()},
 		Environment: result.ReadEnvironment(f.serverCPUs),
-		Scenario:    s, Skipped: skipped,
+		Scenario:    s, Skipped: skipped, Article: s.Article, Quick: f.quick,
 	}
 	w, err := result.Create(runDir, res)
 	if err != nil {
@@ -353,7 +360,7 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 		if err != nil {
 			for _, c := range cells[i:j] {
 				failed++
-				_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload, Params: c.params, Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
+				_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload, Name: c.entryName(), Params: c.params, Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
 			}
 			logf("  %v", err)
 			i = j
@@ -384,7 +391,7 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 }
 
 func runCell(ctx context.Context, inst *target.Instance, c cell) result.Cell {
-	rc := result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload, Params: c.params, StartedAt: time.Now().UTC()}
+	rc := result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload, Name: c.entryName(), Params: c.params, StartedAt: time.Now().UTC()}
 	phases, err := c.run(ctx, inst, workload.Hooks{Probe: inst.Probe})
 	rc.Seconds = time.Since(rc.StartedAt).Seconds()
 	rc.Phases = phases

@@ -20,6 +20,7 @@ func Text(w io.Writer, r *result.Result) {
 	kvTables(w, r)
 	cellTable(w, r)
 	targetTable(w, r)
+	ArticleText(w, r)
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "skipped %s: %s\n", s.Target, s.Reason)
 	}

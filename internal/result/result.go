@@ -45,6 +45,8 @@ type Result struct {
 	Storebench  Build       `json:"storebench"`
 	Environment Environment `json:"environment"`
 	Scenario    any         `json:"scenario"`
+	Article     *Article    `json:"article,omitempty"`
+	Quick       bool        `json:"quick,omitempty"`
 	Targets     []Target    `json:"targets"`
 	Skipped     []Skipped   `json:"skipped,omitempty"`
 	Cells       []Cell      `json:"cells"`
@@ -95,6 +97,7 @@ type Cell struct {
 	ID        string          `json:"id"`
 	Target    string          `json:"target"`
 	Workload  string          `json:"workload"`
+	Name      string          `json:"name,omitempty"` // the scenario's name for the workload entry, when not its type
 	Params    map[string]any  `json:"params"`
 	Status    string          `json:"status"`
 	Error     string          `json:"error,omitempty"`

@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
@@ -30,8 +31,42 @@ type Scenario struct {
 	Targets         []Target   `yaml:"targets" json:"targets"`
 	Workloads       []Workload `yaml:"workloads" json:"workloads"`
 	Load            Load       `yaml:"load,omitempty" json:"load"`
+	// Quick replaces parts of the scenario under --quick: a smaller run of the same shape.
+	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
+	// Article is the published experiment a suite reproduces.
+	Article *result.Article `yaml:"article,omitempty" json:"-"`
 	// Source is the file name, for error messages.
 	Source string `yaml:"-" json:"source,omitempty"`
+}
+
+// Quick is what --quick changes: fewer keys, fewer ops, shorter phases.
+type Quick struct {
+	Keys     []int64  `yaml:"keys,omitempty" json:"keys,omitempty"`
+	Ops      int64    `yaml:"ops,omitempty" json:"ops,omitempty"`
+	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+}
+
+// ApplyQuick shrinks the scenario as its quick section says.
+func (s *Scenario) ApplyQuick() error {
+	if s.Quick == nil {
+		return fmt.Errorf("%s has no quick mode", s.Name)
+	}
+	q := s.Quick
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		if len(q.Keys) > 0 && len(w.Keys) > 0 {
+			w.Keys = q.Keys
+		}
+		if q.Ops > 0 || q.Duration > 0 {
+			eff := s.EffectiveLoad(*w)
+			if eff.Ops > 0 || eff.Duration > 0 {
+				l := Load{}.Overlay(w.Load)
+				l.Ops, l.Duration = q.Ops, q.Duration
+				w.Load = &l
+			}
+		}
+	}
+	return nil
 }
 
 // Target is one entry of targets: a string ("redis:aof-always",

@@ -96,3 +96,70 @@ func TestBuiltInSuitesParse(t *testing.T) {
 		}
 	}
 }
+
+func TestApplyQuick(t *testing.T) {
+	src := "name: t\ntargets: [memory]\nworkloads:\n  - type: kv\n    keys: [1000, 1000000]\nquick:\n  keys: [10]\n"
+	s, err := Parse("t.yaml", strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyQuick(); err != nil {
+		t.Fatal(err)
+	}
+	if len(s.Workloads[0].Keys) != 1 || s.Workloads[0].Keys[0] != 10 {
+		t.Errorf("keys after quick = %v", s.Workloads[0].Keys)
+	}
+	s.Quick = nil
+	if err := s.ApplyQuick(); err == nil {
+		t.Error("ApplyQuick without a quick section succeeded")
+	}
+}
+
+// Every built-in suite validates against a registry with every store kind,
+// and its article tables name targets and workloads that exist.
+func TestBuiltInSuitesAreConsistent(t *testing.T) {
+	open := func(context.Context, target.OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
+	var reg target.Registry
+	for _, k := range []struct {
+		name string
+		srv  server.Kind
+	}{{"memory", ""}, {"files", ""}, {"sqlite", ""}, {"postgres", server.Postgres}, {"redis", server.Redis}, {"memcached", server.Memcached}, {"mariadb", server.MariaDB}} {
+		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Workloads: Workloads, Open: open,
+			Options: map[string]string{"design": "", "fsync": ""}, ServerOptions: map[string]string{"threads": ""}})
+	}
+	for _, name := range suites.Names() {
+		b, _ := suites.Open(name)
+		s, err := Parse(name, strings.NewReader(string(b)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Defaults()
+		if err := s.Validate(reg); err != nil {
+			t.Errorf("suite %s: %v", name, err)
+			continue
+		}
+		if s.Article == nil {
+			continue
+		}
+		labels, entries := map[string]bool{}, map[string]bool{}
+		for _, tg := range s.Targets {
+			labels[tg.Spec.Label()] = true
+		}
+		for _, w := range s.Workloads {
+			entries[w.Label()] = true
+		}
+		for _, tb := range s.Article.Tables {
+			if !entries[tb.Workload] {
+				t.Errorf("suite %s, table %q: no workload named %s", name, tb.Title, tb.Workload)
+			}
+			for _, row := range tb.Rows {
+				if !labels[row.Target] {
+					t.Errorf("suite %s, table %q: no target named %s", name, tb.Title, row.Target)
+				}
+				if len(row.Values) != len(tb.Columns) {
+					t.Errorf("suite %s, table %q, row %s: %d values for %d columns", name, tb.Title, row.Label, len(row.Values), len(tb.Columns))
+				}
+			}
+		}
+	}
+}
