@@ -10,9 +10,9 @@ pg_found() { ls /usr/lib/postgresql/*/bin/postgres >/dev/null 2>&1 || command -v
 pg_found || need="$need postgresql postgresql-contrib"
 have redis-server /usr/bin/redis-server || need="$need redis-server"
 have memcached /usr/bin/memcached || need="$need memcached"
+have mariadbd /usr/sbin/mariadbd || need="$need mariadb-server"
 for extra in "$@"; do
   case "$extra" in
-    mariadb) have mariadbd /usr/sbin/mariadbd || need="$need mariadb-server" ;;
     chromium) have chromium /usr/bin/chromium || need="$need chromium" ;;
   esac
 done
@@ -24,7 +24,7 @@ fi
 
 if [ "$(uname -s)" = Darwin ]; then
   echo "install-deps: missing:$need"
-  echo "install-deps: on macOS run: brew install postgresql@16 redis memcached"
+  echo "install-deps: on macOS run: brew install postgresql@16 redis memcached mariadb"
   exit 1
 fi
 

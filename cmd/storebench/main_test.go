@@ -77,7 +77,13 @@ func TestBadInput(t *testing.T) {
 	unknownField := write("unknown.yaml", "name: x\ntargets: [memory]\nworkloads:\n  - type: kv\n    keys: [10]\n    colour: blue\n")
 	unknownTargetField := write("unknown-target.yaml", "name: x\ntargets:\n  - store: memory\n    flavour: x\nworkloads:\n  - type: kv\n")
 	aFile := write("plain-file", "x")
+	badOption := write("bad-option.yaml", "name: x\ntargets:\n  - {store: files, options: {fsync: maybe}}\nworkloads:\n  - type: kv\n")
+	unknownOption := write("unknown-option.yaml", "name: x\ntargets:\n  - {store: redis, options: {colour: red}}\nworkloads:\n  - type: kv\n")
 	closed := closedPort(t)
+	privateDir := filepath.Join(dir, "private") // 0700 and owned by root: postgres runs as an unprivileged user
+	if err := os.Mkdir(privateDir, 0o700); err != nil {
+		t.Fatal(err)
+	}
 
 	cases := []struct {
 		name string
@@ -104,6 +110,10 @@ func TestBadInput(t *testing.T) {
 		{"scenario file missing", nil, []string{"run", filepath.Join(dir, "nope.yaml")}, []string{"nope.yaml", "no such file"}},
 		{"output dir not writable", nil, []string{"run", "kv", "--stores", "memory", "--keys", "10", "--out", filepath.Join(aFile, "sub")}, []string{"--out", "not a directory"}},
 		{"unknown flag", nil, []string{"run", "--frobnicate"}, []string{"unknown flag: --frobnicate"}},
+		{"data dir the server user cannot enter", nil, []string{"run", "kv", "--stores", "postgres", "--data-dir", privateDir}, []string{"postgres", privateDir}},
+		{"server CPUs that do not exist", nil, []string{"run", "kv", "--stores", "redis", "--server-cpus", "64"}, []string{"--server-cpus", "64"}},
+		{"bad store option value", nil, []string{"run", badOption}, []string{badOption + ":3:", `fsync="maybe"`}},
+		{"unknown store option", nil, []string{"run", unknownOption}, []string{unknownOption + ":3:", `unknown option "colour"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

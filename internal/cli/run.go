@@ -217,14 +217,18 @@ func parseCounts(s string) ([]int64, error) {
 
 // preflight checks everything a run needs before any work: binaries of
 // managed servers, reachability of external ones, writable directories.
-func (a *App) preflight(ctx context.Context, s *scenario.Scenario) ([]scenario.Target, []result.Skipped, error) {
+func (a *App) preflight(ctx context.Context, s *scenario.Scenario, baseDir, serverCPUs string) ([]scenario.Target, []result.Skipped, error) {
 	var keep []scenario.Target
 	var skipped []result.Skipped
 	for _, t := range s.Targets {
 		k, _ := a.Registry.Lookup(t.Spec.Store)
 		switch {
 		case t.Spec.Managed() && k.Server != "":
-			if _, err := server.Locate(k.Server); err != nil {
+			if err := server.Check(k.Server, k.ServerOptionsFor(t.Spec, target.StartArgs{BaseDir: baseDir, CPUs: serverCPUs})); err != nil {
+				var missing *server.MissingError
+				if !errors.As(err, &missing) {
+					return nil, nil, usagef("target %s: %v", t.Spec.Label(), err)
+				}
 				if s.SkipUnavailable {
 					skipped = append(skipped, result.Skipped{Target: t.Spec.Label(), Reason: err.Error()})
 					continue
@@ -262,10 +266,6 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if err := s.Validate(a.Registry); err != nil {
 		return asUsage(err)
 	}
-	targets, skipped, err := a.preflight(ctx, s)
-	if err != nil {
-		return err
-	}
 	if st, err := os.Stat(f.dataDir); err != nil || !st.IsDir() {
 		return usagef("--data-dir %s: not a directory", f.dataDir)
 	}
@@ -273,6 +273,10 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 		if _, err := parseCPUList(f.serverCPUs); err != nil {
 			return usagef("--server-cpus: %v", err)
 		}
+	}
+	targets, skipped, err := a.preflight(ctx, s, f.dataDir, f.serverCPUs)
+	if err != nil {
+		return err
 	}
 	if f.clientCPUs != "" {
 		if err := pinProcess(f.clientCPUs); err != nil {

@@ -61,12 +61,21 @@ type ServerCost struct {
 	// RSSBytes is the resident memory at the end of the phase (PSS where the
 	// kernel offers it, so shared memory counts once); PeakRSSBytes is the
 	// sum of the processes' high-water marks since they started.
-	RSSBytes     uint64  `json:"rss_bytes"`
-	PeakRSSBytes uint64  `json:"peak_rss_bytes"`
-	WriteBytes   uint64  `json:"write_bytes"`
-	WritePerOp   float64 `json:"write_bytes_per_op"`
-	ReadBytes    uint64  `json:"read_bytes"`
-	Processes    int     `json:"processes"`
+	RSSBytes     uint64 `json:"rss_bytes"`
+	PeakRSSBytes uint64 `json:"peak_rss_bytes"`
+	// WriteBytes is what the server's processes made dirty in the page cache
+	// (/proc/PID/io write_bytes): the kernel charges whole folios, so a
+	// 100-byte write after an fsync can count 256 KiB. DeviceWriteBytes is
+	// what the disk holding the data dir really wrote, journal included, but
+	// for the whole device: other processes' writes count too.
+	WriteBytes       uint64  `json:"write_bytes"`
+	WritePerOp       float64 `json:"write_bytes_per_op"`
+	Device           string  `json:"device,omitempty"`
+	DeviceWriteBytes uint64  `json:"device_write_bytes,omitempty"`
+	DeviceWritePerOp float64 `json:"device_write_bytes_per_op,omitempty"`
+	CPUCoarse        bool    `json:"cpu_coarse,omitempty"`
+	ReadBytes        uint64  `json:"read_bytes"`
+	Processes        int     `json:"processes"`
 }
 
 // Latency holds the phase's latency figures in microseconds. Percentiles are

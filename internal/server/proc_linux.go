@@ -1,8 +1,13 @@
 package server
 
 import (
+	"fmt"
+	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -43,4 +48,79 @@ func startPinned(cmd *exec.Cmd, cpus []int) error {
 	// Pdeathsig fires when the thread that forked the child exits.
 	_ = unix.SchedSetaffinity(0, &old)
 	return err
+}
+
+// processCPUNanos reads the CPU clock of process pid (what
+// clock_getcpuclockid(3) returns): the nanoseconds its threads have run,
+// exited threads included, children not. Linux lets any process read another
+// process's CPU clock, without ptrace rights.
+func processCPUNanos(pid int) (int64, bool) {
+	const cpuclockSched = 2 // CPUCLOCK_SCHED: sum_exec_runtime
+	id := int32(^uint32(pid)<<3 | cpuclockSched)
+	var ts unix.Timespec
+	if err := unix.ClockGettime(id, &ts); err != nil {
+		return 0, false
+	}
+	return ts.Nano(), true
+}
+
+// deviceWrites returns the block device holding path and the bytes written
+// to it so far; "" and 0 when path's filesystem has no block device (tmpfs,
+// overlayfs and btrfs report an anonymous device number, major 0).
+func deviceWrites(path string) (string, uint64) {
+	var st unix.Stat_t
+	if err := unix.Stat(path, &st); err != nil {
+		return "", 0
+	}
+	major, minor := unix.Major(st.Dev), unix.Minor(st.Dev)
+	if major == 0 {
+		return "", 0
+	}
+	sys := fmt.Sprintf("/sys/dev/block/%d:%d", major, minor)
+	b, err := os.ReadFile(filepath.Join(sys, "stat"))
+	if err != nil {
+		return "", 0
+	}
+	// Field 7 is sectors written, in 512-byte units whatever the device's
+	// sector size (Documentation/block/stat.rst).
+	f := strings.Fields(string(b))
+	if len(f) < 7 {
+		return "", 0
+	}
+	sectors, err := strconv.ParseUint(f[6], 10, 64)
+	if err != nil {
+		return "", 0
+	}
+	name := fmt.Sprintf("%d:%d", major, minor)
+	if target, err := os.Readlink(sys); err == nil {
+		name = filepath.Base(target)
+	}
+	return name, sectors * 512
+}
+
+// checkCPUs refuses CPUs this process may not run on: the kernel would
+// silently pin the server to the remaining ones only (or fail late if none).
+func checkCPUs(cpus []int) error {
+	if len(cpus) == 0 {
+		return nil
+	}
+	var allowed unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
+		return err
+	}
+	var bad, ok []int
+	for _, c := range cpus {
+		if !allowed.IsSet(c) {
+			bad = append(bad, c)
+		}
+	}
+	if len(bad) == 0 {
+		return nil
+	}
+	for c := range 1024 {
+		if allowed.IsSet(c) {
+			ok = append(ok, c)
+		}
+	}
+	return fmt.Errorf("CPUs %s are not available here: storebench may use CPUs %s", formatCPUList(bad), formatCPUList(ok))
 }

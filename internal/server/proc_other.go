@@ -20,3 +20,14 @@ func startPinned(cmd *exec.Cmd, cpus []int) error {
 	}
 	return cmd.Start()
 }
+
+func processCPUNanos(int) (int64, bool) { return 0, false }
+
+func deviceWrites(string) (string, uint64) { return "", 0 }
+
+func checkCPUs(cpus []int) error {
+	if len(cpus) > 0 {
+		return errors.New("CPU pinning is only supported on Linux")
+	}
+	return nil
+}

@@ -18,21 +18,67 @@ import (
 // connection). Subtract two samples to get a phase's cost.
 type ProcStats struct {
 	Processes int // live processes summed
-	// CPU seconds, including children that already exited and were reaped
-	// (the kernel adds those to their parent's cutime/cstime).
+
+	// CPUSeconds is the CPU time used so far: every thread of every live
+	// process (threads that already exited included), plus children that
+	// exited and were reaped (PostgreSQL backends of closed connections).
+	//
+	// Live processes are read to the nanosecond from their process CPU clock
+	// (clock_gettime of the pid's CPUCLOCK_SCHED: the scheduler's
+	// sum_exec_runtime over all its threads, exited ones included, the
+	// running slice brought up to date). If that clock cannot be read, the
+	// sum of /proc/PID/task/*/schedstat (the same nanoseconds, live threads
+	// only), and if that is absent too (a kernel without CONFIG_SCHED_INFO),
+	// utime+stime of /proc/PID/stat in 10 ms ticks, and CPUCoarse is set.
+	// Reaped children always come from their parent's cutime+cstime, in
+	// ticks: that part has 10 ms resolution per parent (the kernel adds each
+	// reaped child's exact time, the file truncates the total).
+	CPUSeconds float64
+	// CPUCoarse reports that the time of some live process came from 10 ms
+	// ticks (see CPUSeconds): small differences are then quantised.
+	CPUCoarse bool
+	// UserSeconds and SystemSeconds split CPU time between user and kernel
+	// mode, from /proc/PID/stat (utime+cutime, stime+cstime): 10 ms ticks,
+	// and the kernel's split is itself estimated from tick samples. Use them
+	// for the proportion over long phases, not for small differences; their
+	// sum is close to, but not, CPUSeconds.
 	UserSeconds   float64
 	SystemSeconds float64
-	CPUSeconds    float64 // UserSeconds + SystemSeconds
+
 	// RSSBytes sums VmRSS, which counts shared memory (PostgreSQL's
 	// shared_buffers) once per process; PSSBytes splits shared pages between
 	// their users and so is the fair total (0 when smaps_rollup is missing).
 	RSSBytes     uint64
 	PSSBytes     uint64
 	PeakRSSBytes uint64 // sum of VmHWM: an upper bound of the peak
-	// Bytes the processes made the storage layer read and write
-	// (/proc/PID/io read_bytes, write_bytes), reaped children included.
-	ReadBytes  uint64
+
+	// ReadBytes is what the processes made the storage layer fetch from
+	// devices (/proc/PID/io read_bytes), reaped children included.
+	ReadBytes uint64
+	// WriteBytes is /proc/PID/io write_bytes summed, reaped children
+	// included (the kernel folds them into the parent's figure, and exited
+	// threads into their process's). It counts page-cache dirtying, not
+	// device traffic: the kernel charges a whole folio each time a clean
+	// folio is written to. Since ext4 caches files in large folios (Linux
+	// 6.x), a file first written in big chunks sits in folios of up to
+	// 256 KiB or more, and rewriting a few bytes of one after an fsync
+	// charges the whole folio again. PostgreSQL zero-fills each WAL segment
+	// with 256 KiB writes, so one synchronous commit (an 8 KiB WAL page
+	// write + fdatasync) shows ~262,000 bytes here, while the device
+	// receives ~8-16 KiB (measured on Linux 6.18, ext4). Compare stores by
+	// WriteBytes only on the same kernel and filesystem, and prefer
+	// DeviceWriteBytes for what reaches the disk. Writes cancelled before
+	// writeback (a file truncated or deleted meanwhile) are still counted.
 	WriteBytes uint64
+
+	// Device is the block device holding the data dir ("vda", "nvme0n1p2"),
+	// and DeviceWriteBytes what it has written so far (/sys/dev/block/M:m/
+	// stat): the true disk traffic, filesystem journal included, but of the
+	// whole device, so any other process writing to it counts too. "" and 0
+	// when the data dir's filesystem has no block device of its own (tmpfs,
+	// overlayfs, btrfs, NFS).
+	Device           string
+	DeviceWriteBytes uint64
 }
 
 // clockTicks is USER_HZ, 100 on every Linux platform Go supports; /proc
@@ -54,6 +100,8 @@ func (s *Server) Stats() (ProcStats, error) {
 			continue // exited meanwhile; its time moved to its parent
 		}
 		st.Processes++
+		st.CPUSeconds += ps.cpu
+		st.CPUCoarse = st.CPUCoarse || ps.coarse
 		st.UserSeconds += ps.user
 		st.SystemSeconds += ps.system
 		st.RSSBytes += ps.rss
@@ -65,7 +113,7 @@ func (s *Server) Stats() (ProcStats, error) {
 	if st.Processes == 0 {
 		return ProcStats{}, fmt.Errorf("stats %s: cannot read /proc/%d", s.Kind, p.cmd.Process.Pid)
 	}
-	st.CPUSeconds = st.UserSeconds + st.SystemSeconds
+	st.Device, st.DeviceWriteBytes = deviceWrites(s.DataDir)
 	return st, nil
 }
 
@@ -88,7 +136,8 @@ func (s *Server) PIDs() []int {
 }
 
 type procSample struct {
-	user, system                         float64
+	cpu, user, system                    float64
+	coarse                               bool
 	rss, pss, hwm, readBytes, writeBytes uint64
 }
 
@@ -106,14 +155,51 @@ func readProc(pid int) (procSample, error) {
 	}
 	ps.user = ticks(11) + ticks(13)
 	ps.system = ticks(12) + ticks(14)
-	status := keyValues(filepath.Join("/proc", strconv.Itoa(pid), "status"), ":")
+	ps.cpu = ticks(13) + ticks(14) // reaped children: ticks only
+	if ns, ok := processCPUNanos(pid); ok {
+		ps.cpu += float64(ns) / 1e9
+	} else if ns, ok := schedstatNanos(pid); ok {
+		ps.cpu += float64(ns) / 1e9
+	} else {
+		ps.cpu += ticks(11) + ticks(12)
+		ps.coarse = true
+	}
+	dir := filepath.Join("/proc", strconv.Itoa(pid))
+	status := keyValues(filepath.Join(dir, "status"), ":")
 	ps.rss = kib(status["VmRSS"])
 	ps.hwm = kib(status["VmHWM"])
-	ps.pss = kib(keyValues(filepath.Join("/proc", strconv.Itoa(pid), "smaps_rollup"), ":")["Pss"])
-	io := keyValues(filepath.Join("/proc", strconv.Itoa(pid), "io"), ":")
+	ps.pss = kib(keyValues(filepath.Join(dir, "smaps_rollup"), ":")["Pss"])
+	io := keyValues(filepath.Join(dir, "io"), ":")
 	ps.readBytes, _ = strconv.ParseUint(io["read_bytes"], 10, 64)
 	ps.writeBytes, _ = strconv.ParseUint(io["write_bytes"], 10, 64)
 	return ps, nil
+}
+
+// schedstatNanos sums the CPU time of the live threads of process pid, in
+// nanoseconds: the first field of /proc/PID/task/TID/schedstat. ok is false
+// when the kernel does not provide the file (or reports zeros everywhere, as
+// it does with scheduler statistics disabled).
+func schedstatNanos(pid int) (ns uint64, ok bool) {
+	tasks, _ := filepath.Glob(filepath.Join("/proc", strconv.Itoa(pid), "task", "*", "schedstat"))
+	for _, t := range tasks {
+		b, err := os.ReadFile(t)
+		if err != nil {
+			continue // thread exited meanwhile
+		}
+		f := strings.Fields(string(b))
+		if len(f) < 3 {
+			continue
+		}
+		v, err := strconv.ParseUint(f[0], 10, 64)
+		if err != nil {
+			continue
+		}
+		ns += v
+		// A thread that ran has run_delay or a run count; all-zero lines
+		// mean the statistics are switched off, not an idle thread.
+		ok = ok || f[0] != "0" || f[2] != "0"
+	}
+	return ns, ok
 }
 
 // readStat returns the fields of /proc/PID/stat after "(comm)", which may
@@ -257,4 +343,22 @@ func parseCPUList(list string) ([]int, error) {
 		}
 	}
 	return cpus, nil
+}
+
+// formatCPUList writes sorted CPUs as a Linux CPU list: 0-3,6.
+func formatCPUList(cpus []int) string {
+	var parts []string
+	for i := 0; i < len(cpus); {
+		j := i
+		for j+1 < len(cpus) && cpus[j+1] == cpus[j]+1 {
+			j++
+		}
+		if j > i {
+			parts = append(parts, fmt.Sprintf("%d-%d", cpus[i], cpus[j]))
+		} else {
+			parts = append(parts, strconv.Itoa(cpus[i]))
+		}
+		i = j + 1
+	}
+	return strings.Join(parts, ",")
 }

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // Kind is a kind of managed server.
@@ -191,31 +193,99 @@ func Start(ctx context.Context, k Kind, opts Options) (*Server, error) {
 	return s, nil
 }
 
-func start(ctx context.Context, k Kind, opts Options) (_ *Server, err error) {
+// Check verifies, without starting or creating anything, what Start would
+// otherwise refuse or fail on late: a known kind and profile, settings that
+// are not reserved or malformed, a valid CPU list this process may use, the
+// binaries (a *MissingError, with the install hint), an unprivileged account
+// to run as when storebench runs as root, and a BaseDir that exists, is a
+// directory we can create the data dir in, and is searchable by that account
+// along its whole path. A nil error does not promise the server accepts the
+// settings' values: only the server itself knows them (Start quotes its log).
+func Check(k Kind, opts Options) error {
+	if _, err := driverFor(k); err != nil {
+		return err
+	}
+	p, err := resolve(k, opts)
+	if err == nil {
+		err = checkBaseDir(opts.BaseDir, p.account, p.cred)
+	}
+	var missing *MissingError
+	if err != nil && !errors.As(err, &missing) { // MissingError names the kind itself
+		err = fmt.Errorf("%s: %w", k, err)
+	}
+	return err
+}
+
+// plan is what Start resolves from its arguments before touching anything.
+type plan struct {
+	d       driver
+	profile string
+	want    map[string]string
+	cpuSet  []int
+	bins    Binaries
+	account string
+	cred    *syscall.Credential
+}
+
+func resolve(k Kind, opts Options) (*plan, error) {
 	d, err := driverFor(k)
 	if err != nil {
 		return nil, err
 	}
-	prof, base, err := profileSettings(d, k, opts.Profile)
+	p := &plan{d: d}
+	var base map[string]string
+	if p.profile, base, err = profileSettings(d, k, opts.Profile); err != nil {
+		return nil, err
+	}
+	if p.want, err = mergeSettings(base, opts.Settings, d.reserved()); err != nil {
+		return nil, err
+	}
+	if p.cpuSet, err = parseCPUList(opts.CPUs); err != nil {
+		return nil, err
+	}
+	if err := checkCPUs(p.cpuSet); err != nil {
+		return nil, err
+	}
+	if p.bins, err = Locate(k); err != nil {
+		return nil, err
+	}
+	if p.account, p.cred, err = runAccount(d.users()); err != nil {
+		return nil, err
+	}
+	return p, nil
+}
+
+// checkBaseDir checks that the data dir can be created in base ("" means
+// os.TempDir()) and reached by the account the server runs as.
+func checkBaseDir(base, account string, cred *syscall.Credential) error {
+	if base == "" {
+		base = os.TempDir()
+	}
+	fi, err := os.Stat(base)
+	if err != nil {
+		return fmt.Errorf("base dir: %w", err)
+	}
+	if !fi.IsDir() {
+		return fmt.Errorf("base dir %s is not a directory", base)
+	}
+	if err := unix.Access(base, unix.W_OK|unix.X_OK); err != nil {
+		return fmt.Errorf("base dir %s: cannot create the data dir in it: %w", base, err)
+	}
+	if cred != nil {
+		return checkTraversable(base, account, cred)
+	}
+	return nil
+}
+
+func start(ctx context.Context, k Kind, opts Options) (_ *Server, err error) {
+	p, err := resolve(k, opts)
 	if err != nil {
 		return nil, err
 	}
-	want, err := mergeSettings(base, opts.Settings, d.reserved())
-	if err != nil {
+	if err := checkBaseDir(opts.BaseDir, p.account, p.cred); err != nil {
 		return nil, err
 	}
-	cpuSet, err := parseCPUList(opts.CPUs)
-	if err != nil {
-		return nil, err
-	}
-	bins, err := Locate(k)
-	if err != nil {
-		return nil, err
-	}
-	account, cred, err := runAccount(d.users())
-	if err != nil {
-		return nil, err
-	}
+	d := p.d
 	timeout := opts.StartTimeout
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
@@ -226,8 +296,8 @@ func start(ctx context.Context, k Kind, opts Options) (_ *Server, err error) {
 		return nil, err
 	}
 	s := &Server{
-		Kind: k, Profile: prof, DataDir: dir, CPUs: opts.CPUs, User: account,
-		drv: d, bins: bins, want: want, cred: cred, cpuSet: cpuSet, timeout: timeout,
+		Kind: k, Profile: p.profile, DataDir: dir, CPUs: opts.CPUs, User: p.account,
+		drv: d, bins: p.bins, want: p.want, cred: p.cred, cpuSet: p.cpuSet, timeout: timeout,
 		logPath: filepath.Join(dir, "server.log"),
 	}
 	// Registered from now on, so StopAll (Ctrl-C) also reaches a server that

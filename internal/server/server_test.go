@@ -6,6 +6,7 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"math"
 	"net"
 	"os"
 	"path/filepath"
@@ -415,5 +416,123 @@ func TestMariaDBKillRestart(t *testing.T) {
 	var v int
 	if err := db.QueryRowContext(ctx, "SELECT v FROM t").Scan(&v); err != nil || v != 42 {
 		t.Errorf("after crash recovery: v=%d err=%v", v, err)
+	}
+}
+
+// TestStatsCPUPrecision checks that server CPU time is measured to well under
+// a clock tick: a few thousand requests to Redis cost a few ms of CPU, which
+// /proc/PID/stat would show as 0 or a multiple of 10 ms.
+func TestStatsCPUPrecision(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t, server.Redis, server.Options{Profile: "aof-always"})
+	before, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	textLoad(t, s.Addr, "PING\r\n", 3000)
+	textLoad(t, s.Addr, "SET storebench:k 0123456789\r\n", 1000)
+	after, err := s.Stats()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if after.CPUCoarse {
+		t.Fatalf("CPU time came from clock ticks: %+v", after)
+	}
+	delta := after.CPUSeconds - before.CPUSeconds
+	ns := int64(math.Round(delta * 1e9))
+	t.Logf("4000 requests: %v of server CPU (%.2f µs/request); device %q wrote %d bytes meanwhile",
+		time.Duration(ns), delta*1e6/4000, after.Device, after.DeviceWriteBytes-before.DeviceWriteBytes)
+	if ns <= 0 || ns%int64(10*time.Millisecond) == 0 {
+		t.Errorf("CPU delta %v: want > 0 and not a multiple of 10 ms", time.Duration(ns))
+	}
+	// The precise total and the tick-based split describe the same time:
+	// at most a tick apart per field.
+	if ticks := after.UserSeconds + after.SystemSeconds; math.Abs(after.CPUSeconds-ticks) > 0.02*float64(after.Processes)+0.01 {
+		t.Errorf("CPUSeconds %.6f, user+system %.2f: too far apart", after.CPUSeconds, ticks)
+	}
+	if after.Device != "" && after.DeviceWriteBytes <= before.DeviceWriteBytes {
+		t.Errorf("device %s wrote nothing during 1000 fsynced SETs", after.Device)
+	}
+}
+
+// TestCheck checks the preflight refuses what Start would, and creates
+// nothing while doing so.
+func TestCheck(t *testing.T) {
+	base := servertest.BaseDir(t)
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	closed := filepath.Join(base, "closed")
+	if err := os.Mkdir(closed, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	closedMsg := "not searchable by user"
+	if os.Geteuid() != 0 {
+		// As ourselves, a dir we cannot write to is the failure to catch.
+		if err := os.Chmod(closed, 0o500); err != nil {
+			t.Fatal(err)
+		}
+		closedMsg = "cannot create the data dir"
+	}
+	for _, k := range server.Kinds() {
+		if err := server.Check(k, server.Options{BaseDir: base}); err != nil {
+			t.Errorf("Check(%s) = %v, want nil", k, err)
+		}
+	}
+	if err := server.Check(server.Postgres, server.Options{Profile: "async-commit", Settings: map[string]string{"work_mem": "64MB"}, CPUs: "0", BaseDir: base}); err != nil {
+		t.Errorf("Check with profile, settings and CPUs = %v", err)
+	}
+	for name, tc := range map[string]struct {
+		kind server.Kind
+		opts server.Options
+		msg  []string
+	}{
+		"unknown kind":    {"oracle", server.Options{}, []string{"unknown server kind"}},
+		"unknown profile": {server.Redis, server.Options{Profile: "fast"}, []string{"redis: ", "aof-always"}},
+		"reserved":        {server.Postgres, server.Options{Settings: map[string]string{"port": "5432"}}, []string{"postgres: ", "managed by storebench"}},
+		"bad cpu list":    {server.Memcached, server.Options{CPUs: "1-0"}, []string{"bad CPU list"}},
+		"absent cpu":      {server.Memcached, server.Options{CPUs: "1000"}, []string{"CPUs 1000 are not available", "storebench may use CPUs "}},
+		"no base dir":     {server.Redis, server.Options{BaseDir: filepath.Join(base, "nope")}, []string{"base dir", "no such file"}},
+		"base is a file":  {server.Redis, server.Options{BaseDir: file}, []string{"not a directory"}},
+		"closed base dir": {server.Postgres, server.Options{BaseDir: closed}, []string{closedMsg, closed}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			err := server.Check(tc.kind, tc.opts)
+			if err == nil {
+				t.Fatal("Check succeeded")
+			}
+			for _, m := range tc.msg {
+				if !strings.Contains(err.Error(), m) {
+					t.Errorf("Check error %q lacks %q", err, m)
+				}
+			}
+			// Start refuses the same, before creating anything.
+			opts := tc.opts
+			if opts.BaseDir == "" {
+				opts.BaseDir = base
+			}
+			if _, err := server.Start(context.Background(), tc.kind, opts); err == nil {
+				t.Error("Start succeeded where Check failed")
+			}
+		})
+	}
+	t.Run("missing binary", func(t *testing.T) {
+		t.Setenv(server.EnvRedisServer, "/nonexistent/redis-server")
+		err := server.Check(server.Redis, server.Options{BaseDir: base})
+		var missing *server.MissingError
+		if !errors.As(err, &missing) || !strings.Contains(err.Error(), server.InstallHint(server.Redis)) {
+			t.Errorf("Check = %v, want a *MissingError with the install hint", err)
+		}
+		if strings.HasPrefix(err.Error(), "redis: redis:") {
+			t.Errorf("kind named twice: %v", err)
+		}
+	})
+	entries, _ := os.ReadDir(base)
+	if len(entries) != 2 {
+		t.Errorf("base dir holds %d entries after the checks, want only the 2 fixtures", len(entries))
+	}
+	if entries, _ := os.ReadDir(closed); len(entries) != 0 {
+		t.Errorf("Check or Start created %v in %s", entries, closed)
 	}
 }

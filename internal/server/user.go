@@ -39,8 +39,8 @@ func runAccount(preferred []string) (string, *syscall.Credential, error) {
 		strings.Join(candidates, ", "), candidates[0])
 }
 
-// prepareDir hands the fresh data dir to the server's account and checks that
-// the account can reach it at all.
+// prepareDir hands the fresh data dir to the server's account (Start has
+// checked with checkBaseDir that the account can reach it).
 func (s *Server) prepareDir() error {
 	if s.cred == nil {
 		return nil
@@ -48,10 +48,7 @@ func (s *Server) prepareDir() error {
 	if err := os.Chmod(s.DataDir, 0o700); err != nil {
 		return err
 	}
-	if err := chownTree(s.DataDir, s.cred); err != nil {
-		return err
-	}
-	return checkTraversable(filepath.Dir(s.DataDir), s.User, s.cred)
+	return chownTree(s.DataDir, s.cred)
 }
 
 func chownTree(dir string, cred *syscall.Credential) error {

@@ -41,7 +41,7 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 	inst := &Instance{Spec: spec, Kind: k}
 	url := spec.URL
 	if spec.Managed() && k.Server != "" {
-		srv, err := server.Start(ctx, k.Server, k.serverOptions(spec, a))
+		srv, err := server.Start(ctx, k.Server, k.ServerOptionsFor(spec, a))
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", spec.Label(), err)
 		}
@@ -111,8 +111,8 @@ func (i *Instance) stopServer(ctx context.Context) error {
 	return nil
 }
 
-// serverOptions is what a managed server of this target is started with.
-func (k Kind) serverOptions(spec Spec, a StartArgs) server.Options {
+// ServerOptionsFor is what a managed server of this target is started with.
+func (k Kind) ServerOptionsFor(spec Spec, a StartArgs) server.Options {
 	o := server.Options{Profile: spec.Profile, BaseDir: a.BaseDir, CPUs: a.CPUs}
 	for name, v := range spec.Options {
 		if _, ok := k.ServerOptions[name]; ok {

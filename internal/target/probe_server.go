@@ -41,6 +41,11 @@ func (p *serverProbe) End(ph *metrics.Phase) {
 		WriteBytes:   sub(after.WriteBytes, p.before.WriteBytes),
 		ReadBytes:    sub(after.ReadBytes, p.before.ReadBytes),
 		Processes:    after.Processes,
+		Device:       after.Device,
+		CPUCoarse:    after.CPUCoarse || p.before.CPUCoarse,
+	}
+	if after.Device != "" && after.Device == p.before.Device {
+		c.DeviceWriteBytes = sub(after.DeviceWriteBytes, p.before.DeviceWriteBytes)
 	}
 	if c.RSSBytes == 0 {
 		c.RSSBytes = after.RSSBytes
@@ -48,6 +53,7 @@ func (p *serverProbe) End(ph *metrics.Phase) {
 	if ph.Ops > 0 {
 		c.CPUUsPerOp = c.CPUS * 1e6 / float64(ph.Ops)
 		c.WritePerOp = float64(c.WriteBytes) / float64(ph.Ops)
+		c.DeviceWritePerOp = float64(c.DeviceWriteBytes) / float64(ph.Ops)
 	}
 	ph.Server = c
 }

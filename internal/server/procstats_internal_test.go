@@ -1,0 +1,67 @@
+package server
+
+import (
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"testing"
+	"time"
+)
+
+// TestProcessCPUClock checks that the CPU clock read for another process is
+// that process's, to the nanosecond: it agrees with the sum of its threads'
+// schedstat once it has stopped running, and is not our own clock.
+func TestProcessCPUClock(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("Linux only")
+	}
+	// Burn a little CPU, then sleep so the counters stop moving.
+	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; exec sleep 30`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
+	pid := cmd.Process.Pid
+	deadline := time.Now().Add(20 * time.Second)
+	for {
+		f, err := readStat(pid)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); string(b) == "sleep\n" && f[0] == "S" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("child did not reach its sleep")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	clock, ok := processCPUNanos(pid)
+	if !ok || clock <= 0 {
+		t.Fatalf("processCPUNanos(%d) = %d, %v", pid, clock, ok)
+	}
+	if own, _ := processCPUNanos(os.Getpid()); own == clock {
+		t.Fatalf("read our own clock %d instead of the child's", own)
+	}
+	sched, ok := schedstatNanos(pid)
+	if !ok {
+		t.Skip("no schedstat on this kernel")
+	}
+	if d := clock - int64(sched); d < -int64(time.Millisecond) || d > int64(time.Millisecond) {
+		t.Errorf("clock %d ns, schedstat %d ns: differ by %v", clock, sched, time.Duration(d))
+	}
+	t.Logf("child used %v of CPU (clock), %v (schedstat)", time.Duration(clock), time.Duration(sched))
+}
+
+func TestFormatCPUList(t *testing.T) {
+	for in, want := range map[string]string{"0": "0", "0-3": "0-3", "0,2-3,5,7-9": "0,2-3,5,7-9", "": ""} {
+		cpus, err := parseCPUList(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := formatCPUList(cpus); got != want {
+			t.Errorf("formatCPUList(parseCPUList(%q)) = %q", in, got)
+		}
+	}
+}
