@@ -22,7 +22,7 @@ import (
 // stores lists every store kind this binary knows, explicitly: adding a store
 // means adding it here.
 func stores() target.Registry {
-	kv := []string{"kv"}
+	kv := []string{"kv", "web"}
 	return target.Registry{
 		{
 			Name: "memory", Description: "in-process map: the floor, no I/O at all", Workloads: kv,

@@ -65,5 +65,6 @@ func (a *App) listCmd() *cobra.Command {
 }
 
 var workloadHelp = map[string]string{
-	"kv": "write N keys one by one, then read each back and check it",
+	"kv":  "write N keys one by one, then read each back and check it",
+	"web": "an HTTP endpoint doing one store get per request, driven over loopback (pooled or per-request connections)",
 }

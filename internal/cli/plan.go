@@ -11,6 +11,7 @@ import (
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/kv"
+	"github.com/storebench/storebench/internal/workload/web"
 )
 
 // cell is one planned measurement: a target, a workload and its parameters.
@@ -56,7 +57,8 @@ type planner func(s *scenario.Scenario, w scenario.Workload, t scenario.Target) 
 
 // planners maps each workload type to its planner.
 var planners = map[string]planner{
-	"kv": planKV,
+	"kv":  planKV,
+	"web": planWeb,
 }
 
 // plan expands targets × workloads × parameters into cells, grouped by target
@@ -85,4 +87,40 @@ func planKV(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell
 		})
 	}
 	return cells
+}
+
+// loadParams records a workload's effective load in a cell's parameters.
+func loadParams(params map[string]any, l workload.Load) map[string]any {
+	params["clients"] = l.Clients
+	if l.Pipeline > 1 {
+		params["pipeline"] = l.Pipeline
+	}
+	params["connect_per_op"] = l.ConnectPerOp
+	if l.Rate > 0 {
+		params["rate"] = l.Rate
+	}
+	if l.Ops > 0 {
+		params["ops"] = l.Ops
+	}
+	if l.Duration > 0 {
+		params["duration"] = l.Duration.String()
+	}
+	if l.Warmup > 0 {
+		params["warmup"] = l.Warmup.String()
+	}
+	if l.WarmupOps > 0 {
+		params["warmup_ops"] = l.WarmupOps
+	}
+	return params
+}
+
+func planWeb(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
+	p := web.Params{Value: w.Value, Load: s.EffectiveLoad(w).Workload()}
+	return []cell{{
+		target: t, workload: w.Type, name: w.Label(),
+		params: loadParams(map[string]any{"value_bytes": len(p.Value), "seed": s.Seed}, p.Load),
+		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
+			return web.Run(ctx, inst.Store, p, h)
+		},
+	}}
 }

@@ -25,7 +25,11 @@ func ArticleTableFigures(r *result.Result, t result.ArticleTable) [][]ArticleFig
 			if j < len(row.Values) {
 				f.Article = row.Values[j]
 			}
-			if v, ok := ourFigure(r, t, row.Target, col); ok {
+			phase := t.Phase
+			if row.Phase != "" {
+				phase = row.Phase
+			}
+			if v, ok := ourFigure(r, t, row.Target, phase, col); ok {
 				f.Ours = &v
 			}
 			out[i][j] = f
@@ -35,7 +39,7 @@ func ArticleTableFigures(r *result.Result, t result.ArticleTable) [][]ArticleFig
 }
 
 // ourFigure computes the table's metric from the matching cell's phase.
-func ourFigure(r *result.Result, t result.ArticleTable, target, col string) (float64, bool) {
+func ourFigure(r *result.Result, t result.ArticleTable, target, phase, col string) (float64, bool) {
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		name := c.Name
@@ -48,7 +52,7 @@ func ourFigure(r *result.Result, t result.ArticleTable, target, col string) (flo
 		if t.Param != "" && fmt.Sprint(paramInt(c.Params, t.Param)) != col && fmt.Sprint(c.Params[t.Param]) != col {
 			continue
 		}
-		p, ok := c.Phase(t.Phase)
+		p, ok := c.Phase(phase)
 		if !ok {
 			continue
 		}

@@ -36,6 +36,8 @@ type ArticleTable struct {
 type ArticleRow struct {
 	Label  string `yaml:"label" json:"label"`
 	Target string `yaml:"target" json:"target"`
+	// Phase overrides the table's phase for this row (e.g. the empty endpoint).
+	Phase string `yaml:"phase,omitempty" json:"phase,omitempty"`
 	// Values are the article's figures, one per column; null where it has none.
 	Values []*float64 `yaml:"values" json:"values"`
 }

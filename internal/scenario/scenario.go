@@ -205,13 +205,14 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Workloads this binary can run, with what each defaults to.
-var Workloads = []string{"kv"}
+var Workloads = []string{"kv", "web"}
 
 // typeDefaults are each workload type's defaults, applied under the file.
 var typeDefaults = map[string]Load{
 	"kv":         {Clients: 1},
 	"throughput": {Clients: 50, Ops: 100000},
 	"hotkey":     {Clients: 1, Ops: 10000},
+	"web":        {Clients: 1, Ops: 10000},
 }
 
 // EffectiveLoad is the load a workload runs with: its type's defaults, the
@@ -245,12 +246,12 @@ func (s *Scenario) Defaults() {
 			if len(w.Operations) == 0 {
 				w.Operations = []string{"set", "get"}
 			}
-		case "hotkey":
+		case "hotkey", "web":
 			if w.Value == "" && w.ValueSize == 0 {
 				w.Value = "hello world" // the article's value
 			}
 		}
-		if w.KeyMode == "" && w.Type != "hotkey" {
+		if w.KeyMode == "" && (w.Type == "kv" || w.Type == "throughput") {
 			w.KeyMode = string(workload.KeyRandomFloat)
 		}
 	}
@@ -419,9 +420,12 @@ func (w Workload) validate(l Load) error {
 		if err := wl.Validate(); err != nil {
 			return fmt.Errorf("throughput: %v", err)
 		}
-	case "hotkey":
+	case "hotkey", "web":
 		if err := wl.Validate(); err != nil {
-			return fmt.Errorf("hotkey: %v", err)
+			return fmt.Errorf("%s: %v", t, err)
+		}
+		if t == "web" && l.Pipeline > 1 {
+			return errors.New("web: pipeline does not apply: one get per request")
 		}
 	case "":
 		return errors.New("workload without a type (valid: " + strings.Join(Workloads, ", ") + ")")
@@ -431,7 +435,7 @@ func (w Workload) validate(l Load) error {
 	if w.ValueSize < 0 {
 		return fmt.Errorf("%s: value_size must be positive, got %d", t, w.ValueSize)
 	}
-	if t != "hotkey" && w.ValueSize == 0 {
+	if (t == "kv" || t == "throughput") && w.ValueSize == 0 {
 		return fmt.Errorf("%s: value_size must be positive, got 0", t)
 	}
 	if w.KeyMode != "" {
@@ -448,6 +452,7 @@ var fieldsOf = map[string][]string{
 	"kv":         {"keys", "value_size", "key_mode", "batch"},
 	"throughput": {"keyspace", "value_size", "key_mode", "operations"},
 	"hotkey":     {"value", "value_size"},
+	"web":        {"value"},
 }
 
 func (w Workload) checkFields() error {
