@@ -51,6 +51,46 @@ type Phase struct {
 	// Server is what a managed server spent over the measured part; nil for
 	// in-process and external targets, whose processes storebench cannot see.
 	Server *ServerCost `json:"server,omitempty"`
+	// ServerTime is the server's own account of the time it spent executing
+	// the phase's operations (pg_stat_statements, Redis INFO commandstats),
+	// beside the client's latency; nil when the store offers none (see the
+	// warnings for why).
+	ServerTime *ServerTimeSummary `json:"server_time,omitempty"`
+}
+
+// ServerTimeSummary is the difference of a server's cumulative statement
+// counters over one phase's measured part, for any target whose store can
+// read them (managed or external).
+type ServerTimeSummary struct {
+	// Source names the counters and what they cover (e.g. Redis counts the
+	// whole server, not only storebench's keys).
+	Source string `json:"source"`
+	// Calls is how many operations the server executed; MeanUs their mean
+	// execution time by the server's own clock.
+	Calls  int64   `json:"calls"`
+	MeanUs float64 `json:"mean_us"`
+	// PerCallUs is the server's time per timed client call: its total over
+	// the phase divided by the client's successful calls. It equals MeanUs
+	// when each call is one operation and the server counted exactly the
+	// client's operations; with a pipeline it covers all of the call's ops.
+	PerCallUs float64 `json:"per_call_us"`
+	// ClientOverheadUs is the client's mean latency minus PerCallUs: what a
+	// call costs outside the server's execution, i.e. the driver (encoding,
+	// decoding, its buffers and locks), the network round trip (loopback
+	// included), the scheduling of client and server threads, and whatever
+	// the server does outside the time it counts (see Source: PostgreSQL's
+	// executor time leaves out parse, plan and the commit's WAL flush, so a
+	// durable write's fsync lands here; Redis leaves out reading and writing
+	// the socket).
+	ClientOverheadUs float64 `json:"client_overhead_us"`
+	// Ops breaks Calls and MeanUs down by operation ("get", "set", "delete", ...).
+	Ops map[string]ServerOpTime `json:"ops,omitempty"`
+}
+
+// ServerOpTime is one operation's share of a ServerTimeSummary.
+type ServerOpTime struct {
+	Calls  int64   `json:"calls"`
+	MeanUs float64 `json:"mean_us"`
 }
 
 // ServerCost is a managed server's resource use over one phase, from /proc,

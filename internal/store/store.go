@@ -9,6 +9,7 @@ package store
 
 import (
 	"context"
+	"errors"
 	"time"
 )
 
@@ -78,4 +79,254 @@ type Batcher interface {
 // way the store knows (PostgreSQL COPY), for --batch.
 type BulkLoader interface {
 	Load(ctx context.Context, keys, vals [][]byte) error
+}
+
+// ServerTimer is the optional capability of a Store (not a Client) to read
+// the server's own cumulative view of the time it spent executing this
+// store's operations: pg_stat_statements, Redis INFO commandstats. Read twice,
+// around a phase, it shows how much of the client's latency the server
+// itself accounts for. It must not use a worker's connection.
+type ServerTimer interface {
+	ServerTime(ctx context.Context) (ServerTime, error)
+}
+
+// ServerTime is one reading of a server's cumulative counters, since the
+// server started or its statistics were last reset.
+type ServerTime struct {
+	// Source says where the figures come from and what they cover, e.g.
+	// "pg_stat_statements total_exec_time ..." or "INFO commandstats (whole server)".
+	Source string
+	// Ops maps an operation ("get", "set", "delete", ...) to its counters.
+	Ops map[string]OpTime
+}
+
+// OpTime is the server's cumulative count and execution time of one operation.
+type OpTime struct {
+	Calls int64
+	Total time.Duration
+}
+
+// ErrNoServerTime wraps the error of a ServerTimer whose server does not offer
+// the statistics (e.g. pg_stat_statements not installed): a fact about the
+// target to report, not a failure of the run.
+var ErrNoServerTime = errors.New("server-side time unavailable")
+
+// Payments is the optional capability of a Store (not a Client) to run the
+// payments OLTP workload (workloads/payments.md): seven tables inside the
+// store's namespace, the four round trips of a transfer, deletes of earlier
+// transfers, and the check of the invariants afterwards. Setup, check, stats
+// and drop are namespace-wide administrative operations; every worker gets
+// its own connection from PaymentsOpen.
+type Payments interface {
+	// PaymentsPrepare checks, before any work, that the store can run cfg
+	// (mode, durability, isolation) and says how cfg maps onto its settings.
+	PaymentsPrepare(ctx context.Context, cfg PaymentsConfig) (PaymentsSettings, error)
+	// PaymentsSetup drops this namespace's payments tables if a run left
+	// them, creates them, loads d with foreign keys off, then adds the
+	// foreign keys and their indexes and the server-side routine.
+	PaymentsSetup(ctx context.Context, d *PaymentsData) (PaymentsSetupInfo, error)
+	// PaymentsOpen opens one worker's connection, prepared for cfg.
+	PaymentsOpen(ctx context.Context, cfg PaymentsConfig) (PaymentsConn, error)
+	// PaymentsCheck reads back what the invariants are checked against.
+	PaymentsCheck(ctx context.Context, in *PaymentsCheckInput) (PaymentsFacts, error)
+	// PaymentsStats samples server statistics (dead tuples, history list
+	// length, ...), by name; it must not use a worker's connection.
+	PaymentsStats(ctx context.Context) (map[string]float64, error)
+	// PaymentsDrop removes the payments tables (only this namespace's own).
+	PaymentsDrop(ctx context.Context) error
+}
+
+// PaymentsConn is one worker's connection. Its methods are the round trips
+// of a transfer; each is one statement, except Transfer in client mode.
+// Outcomes (a missing row, insufficient funds at commit) are results, not
+// errors; a deadlock, serialization failure or lock timeout is an error of
+// ClassConflict, which the caller may retry.
+type PaymentsConn interface {
+	// Token looks up a token that grants permission (RT1, RT3): ok is false
+	// when no such token grants it.
+	Token(ctx context.Context, hash *[16]byte, permission string, out *PaymentsTokenRow) (ok bool, err error)
+	// Card reads a card and its account (RT2).
+	Card(ctx context.Context, id int64, out *PaymentsCardRow) (ok bool, err error)
+	// Transfer debits t.From and credits t.To, lower account id first,
+	// asserts both rows were updated, inserts the transfer and commits, in
+	// one transaction (RT4). It sets t.ID and t.CreatedUs, or t.Insufficient
+	// when the CHECK (balance >= 0) rolled it back.
+	Transfer(ctx context.Context, t *PaymentsTransfer) error
+	// DeleteTransfer deletes the transfer with the lowest id >= fromID and
+	// returns it; ok is false when there is none.
+	DeleteTransfer(ctx context.Context, fromID int64, out *PaymentsDeleted) (ok bool, err error)
+	Close() error
+}
+
+// The payments permissions, by id.
+const (
+	PermTransferRequestsCreate = "transfer_requests:create" // id 1
+	PermTransfersCreate        = "transfers:create"         // id 2
+)
+
+// Payments transaction modes.
+const (
+	// PaymentsRoutine runs RT4 as one call of a server-side function or
+	// procedure (one round trip), as the original tool does.
+	PaymentsRoutine = "routine"
+	// PaymentsClient runs RT4 as BEGIN, statements, COMMIT from the client.
+	PaymentsClient = "client"
+)
+
+// Payments durability levels, mapped to each engine's knobs.
+const (
+	// PaymentsStrict: a commit returns once it is on disk (fsync).
+	PaymentsStrict = "strict"
+	// PaymentsRelaxed: a commit does not wait for the fsync; a crash may
+	// lose the last moments of commits, never corrupt.
+	PaymentsRelaxed = "relaxed"
+)
+
+// PaymentsConfig is how the transfers run.
+type PaymentsConfig struct {
+	Mode       string // PaymentsRoutine or PaymentsClient
+	Durability string // PaymentsStrict or PaymentsRelaxed
+	// Isolation is "" (the engine's default), "read-committed",
+	// "repeatable-read" or "serializable".
+	Isolation string
+}
+
+// PaymentsSettings is how a store maps a PaymentsConfig, as read back.
+type PaymentsSettings struct {
+	// Knobs are the effective settings behind the durability level and
+	// isolation, e.g. synchronous_commit=off (per session).
+	Knobs map[string]string `json:"knobs"`
+	// Durability says in words what a crash loses.
+	Durability string `json:"durability"`
+	// Isolation is the effective isolation level.
+	Isolation string `json:"isolation"`
+	// ExecMode is how the driver sends statements (prepared, interpolated).
+	ExecMode string `json:"exec_mode"`
+	// Routine is the server-side function or procedure's definition in
+	// routine mode.
+	Routine string `json:"routine,omitempty"`
+}
+
+// PaymentsData is the data set. Rows come from functions of the id, so the
+// same seed loads the same data on every engine without being held in memory.
+type PaymentsData struct {
+	Orgs   int64           // organizations 1..Orgs
+	Users  []PaymentsUser  // ids 1..len(Users)
+	Tokens []PaymentsToken // a few per user
+	// Accounts and cards: one card per account, with the account's id.
+	Accounts int64
+	Account  func(id int64) PaymentsAccount
+	Card     func(id int64) PaymentsCard
+}
+
+// PaymentsUser is a row of users.
+type PaymentsUser struct {
+	ID, OrgID int64
+	Frozen    bool
+}
+
+// PaymentsToken is a row of tokens: one permission of one token.
+type PaymentsToken struct {
+	Hash       [16]byte
+	Permission int64 // 1 or 2
+	UserID     int64
+	ExpiresAt  time.Time
+}
+
+// PaymentsAccount is a row of accounts.
+type PaymentsAccount struct {
+	ID, OrgID, Balance int64
+	Frozen             bool
+}
+
+// PaymentsCard is a row of cards.
+type PaymentsCard struct {
+	ID, AccountID int64
+	Expires       time.Time // a date: midnight UTC
+	CVV           int16
+	Frozen        bool
+}
+
+// PaymentsSetupInfo is what setup reports.
+type PaymentsSetupInfo struct {
+	// ServerNowUs is the server's clock when setup finished, in Unix
+	// microseconds: transfers created later are inside the run window.
+	ServerNowUs int64
+	// DDL is the schema as created, for the record.
+	DDL string
+}
+
+// PaymentsTokenRow is what RT1/RT3 read.
+type PaymentsTokenRow struct {
+	UserID, OrgID int64
+	UserFrozen    bool
+	Expired       bool // by the server's clock
+}
+
+// PaymentsCardRow is what RT2 reads.
+type PaymentsCardRow struct {
+	AccountID, AccountOrgID, Balance int64
+	CVV                              int16
+	CardFrozen, CardExpired          bool // expired by the server's date
+	AccountFrozen                    bool
+}
+
+// PaymentsTransfer is RT4's input and result.
+type PaymentsTransfer struct {
+	Card, From, To, User, Amount int64
+	// Results.
+	ID           int64
+	CreatedUs    int64 // created_at by the server's clock, Unix microseconds
+	Insufficient bool  // declined: the debit would make the balance negative
+}
+
+// PaymentsDeleted is a deleted transfer, as the delete journal keeps it.
+type PaymentsDeleted struct {
+	ID, From, To, Amount, CreatedUs int64
+}
+
+// PaymentsCheckInput is what the invariants are checked against.
+type PaymentsCheckInput struct {
+	InitialBalance       int64
+	AmountMin, AmountMax int64
+	WindowStartUs        int64             // server clock before the first transfer
+	Journal              []PaymentsDeleted // every deleted transfer
+	Limit                int               // rows listed per violated invariant
+}
+
+// PaymentsFacts is what PaymentsCheck reads back; the workload compares it
+// with what it expects.
+type PaymentsFacts struct {
+	Accounts   int64
+	SumBalance int64
+	// Negative lists accounts with a balance below zero (up to Limit).
+	Negative      []int64
+	NegativeCount int64
+	// Mismatched lists accounts whose balance is not initial + in - out
+	// over the surviving transfers and the journal (up to Limit).
+	Mismatched      []PaymentsMismatch
+	MismatchedCount int64
+	Rows            int64            // transfers
+	PerMinute       []PaymentsMinute // surviving transfers per minute of created_at
+	// Malformed lists transfers that break a row rule (up to Limit).
+	Malformed      []PaymentsMalformed
+	MalformedCount int64
+	WindowEndUs    int64 // server clock at the check
+}
+
+// PaymentsMismatch is an account whose balance does not add up.
+type PaymentsMismatch struct {
+	Account, Balance, Expected int64
+}
+
+// PaymentsMinute counts transfers created in one minute.
+type PaymentsMinute struct {
+	Minute int64 // Unix time / 60
+	Count  int64
+}
+
+// PaymentsMalformed is a transfer that breaks a row rule.
+type PaymentsMalformed struct {
+	ID      int64
+	Problem string
 }

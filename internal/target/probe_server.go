@@ -4,16 +4,31 @@ import (
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/store"
 )
 
-// Probe returns an observer that charges the managed server's CPU, memory and
-// disk writes over a phase's measured part to that phase; nil when storebench
-// cannot see the server's processes (external and in-process targets).
+// Probe returns an observer of a phase's measured part: it charges a managed
+// server's CPU, memory and disk writes to the phase (storebench cannot see
+// the processes of external and in-process targets), and adds the server's
+// own execution time when the store reads it (store.ServerTimer, managed or
+// external). nil when there is nothing to observe.
 func (i *Instance) Probe(string) load.Probe {
-	if i.Server == nil {
-		return nil
+	var ps probes
+	// Begin runs in order and End in reverse: the server-time queries fall
+	// outside the /proc window, so their cost is not charged to the phase.
+	if st, ok := i.Store.(store.ServerTimer); ok {
+		ps = append(ps, &timeProbe{st: st})
 	}
-	return &serverProbe{srv: i.Server}
+	if i.Server != nil {
+		ps = append(ps, &serverProbe{srv: i.Server})
+	}
+	switch len(ps) {
+	case 0:
+		return nil
+	case 1:
+		return ps[0]
+	}
+	return ps
 }
 
 type serverProbe struct {
