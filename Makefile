@@ -25,7 +25,9 @@ lint:
 	$(GO) vet ./...
 	$(GO) run $(STATICCHECK) ./...
 
-test: deps lint
+# test also installs headless Chromium: the HTML report is checked in a real browser.
+test: lint
+	./scripts/install-deps.sh chromium
 	$(GO) test -count=1 -timeout 14m ./...
 
 bench:

@@ -22,10 +22,10 @@ import (
 // stores lists every store kind this binary knows, explicitly: adding a store
 // means adding it here.
 func stores() target.Registry {
-	kv := []string{"kv", "web"}
+	kv := []string{"kv", "throughput", "hotkey", "web"}
 	return target.Registry{
 		{
-			Name: "memory", Description: "in-process map: the floor, no I/O at all", Workloads: kv,
+			Name: "memory", Batches: true, Description: "in-process map: the floor, no I/O at all", Workloads: kv,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return memory.New(ctx, memory.Config{Namespace: a.Namespace})
 			},
@@ -60,7 +60,7 @@ func stores() target.Registry {
 			},
 		},
 		{
-			Name: "postgres", Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
+			Name: "postgres", Batches: true, Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
 			Schemes: []string{"postgres", "postgresql"}, Workloads: kv,
 			Options: map[string]string{"design": "logged (default) or unlogged"},
 			CheckOptions: func(o map[string]string) error {
@@ -71,14 +71,14 @@ func stores() target.Registry {
 			},
 		},
 		{
-			Name: "redis", Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
+			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
 			Schemes: []string{"redis", "rediss"}, Workloads: kv,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 			},
 		},
 		{
-			Name: "memcached", Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
+			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
 			Schemes: []string{"memcached"}, Workloads: kv,
 			ServerOptions: map[string]string{"threads": "worker threads (-t), default 4", "memory_mb": "item memory in MiB (-m), default 1024"},
 			CheckOptions: func(o map[string]string) error {

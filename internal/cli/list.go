@@ -65,6 +65,8 @@ func (a *App) listCmd() *cobra.Command {
 }
 
 var workloadHelp = map[string]string{
-	"kv":  "write N keys one by one, then read each back and check it",
-	"web": "an HTTP endpoint doing one store get per request, driven over loopback (pooled or per-request connections)",
+	"kv":         "write N keys one by one, then read each back and check it",
+	"throughput": "redis-benchmark-like SET then GET of small values over random keys, 50 clients, optional pipeline",
+	"hotkey":     "one small value read N times, over a persistent connection or a new one per get",
+	"web":        "an HTTP endpoint doing one store get per request, driven over loopback (pooled or per-request connections)",
 }

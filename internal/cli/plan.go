@@ -10,7 +10,9 @@ import (
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/hotkey"
 	"github.com/storebench/storebench/internal/workload/kv"
+	"github.com/storebench/storebench/internal/workload/throughput"
 	"github.com/storebench/storebench/internal/workload/web"
 )
 
@@ -57,8 +59,10 @@ type planner func(s *scenario.Scenario, w scenario.Workload, t scenario.Target) 
 
 // planners maps each workload type to its planner.
 var planners = map[string]planner{
-	"kv":  planKV,
-	"web": planWeb,
+	"kv":         planKV,
+	"throughput": planThroughput,
+	"hotkey":     planHotkey,
+	"web":        planWeb,
 }
 
 // plan expands targets × workloads × parameters into cells, grouped by target
@@ -77,10 +81,14 @@ func planKV(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell
 	var cells []cell
 	l := s.EffectiveLoad(w)
 	for _, n := range w.Keys {
-		p := kv.Params{Keys: n, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed, Clients: l.Clients, WarmupOps: l.WarmupOps}
+		p := kv.Params{Keys: n, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed, Clients: l.Clients, WarmupOps: l.WarmupOps, Batch: w.Batch}
+		params := map[string]any{"keys": n, "value_size": p.ValueSize, "key_mode": string(p.KeyMode), "clients": p.Clients, "warmup_ops": p.WarmupOps, "seed": p.Seed}
+		if p.Batch > 0 {
+			params["batch"] = p.Batch
+		}
 		cells = append(cells, cell{
 			target: t, workload: w.Type, name: w.Label(),
-			params: map[string]any{"keys": n, "value_size": p.ValueSize, "key_mode": string(p.KeyMode), "clients": p.Clients, "warmup_ops": p.WarmupOps, "seed": p.Seed},
+			params: params,
 			run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
 				return kv.Run(ctx, inst.Store, p, h)
 			},
@@ -121,6 +129,29 @@ func planWeb(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cel
 		params: loadParams(map[string]any{"value_bytes": len(p.Value), "seed": s.Seed}, p.Load),
 		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
 			return web.Run(ctx, inst.Store, p, h)
+		},
+	}}
+}
+
+func planThroughput(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
+	p := throughput.Params{Keyspace: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed,
+		Operations: w.Operations, Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
+	params := map[string]any{"keyspace": p.Keyspace, "value_size": p.ValueSize, "key_mode": string(p.KeyMode), "operations": p.Operations, "seed": p.Seed}
+	return []cell{{
+		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.Load),
+		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
+			return throughput.Run(ctx, inst.Store, p, h)
+		},
+	}}
+}
+
+func planHotkey(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
+	p := hotkey.Params{ValueSize: w.ValueSize, Value: w.Value, Seed: s.Seed, Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
+	params := map[string]any{"value_bytes": len(p.Value), "seed": p.Seed}
+	return []cell{{
+		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.Load),
+		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
+			return hotkey.Run(ctx, inst.Store, p, h)
 		},
 	}}
 }

@@ -299,11 +299,9 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 		return usagef("--out %s: %v", f.out, err)
 	}
 	out := cmd.OutOrStdout()
-	logf := func(format string, args ...any) {
-		if !f.quiet {
-			fmt.Fprintf(cmd.ErrOrStderr(), format+"\n", args...)
-		}
-	}
+	prog := newProgress(out, cmd.ErrOrStderr(), f.quiet) // progress.go: log lines, and a live line on a terminal
+	defer prog.close()
+	logf := prog.logf
 	for _, sk := range skipped {
 		logf("skipping %s: %s", sk.Target, sk.Reason)
 	}
@@ -314,7 +312,8 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	defer os.RemoveAll(scratch)
 
 	cells := plan(s, targets)
-	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs}, logf)
+	prog.begin(cells)
+	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs}, logf, prog)
 
 	status := result.StatusComplete
 	switch {
@@ -332,6 +331,11 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	report.Text(out, final)
 	fmt.Fprintf(out, "\nresult: %s\n", w.Path())
+	if p, err := writeHTMLReport(final, filepath.Dir(w.Path())); err != nil {
+		fmt.Fprintf(cmd.ErrOrStderr(), "storebench: %v\n", err) // the result is safe; only its page is missing
+	} else {
+		fmt.Fprintf(out, "report: %s\n", p)
+	}
 	switch {
 	case ctx.Err() != nil:
 		return &FailedError{Err: fmt.Errorf("interrupted; %d finished cells kept in %s", len(final.Cells), w.Path())}
@@ -351,7 +355,7 @@ func asUsage(err error) error {
 }
 
 // runCells runs every cell, starting each target once, and returns how many failed.
-func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, logf func(string, ...any)) int {
+func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, logf func(string, ...any), prog *progress) int {
 	failed := 0
 	for i := 0; i < len(cells) && ctx.Err() == nil; {
 		spec := cells[i].target.Spec
@@ -374,7 +378,9 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 		for k := i; k < j && ctx.Err() == nil; k++ {
 			c := cells[k]
 			logf("[%d/%d] %s", k+1, len(cells), c.id())
-			rc := runCell(ctx, inst, c)
+			prog.cellStarted(k)
+			rc := runCell(ctx, inst, c, prog.onSecond)
+			prog.cellDone(k, rc.Seconds)
 			if ctx.Err() != nil && rc.Status != result.CellOK {
 				break // interrupted half-way: keep only finished cells
 			}
@@ -394,9 +400,9 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 	return failed
 }
 
-func runCell(ctx context.Context, inst *target.Instance, c cell) result.Cell {
+func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(string, metrics.Second)) result.Cell {
 	rc := result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload, Name: c.entryName(), Params: c.params, StartedAt: time.Now().UTC()}
-	phases, err := c.run(ctx, inst, workload.Hooks{Probe: inst.Probe})
+	phases, err := c.run(ctx, inst, workload.Hooks{Probe: inst.Probe, OnSecond: onSecond})
 	rc.Seconds = time.Since(rc.StartedAt).Seconds()
 	rc.Phases = phases
 	rc.Status = result.CellOK

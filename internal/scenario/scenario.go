@@ -205,7 +205,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Workloads this binary can run, with what each defaults to.
-var Workloads = []string{"kv", "web"}
+var Workloads = []string{"kv", "throughput", "hotkey", "web"}
 
 // typeDefaults are each workload type's defaults, applied under the file.
 var typeDefaults = map[string]Load{
@@ -251,8 +251,12 @@ func (s *Scenario) Defaults() {
 				w.Value = "hello world" // the article's value
 			}
 		}
-		if w.KeyMode == "" && (w.Type == "kv" || w.Type == "throughput") {
+		switch {
+		case w.KeyMode != "":
+		case w.Type == "kv":
 			w.KeyMode = string(workload.KeyRandomFloat)
+		case w.Type == "throughput":
+			w.KeyMode = string(workload.KeySequential) // redis-benchmark's key:<n>
 		}
 	}
 }
@@ -373,10 +377,14 @@ func (s *Scenario) Validate(reg target.Registry) error {
 			return fmt.Errorf("%s: two workloads are called %s (give one a name)", where(w.Line), w.Label())
 		}
 		labels[w.Label()] = true
+		batches := s.EffectiveLoad(w).Pipeline > 1 || w.Batch > 0
 		for _, t := range s.Targets {
 			k, _ := reg.Lookup(t.Spec.Store)
 			if !k.Supports(w.Type) {
 				return fmt.Errorf("%s: store %s does not support workload %s", where(w.Line), k.Name, w.Type)
+			}
+			if batches && !k.Batches {
+				return fmt.Errorf("%s: store %s cannot send several ops per round trip (pipeline, batch); drop it from this workload's targets", where(w.Line), k.Name)
 			}
 		}
 	}

@@ -147,10 +147,11 @@ type PaymentsConn interface {
 	Token(ctx context.Context, hash *[16]byte, permission string, out *PaymentsTokenRow) (ok bool, err error)
 	// Card reads a card and its account (RT2).
 	Card(ctx context.Context, id int64, out *PaymentsCardRow) (ok bool, err error)
-	// Transfer debits t.From and credits t.To, lower account id first,
-	// asserts both rows were updated, inserts the transfer and commits, in
-	// one transaction (RT4). It sets t.ID and t.CreatedUs, or t.Insufficient
-	// when the CHECK (balance >= 0) rolled it back.
+	// Transfer debits t.From and credits t.To, lower account id first
+	// (payer first with t.PayerFirst), asserts both rows were updated,
+	// inserts the transfer and commits, in one transaction (RT4). It sets
+	// t.ID and t.CreatedUs, or t.Insufficient when the CHECK (balance >= 0)
+	// rolled it back.
 	Transfer(ctx context.Context, t *PaymentsTransfer) error
 	// DeleteTransfer deletes the transfer with the lowest id >= fromID and
 	// returns it; ok is false when there is none.
@@ -274,6 +275,10 @@ type PaymentsCardRow struct {
 // PaymentsTransfer is RT4's input and result.
 type PaymentsTransfer struct {
 	Card, From, To, User, Amount int64
+	// PayerFirst updates the payer's account first instead of the lower
+	// id first, as a naive implementation would: two transfers between the
+	// same accounts in opposite directions can then deadlock.
+	PayerFirst bool
 	// Results.
 	ID           int64
 	CreatedUs    int64 // created_at by the server's clock, Unix microseconds
@@ -329,4 +334,134 @@ type PaymentsMinute struct {
 type PaymentsMalformed struct {
 	ID      int64
 	Problem string
+}
+
+// Sessions is the capability of a Store (like ServerTimer, not a Client's)
+// to run the sessions workload: it opens session handles for one design,
+// each on a connection of its own. It is on the Store because a store's
+// session table is named after its namespace, which only the Store knows.
+type Sessions interface {
+	OpenSessions(ctx context.Context, d SessionDesign) (SessionClient, error)
+}
+
+// SessionClient runs the session operations of one design on one
+// connection. Like a Client, it is used by one goroutine at a time.
+type SessionClient interface {
+	// Close closes the handle's connection.
+	Close() error
+	// Setup removes the session data this store created earlier (its table,
+	// key generation or files) and creates what the design needs. Run it on
+	// one handle before any handle's first operation.
+	Setup(ctx context.Context) error
+	// Create stores payload as a new session that expires after the design's
+	// TTL and returns its id. Stores that generate ids (an identity column)
+	// ignore id and return theirs; the others store the session under id,
+	// which the caller keeps unique.
+	Create(ctx context.Context, id int64, payload []byte) (int64, error)
+	// Read appends the payload of session id to dst[:0]; ok is false when the
+	// session does not exist or has expired. With SessionDesign.KeepaliveOnRead
+	// the read also extends the session (UPDATE … RETURNING, GETEX, gat).
+	Read(ctx context.Context, id int64, dst []byte) (payload []byte, ok bool, err error)
+	// KeepAlive extends the sessions ids to now + TTL in as few round trips as
+	// the store allows; with SessionDesign.RefreshBelow only those with less
+	// than that left. It returns how many were extended, or -1 when the store
+	// does not say.
+	KeepAlive(ctx context.Context, ids []int64) (int64, error)
+	// Reap deletes expired sessions, at most limit (0: all of them in one
+	// statement), and returns how many. Stores with native expiry
+	// (SessionCaps.NativeExpiry) return 0 and do nothing.
+	Reap(ctx context.Context, limit int) (int64, error)
+	// Observe samples what the store's internals show about the sessions.
+	Observe(ctx context.Context) (SessionSample, error)
+	// Describe reads the design back from the store itself (catalog, CONFIG,
+	// file system), for the result: what is really in effect.
+	Describe(ctx context.Context) (map[string]string, error)
+	// ServerSettings returns the server settings the design needs that the
+	// server does not have now, e.g. {"autovacuum_max_workers": "6"}; they
+	// need a restart, which only the server's manager can do.
+	ServerSettings(ctx context.Context) (map[string]string, error)
+	// Caps says how the store keeps sessions.
+	Caps() SessionCaps
+}
+
+// SessionCaps describes how a store keeps sessions.
+type SessionCaps struct {
+	// ServerIDs: Create returns an id the store generated.
+	ServerIDs bool
+	// NativeExpiry: the store removes expired sessions itself; no reaper.
+	NativeExpiry bool
+	// Resolution is the granularity of the store's expiry clock, e.g. 1 s
+	// for Memcached: a session may outlive or fall short of its TTL by that.
+	Resolution time.Duration
+}
+
+// SessionDesign is how a store keeps sessions, knob by knob. Each knob
+// switches on its own; a store applies those it has and Describe says which.
+// The V numbers are those of the sessions workload spec.
+type SessionDesign struct {
+	// TTL is the session lifetime after its creation or last keepalive.
+	TTL time.Duration
+	// RefreshBelow (V11, skip-if-fresh): a keepalive extends only sessions
+	// with less than this left; 0 extends every one.
+	RefreshBelow time.Duration
+	// KeepaliveOnRead (V10): each Read extends its session (UPDATE …
+	// RETURNING, GETEX, gat); otherwise the caller batches KeepAlive calls.
+	KeepaliveOnRead bool
+
+	Unlogged    bool   // V1: CREATE UNLOGGED TABLE
+	IDType      string // V2: "int" or "bigint"
+	IDCache     int    // V3: identity CACHE (1 = PostgreSQL's default)
+	PayloadType string // V4: "jsonb", "text", "json" or "bytea"
+	ExpiresType string // V5: "timestamptz" or "timestamp"
+	AsyncCommit bool   // V6: synchronous_commit=off for each write transaction
+	// TxForm is how an INSERT runs its transaction under AsyncCommit when
+	// it is not a function call: "statements" (BEGIN; SET LOCAL …; INSERT;
+	// COMMIT as four round trips, the article's), "string" (the same four
+	// statements as one multi-statement string) or "pipeline" (pipelined,
+	// one round trip). Other writes always pipeline.
+	TxForm               string
+	Function             bool // V7: create through a new_session() function
+	ExpiresIndex         bool // V8: an index on expires_at
+	Fillfactor           int  // V12: table fillfactor; 0 or 100 = default
+	TableAutovacuum      bool // V13: autovacuum threshold 2000, scale 0.01, cost_delay 2 on the table
+	AutovacuumMaxWorkers int  // V14: server autovacuum_max_workers; 0 = leave the server's
+	Constraints          bool // V15: NOT NULL on every column and varchar(n) for a text payload
+	// FileSync is how the files store makes a create durable: "none", "file"
+	// (fsync the file) or "dir" (the file, then its directory); "" = the
+	// store's own setting.
+	FileSync string
+	// TimeScale, when below 1, shrinks the store's own background timers
+	// that a short run would otherwise never see (PostgreSQL
+	// autovacuum_naptime), as ServerSettings asks.
+	TimeScale float64
+}
+
+// SessionSample is one observation of a session store.
+type SessionSample struct {
+	// Rows is how many sessions are physically there, expired ones not yet
+	// removed included; -1 when the store cannot tell.
+	Rows int64
+	// Expired is how many of Rows have expired; -1 when unknown.
+	Expired int64
+	// OldestExpired is how long ago the oldest expired session still there
+	// expired: how long expired sessions linger. 0 when none or unknown.
+	OldestExpired time.Duration
+	// Bytes is what the sessions take: table and index size, memory, file bytes.
+	Bytes int64
+	// Metrics are store-specific counters and gauges (n_dead_tup, wal_bytes,
+	// expired_keys, evictions, …), cumulative where the store's are.
+	Metrics map[string]float64
+}
+
+// SessionReplicas is the optional capability of a Store whose server can
+// have read replicas: it opens a session handle on the replica reachable at
+// url, for the same namespace. Such a handle can only Read.
+type SessionReplicas interface {
+	OpenReplicaSessions(ctx context.Context, url string, d SessionDesign) (SessionClient, error)
+}
+
+// Reconnector is the optional capability of a Store to reconnect its own
+// administrative connection after its server restarted.
+type Reconnector interface {
+	Reconnect(ctx context.Context) error
 }

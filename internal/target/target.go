@@ -65,6 +65,9 @@ type Kind struct {
 	Schemes []string
 	// Workloads this kind can run (its capabilities), checked before a run.
 	Workloads []string
+	// Batches says whether its clients send several ops per round trip
+	// (store.Batcher): needed for --pipeline and kv --batch.
+	Batches bool
 	// Options lists the store-specific options a Spec may set, with a word on each.
 	Options map[string]string
 	// ServerOptions are options that configure a managed server (they become

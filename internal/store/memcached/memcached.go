@@ -18,6 +18,8 @@
 // one goroutine, so it never needs a second connection and keeps the one it
 // has (a test checks curr_connections). gomemcache takes no context: ctx is
 // checked before each operation and Config.Timeout bounds each round trip.
+// Batches (batch.go) use that same connection: GetMulti, and pipelined
+// "set" commands written on it directly.
 package memcached
 
 import (
@@ -123,14 +125,23 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
+	c := &Client{s: s}
+	c.mc = s.newMC(c)
+	if err := c.mc.Ping(); err != nil { // dials now, not on the first measured op
+		c.mc.Close()
+		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
+	}
+	return c, nil
+}
+
+// newMC makes the gomemcache client of c: one idle connection at most, and
+// a dialer that lets c see that connection for its pipelined sets (batch.go).
+func (s *Store) newMC(c *Client) *memcache.Client {
 	mc := memcache.New(s.addr)
 	mc.MaxIdleConns = 1
 	mc.Timeout = s.cfg.Timeout
-	if err := mc.Ping(); err != nil { // dials now, not on the first measured op
-		mc.Close()
-		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
-	}
-	return &Client{s: s, mc: mc}, nil
+	mc.DialContext = c.dial
+	return mc
 }
 
 // command sends one text-protocol command on a connection of its own and
@@ -257,6 +268,13 @@ type Client struct {
 	prefix []byte // "sb:<namespace>:<generation>:"
 	key    []byte // scratch
 	item   memcache.Item
+
+	// Pipelined sets (batch.go) on the connection gomemcache dialed last.
+	conn  *trackedConn
+	bconn *trackedConn // the connection bw and br are on
+	bw    *bufio.Writer
+	br    *bufio.Reader
+	bkeys []string // GetBatch's memcached keys, reused
 }
 
 var _ store.KV = (*Client)(nil)
@@ -280,11 +298,18 @@ func printable(key []byte) bool {
 
 // keyFor returns the memcached key for key (see the package doc).
 func (c *Client) keyFor(key []byte) string {
+	c.key = c.appendKey(c.key[:0], key)
+	return string(c.key)
+}
+
+// appendKey appends the memcached key for key to k: the one encoding of
+// Get, Set, Delete and the batches.
+func (c *Client) appendKey(k, key []byte) []byte {
 	if g := c.s.gen.Load(); g != c.gen || c.prefix == nil {
 		c.gen = g
 		c.prefix = append(append(append(c.prefix[:0], "sb:"+c.s.cfg.Namespace+":"...), strconv.FormatUint(g, 10)...), ':')
 	}
-	k := append(c.key[:0], c.prefix...)
+	k = append(k, c.prefix...)
 	switch {
 	case len(k)+len(key) <= maxKey && printable(key) && (len(key) == 0 || key[0] != '#' && key[0] != '$'):
 		k = append(k, key...)
@@ -294,8 +319,7 @@ func (c *Client) keyFor(key []byte) string {
 		sum := sha256.Sum256(key)
 		k = base64.RawURLEncoding.AppendEncode(append(k, '$'), sum[:])
 	}
-	c.key = k
-	return string(k)
+	return k
 }
 
 // Get appends the value of key to dst[:0].
@@ -319,21 +343,26 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 	if err := ctx.Err(); err != nil {
 		return opErr("set", err)
 	}
-	var exp int32
-	if ttl > 0 {
-		sec := int64((ttl + time.Second - 1) / time.Second)
-		if sec > relativeTTLs {
-			sec += time.Now().Unix()
-		}
-		exp = int32(min(sec, 1<<31-1))
-	}
-	c.item = memcache.Item{Key: c.keyFor(key), Value: val, Expiration: exp}
+	c.item = memcache.Item{Key: c.keyFor(key), Value: val, Expiration: expiration(ttl)}
 	err := c.mc.Set(&c.item)
 	c.item.Value = nil // keep no reference to the caller's buffer
 	if err != nil {
 		return opErr("set", err)
 	}
 	return nil
+}
+
+// expiration is ttl in the protocol's terms: whole seconds, rounded up,
+// relative up to 30 days and a Unix time beyond; 0 means none.
+func expiration(ttl time.Duration) int32 {
+	if ttl <= 0 {
+		return 0
+	}
+	sec := int64((ttl + time.Second - 1) / time.Second)
+	if sec > relativeTTLs {
+		sec += time.Now().Unix()
+	}
+	return int32(min(sec, 1<<31-1))
 }
 
 // Delete removes key; a missing key is not an error.

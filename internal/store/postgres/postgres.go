@@ -229,7 +229,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{conn: conn, pg: conn.PgConn()}
+	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}}
 	const bytea, int8 = 17, 20
 	for _, p := range []struct {
 		sd   **pgconn.StatementDescription
@@ -352,6 +352,8 @@ type Client struct {
 	get, set, del *pgconn.StatementDescription
 	params        [3][]byte
 	ttl           [8]byte
+	table         pgx.Identifier // schema.kv, for COPY (batch.go)
+	row           [2]any         // Load's row, reused
 }
 
 var _ store.KV = (*Client)(nil)

@@ -1,0 +1,75 @@
+package cli
+
+import (
+	"strconv"
+
+	"github.com/spf13/cobra"
+
+	"github.com/storebench/storebench/internal/report"
+)
+
+func (a *App) compareCmd() *cobra.Command {
+	var format string
+	cmd := &cobra.Command{
+		Use:   "compare A.json B.json [MORE.json...]",
+		Short: "Compare runs cell by cell: ratio per metric and whether the difference is clear",
+		Long: `Compare matches the cells of each run with those of the first (A, the
+baseline) by cell id, e.g. redis/kv/keys=10000, and phases by name, and prints
+for ops/s, mean, p50, p90, p99 and p99.9: each run's value, the ratio to A, and
+a verdict: better, worse, or "no clear difference" when the runs' own spread
+is larger than the difference.
+
+A run's spread is, for a cell repeated in the run, the range of its repeats;
+otherwise a 99% confidence interval from the run's own data: distribution-free
+by rank in the HdrHistogram for percentiles, ±2.58 σ/√n for the mean, and for
+ops/s the mean's interval widened by the per-second series of phases of 3 s or
+more. One run cannot see run-to-run noise: repeat before trusting a small
+difference. Arguments are result.json files or the directories holding them.`,
+		Example: `  storebench compare results/20261122T023107Z results/20261123T101500Z
+  storebench compare before/result.json after/result.json --format md`,
+		Args: cobraArgs(cobra.MinimumNArgs(2)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if format != "text" && format != "md" && format != "markdown" {
+				return usagef("--format %q: unknown format (text, md)", format)
+			}
+			var runs []report.CompareRun
+			for i, path := range args {
+				r, err := loadResult(path)
+				if err != nil {
+					return err
+				}
+				runs = append(runs, report.CompareRun{Name: runName(i), Path: path, R: r})
+			}
+			cmps := report.Compare(runs)
+			for _, c := range cmps {
+				if len(c.Rows) == 0 {
+					return usagef("no finished cell of %s (%s) matches one of %s (%s): cells are matched by id, such as %s",
+						c.Other.Name, c.Other.Path, c.Base.Name, c.Base.Path, firstCellID(c))
+				}
+			}
+			if format == "text" {
+				report.CompareText(cmd.OutOrStdout(), runs, cmps)
+			} else {
+				report.CompareMarkdown(cmd.OutOrStdout(), runs, cmps)
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&format, "format", "f", "text", "text or md")
+	return cmd
+}
+
+// runName names the i-th run: A, B, … Z, then R27, R28, ….
+func runName(i int) string {
+	if i < 26 {
+		return string(rune('A' + i))
+	}
+	return "R" + strconv.Itoa(i+1)
+}
+
+func firstCellID(c report.Comparison) string {
+	if len(c.Base.R.Cells) > 0 {
+		return c.Base.R.Cells[0].ID
+	}
+	return "target/workload/keys=N"
+}

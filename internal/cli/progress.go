@@ -1,0 +1,325 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+	"unicode/utf8"
+
+	"golang.org/x/term"
+
+	"github.com/storebench/storebench/internal/metrics"
+)
+
+// progress is what run shows while it works: the log lines ("starting redis",
+// "[3/12] redis/kv/keys=1000") and, on a terminal, one live status line under
+// them, redrawn every second:
+//
+//	[3/12] redis/kv/keys=1000 · write 36,129 ops/s · p99 104 µs · elapsed 0:14 · about 0:40 left
+//
+// The live line is drawn only when both stdout and stderr are terminals (so
+// `storebench run > out.txt` and `2> log` get no control characters) and
+// TERM is not dumb; --quiet silences the log and the line; NO_COLOR turns
+// colour off. The remaining time is estimated from the finished cells: per
+// target, time per key (or per cell where cells have no key count).
+type progress struct {
+	mu    sync.Mutex
+	w     io.Writer
+	quiet bool
+	live  bool
+	color bool
+	width func() int
+	now   func() time.Time
+
+	cells     []cell
+	secs      []float64 // wall time of each finished cell; -1 if not finished
+	start     time.Time
+	cur       int // the running cell, -1 between cells
+	cellStart time.Time
+	phase     string
+	last      metrics.Second
+	rate      float64   // ops/s of the last second
+	lastEvent time.Time // when the previous second (or the cell) arrived
+	haveLast  bool
+	drawn     bool
+	stop      chan struct{}
+	stopped   chan struct{}
+}
+
+// newProgress decides from the streams and the environment how to show progress.
+func newProgress(stdout, stderr io.Writer, quiet bool) *progress {
+	live := !quiet && isTerminal(stdout) && isTerminal(stderr) && os.Getenv("TERM") != "dumb"
+	p := newProgressTo(stderr, quiet, live, os.Getenv("NO_COLOR") == "")
+	if f, ok := stderr.(*os.File); ok && live {
+		p.width = func() int {
+			if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
+				return w
+			}
+			return 80
+		}
+	}
+	return p
+}
+
+// newProgressTo is newProgress with every choice made by the caller (tests).
+func newProgressTo(w io.Writer, quiet, live, color bool) *progress {
+	return &progress{w: w, quiet: quiet, live: live, color: color && live, cur: -1,
+		width: func() int { return 100 }, now: time.Now}
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	return ok && term.IsTerminal(int(f.Fd()))
+}
+
+// logf prints one log line (to stderr), keeping the live line below it.
+func (p *progress) logf(format string, args ...any) {
+	if p.quiet {
+		return
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.clearLocked()
+	fmt.Fprintf(p.w, format+"\n", args...)
+	p.drawLocked()
+}
+
+// begin starts the clock for the planned cells.
+func (p *progress) begin(cells []cell) {
+	p.mu.Lock()
+	p.cells = cells
+	p.secs = make([]float64, len(cells))
+	for i := range p.secs {
+		p.secs[i] = -1
+	}
+	p.start = p.now()
+	p.mu.Unlock()
+	if p.live && p.stop == nil {
+		p.stop, p.stopped = make(chan struct{}), make(chan struct{})
+		go p.tick()
+	}
+}
+
+// tick redraws the line every second, so elapsed time moves while a
+// server starts or a phase prepares.
+func (p *progress) tick() {
+	defer close(p.stopped)
+	t := time.NewTicker(time.Second)
+	defer t.Stop()
+	for {
+		select {
+		case <-p.stop:
+			return
+		case <-t.C:
+			p.mu.Lock()
+			p.drawLocked()
+			p.mu.Unlock()
+		}
+	}
+}
+
+// cellStarted marks cell i as running.
+func (p *progress) cellStarted(i int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur, p.cellStart, p.phase, p.haveLast = i, p.now(), "", false
+	p.lastEvent = p.cellStart
+	p.drawLocked()
+}
+
+// onSecond receives each completed second of the running cell's phases
+// (workload.Hooks.OnSecond); it is called from the engine's goroutine. A
+// phase's last second is usually partial: its ops are divided by the time
+// since the previous second arrived (at most 1 s), which is its length.
+func (p *progress) onSecond(phase string, s metrics.Second) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	now := p.now()
+	d := min(max(now.Sub(p.lastEvent).Seconds(), 0.001), 1)
+	p.phase, p.last, p.rate, p.lastEvent, p.haveLast = phase, s, float64(s.Ops)/d, now, true
+	p.drawLocked()
+}
+
+// cellDone records how long cell i took and clears the live line.
+func (p *progress) cellDone(i int, seconds float64) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if i >= 0 && i < len(p.secs) {
+		p.secs[i] = seconds
+	}
+	p.cur = -1
+	p.clearLocked()
+}
+
+// close stops the ticker and leaves the terminal clean.
+func (p *progress) close() {
+	if p.stop != nil {
+		close(p.stop)
+		<-p.stopped
+		p.stop = nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.cur = -1
+	p.clearLocked()
+}
+
+func (p *progress) clearLocked() {
+	if p.drawn {
+		fmt.Fprint(p.w, "\r\x1b[K")
+		p.drawn = false
+	}
+}
+
+func (p *progress) drawLocked() {
+	if !p.live || p.cur < 0 || p.cur >= len(p.cells) {
+		return
+	}
+	line := p.statusLocked()
+	fmt.Fprint(p.w, "\r\x1b[K"+line)
+	p.drawn = true
+}
+
+// statusLocked composes the live line, cut to the terminal's width so it
+// never wraps (a wrapped line could not be redrawn in place).
+func (p *progress) statusLocked() string {
+	type part struct{ text, sgr string }
+	now := p.now()
+	parts := []part{
+		{fmt.Sprintf("[%d/%d]", p.cur+1, len(p.cells)), "1"},
+		{p.cells[p.cur].id(), "1"},
+	}
+	if p.haveLast {
+		live := fmt.Sprintf("%s %s ops/s", p.phase, groupDigits(int64(p.rate+0.5)))
+		if p.last.P99 > 0 {
+			live += " · p99 " + latencyText(p.last.P99)
+		}
+		if p.last.Errors > 0 {
+			live += fmt.Sprintf(" · %d errors", p.last.Errors)
+		}
+		parts = append(parts, part{live, "36"})
+	}
+	parts = append(parts, part{"elapsed " + clock(now.Sub(p.start)), "2"})
+	if left, ok := p.remainingLocked(now); ok {
+		parts = append(parts, part{"about " + clock(left) + " left", "2"})
+	}
+	var b strings.Builder
+	width := p.width() - 1
+	n := 0
+	for i, pt := range parts {
+		sep := ""
+		if i == 1 {
+			sep = " "
+		} else if i > 1 {
+			sep = " · "
+		}
+		text := sep + pt.text
+		if rest := width - n; utf8.RuneCountInString(text) > rest {
+			if rest > 1 {
+				r := []rune(text)
+				text = string(r[:rest-1]) + "…"
+			} else {
+				break
+			}
+		}
+		n += utf8.RuneCountInString(text)
+		if p.color {
+			b.WriteString(sep + "\x1b[" + pt.sgr + "m" + strings.TrimPrefix(text, sep) + "\x1b[0m")
+		} else {
+			b.WriteString(text)
+		}
+		if n >= width {
+			break
+		}
+	}
+	return b.String()
+}
+
+// weight is how much work a cell is, relative to others of its target.
+func (c cell) weight() float64 {
+	if v, ok := c.params["keys"]; ok {
+		switch n := v.(type) {
+		case int64:
+			return float64(n)
+		case int:
+			return float64(n)
+		case float64:
+			return n
+		}
+	}
+	return 1
+}
+
+// remainingLocked estimates the time left: each unfinished cell costs what
+// finished cells of its target cost per unit of weight, or, for a target
+// with none finished yet, what all finished cells cost on average.
+func (p *progress) remainingLocked(now time.Time) (time.Duration, bool) {
+	perTarget := map[string][2]float64{} // label -> seconds, weight
+	var allS, allW float64
+	for i, s := range p.secs {
+		if s < 0 {
+			continue
+		}
+		c := p.cells[i]
+		t := perTarget[c.target.Spec.Label()]
+		t[0] += s
+		t[1] += c.weight()
+		perTarget[c.target.Spec.Label()] = t
+		allS += s
+		allW += c.weight()
+	}
+	if allW == 0 {
+		return 0, false
+	}
+	var left float64
+	for i, s := range p.secs {
+		if s >= 0 {
+			continue
+		}
+		c := p.cells[i]
+		rate := allS / allW
+		if t, ok := perTarget[c.target.Spec.Label()]; ok && t[1] > 0 {
+			rate = t[0] / t[1]
+		}
+		est := rate * c.weight()
+		if i == p.cur {
+			est = max(0, est-now.Sub(p.cellStart).Seconds())
+		}
+		left += est
+	}
+	return time.Duration(left * float64(time.Second)), true
+}
+
+// clock prints a duration as m:ss or h:mm:ss.
+func clock(d time.Duration) string {
+	s := int64(d.Round(time.Second) / time.Second)
+	if s >= 3600 {
+		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
+	}
+	return fmt.Sprintf("%d:%02d", s/60, s%60)
+}
+
+func groupDigits(n int64) string {
+	s := fmt.Sprint(n)
+	var b strings.Builder
+	for i, c := range s {
+		if i > 0 && (len(s)-i)%3 == 0 {
+			b.WriteByte(',')
+		}
+		b.WriteRune(c)
+	}
+	return b.String()
+}
+
+func latencyText(us float64) string {
+	switch {
+	case us >= 1e6:
+		return fmt.Sprintf("%.2f s", us/1e6)
+	case us >= 1e3:
+		return fmt.Sprintf("%.1f ms", us/1e3)
+	}
+	return fmt.Sprintf("%.0f µs", us)
+}

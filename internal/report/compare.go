@@ -1,0 +1,551 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"regexp"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result"
+)
+
+// Compare rule.
+//
+// Cells are matched across runs by cell id (target/workload/param=value…),
+// phases by name. For each matched phase and each metric (ops/s, mean, p50,
+// p90, p99, p99.9), Compare prints each run's value, the ratio to the first
+// run (the baseline) and a verdict: "better", "worse", or "no clear
+// difference" when the two runs' own spreads overlap — that is, when the
+// difference is no larger than what either run's own variation explains.
+//
+// A run's spread for a metric is an interval:
+//
+//   - A cell repeated in a run (the same cell id more than once): the value
+//     is the median of the repeats and the interval is their min..max. This
+//     is the best evidence, as it includes run-to-run noise.
+//   - Otherwise, a 99% confidence interval from the phase's own data:
+//     percentiles: the distribution-free interval of a quantile, by rank in
+//     the decoded HdrHistogram: ranks n·q ± 2.576·√(n·q·(1−q)), widened to
+//     whole histogram buckets, ends included (so two values the histogram
+//     cannot tell apart, in one bucket or either side of a boundary, overlap); mean: ±2.576·σ/√n; ops/s: the mean latency's relative
+//     interval (closed loop: throughput ∝ 1/mean), widened, for phases of 3
+//     or more whole seconds, to the 99% t-interval of the per-second rates.
+//
+// A single run cannot see run-to-run noise (a different page cache, another
+// process on the machine), so with one cell per run "better" and "worse"
+// mean "beyond this run's sampling noise": repeat cells, or runs, to be sure.
+
+// CompareRun is one result given to Compare.
+type CompareRun struct {
+	Name string // "A", "B", …
+	Path string
+	R    *result.Result
+}
+
+// compareZ is the normal quantile of a two-sided 99% interval.
+const compareZ = 2.5758293035489
+
+// compareMetrics are the figures compared, in order.
+var compareMetrics = []struct {
+	key, name  string
+	higherIsOK bool
+}{
+	{"ops_s", "ops/s", true},
+	{"mean", "mean µs", false},
+	{"p50", "p50 µs", false},
+	{"p90", "p90 µs", false},
+	{"p99", "p99 µs", false},
+	{"p999", "p99.9 µs", false},
+}
+
+// Verdicts.
+const (
+	VerdictSame    = "no clear difference"
+	VerdictBetter  = "better"
+	VerdictWorse   = "worse"
+	VerdictUnknown = "spread unknown"
+)
+
+// interval is a run's value of a metric and its spread.
+type interval struct {
+	v, lo, hi float64
+	known     bool
+}
+
+// ComparisonRow is one metric of one matched cell phase.
+type ComparisonRow struct {
+	Cell, Phase, Metric string
+	Base, Other         float64
+	Ratio               float64 // Other / Base
+	Verdict             string
+	BaseLo, BaseHi      float64
+	OtherLo, OtherHi    float64
+}
+
+// Comparison is one run against the baseline.
+type Comparison struct {
+	Base, Other CompareRun
+	Rows        []ComparisonRow
+	OnlyBase    []string // cell ids only in the baseline
+	OnlyOther   []string // cell ids only in the other run
+	NotCompared []string // matched cell ids that failed in one run
+	SetupDiffs  []string // environment, versions and settings that differ
+}
+
+// Compare matches the cells of each run against the first.
+func Compare(runs []CompareRun) []Comparison {
+	var out []Comparison
+	for _, o := range runs[1:] {
+		out = append(out, compareTwo(runs[0], o))
+	}
+	return out
+}
+
+// cellsByID groups a run's cells by id, keeping the first appearance order.
+func cellsByID(r *result.Result) (ids []string, by map[string][]*result.Cell) {
+	by = map[string][]*result.Cell{}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if _, ok := by[c.ID]; !ok {
+			ids = append(ids, c.ID)
+		}
+		by[c.ID] = append(by[c.ID], c)
+	}
+	return ids, by
+}
+
+func okCells(cs []*result.Cell) []*result.Cell {
+	var out []*result.Cell
+	for _, c := range cs {
+		if c.Status == result.CellOK {
+			out = append(out, c)
+		}
+	}
+	return out
+}
+
+func compareTwo(a, b CompareRun) Comparison {
+	cmp := Comparison{Base: a, Other: b}
+	aIDs, aBy := cellsByID(a.R)
+	bIDs, bBy := cellsByID(b.R)
+	for _, id := range aIDs {
+		bc, ok := bBy[id]
+		if !ok {
+			cmp.OnlyBase = append(cmp.OnlyBase, id)
+			continue
+		}
+		ac, bc := okCells(aBy[id]), okCells(bc)
+		if len(ac) == 0 || len(bc) == 0 {
+			cmp.NotCompared = append(cmp.NotCompared, id)
+			continue
+		}
+		for _, ph := range ac[0].Phases {
+			ap, bp := phasesNamed(ac, ph.Name), phasesNamed(bc, ph.Name)
+			if len(bp) == 0 {
+				continue
+			}
+			for _, m := range compareMetrics {
+				x, y := spread(ap, m.key), spread(bp, m.key)
+				row := ComparisonRow{Cell: id, Phase: ph.Name, Metric: m.name, Base: x.v, Other: y.v,
+					BaseLo: x.lo, BaseHi: x.hi, OtherLo: y.lo, OtherHi: y.hi, Ratio: math.NaN()}
+				if x.v != 0 {
+					row.Ratio = y.v / x.v
+				}
+				row.Verdict = verdict(x, y, m.higherIsOK)
+				cmp.Rows = append(cmp.Rows, row)
+			}
+		}
+	}
+	for _, id := range bIDs {
+		if _, ok := aBy[id]; !ok {
+			cmp.OnlyOther = append(cmp.OnlyOther, id)
+		}
+	}
+	cmp.SetupDiffs = setupDiffs(a.R, b.R)
+	return cmp
+}
+
+func phasesNamed(cells []*result.Cell, name string) []*metrics.Phase {
+	var out []*metrics.Phase
+	for _, c := range cells {
+		for i := range c.Phases {
+			if c.Phases[i].Name == name {
+				out = append(out, &c.Phases[i])
+			}
+		}
+	}
+	return out
+}
+
+func verdict(a, b interval, higherIsOK bool) string {
+	switch {
+	case a.v == b.v:
+		return VerdictSame
+	case !a.known || !b.known:
+		return VerdictUnknown
+	case a.lo <= b.hi && b.lo <= a.hi:
+		return VerdictSame
+	case (b.v > a.v) == higherIsOK:
+		return VerdictBetter
+	}
+	return VerdictWorse
+}
+
+// metricValue reads one compared figure of a phase.
+func metricValue(p *metrics.Phase, key string) float64 {
+	l := p.LatencyUs
+	switch key {
+	case "ops_s":
+		return p.ThroughputOpsS
+	case "mean":
+		return l.Mean
+	case "p50":
+		return l.P50
+	case "p90":
+		return l.P90
+	case "p99":
+		return l.P99
+	case "p999":
+		return l.P999
+	}
+	return math.NaN()
+}
+
+var metricQuantile = map[string]float64{"p50": 0.50, "p90": 0.90, "p99": 0.99, "p999": 0.999}
+
+// spread is a run's value of a metric with its interval; see "Compare rule".
+func spread(ps []*metrics.Phase, key string) interval {
+	if len(ps) >= 2 {
+		vs := make([]float64, len(ps))
+		for i, p := range ps {
+			vs[i] = metricValue(p, key)
+		}
+		sort.Float64s(vs)
+		med := vs[len(vs)/2]
+		if len(vs)%2 == 0 {
+			med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+		}
+		return interval{v: med, lo: vs[0], hi: vs[len(vs)-1], known: true}
+	}
+	p := ps[0]
+	v := metricValue(p, key)
+	switch key {
+	case "p50", "p90", "p99", "p999":
+		lo, hi, ok := quantileInterval(p, metricQuantile[key])
+		if !ok {
+			return interval{v: v}
+		}
+		return interval{v: v, lo: math.Min(lo, v), hi: math.Max(hi, v), known: true}
+	case "mean":
+		half, ok := meanHalfWidth(p)
+		return interval{v: v, lo: v - half, hi: v + half, known: ok}
+	case "ops_s":
+		half, ok := meanHalfWidth(p)
+		if !ok || p.LatencyUs.Mean <= 0 {
+			return interval{v: v}
+		}
+		rel := half / p.LatencyUs.Mean
+		lo, hi := v/(1+rel), v/math.Max(1-rel, 1e-9)
+		if rates := wholeSecondRates(p); len(rates) >= seriesMinSeconds {
+			sd := stddev(rates)
+			h := tQuantile99(len(rates)-1) * sd / math.Sqrt(float64(len(rates)))
+			lo, hi = math.Min(lo, v-h), math.Max(hi, v+h)
+		}
+		return interval{v: v, lo: lo, hi: hi, known: true}
+	}
+	return interval{v: v}
+}
+
+// successes is the number of operations the latency figures cover.
+func successes(p *metrics.Phase) int64 { return p.Ops - errorCount(p) }
+
+func meanHalfWidth(p *metrics.Phase) (float64, bool) {
+	n := successes(p)
+	if n <= 0 {
+		return 0, false
+	}
+	return compareZ * p.LatencyUs.Stddev / math.Sqrt(float64(n)), true
+}
+
+// quantileInterval is the 99% distribution-free confidence interval of
+// quantile q from the phase's histogram, in µs, widened to whole buckets.
+func quantileInterval(p *metrics.Phase, q float64) (lo, hi float64, ok bool) {
+	if p.Histogram == "" {
+		return 0, 0, false
+	}
+	h, err := metrics.DecodeHistogram(p.Histogram)
+	if err != nil || h.TotalCount() == 0 {
+		return 0, 0, false
+	}
+	n := float64(h.TotalCount())
+	half := compareZ * math.Sqrt(n*q*(1-q))
+	rlo := int64(math.Max(1, math.Floor(n*q-half)))
+	rhi := int64(math.Min(n, math.Ceil(n*q+half)))
+	var seen int64
+	loSet := false
+	for _, b := range h.Distribution() {
+		if b.Count == 0 {
+			continue
+		}
+		seen += b.Count
+		if !loSet && seen >= rlo {
+			lo, loSet = float64(b.From), true
+		}
+		if seen >= rhi {
+			// A bucket holds [From, To+1): values just either side of the
+			// boundary of two adjacent buckets cannot be told apart.
+			hi = float64(b.To + 1)
+			break
+		}
+	}
+	return lo / 1e3, hi / 1e3, loSet
+}
+
+// wholeSecondRates are the ops of each whole second of a phase (the last,
+// partial second left out).
+func wholeSecondRates(p *metrics.Phase) []float64 {
+	var out []float64
+	for _, s := range p.Series {
+		if float64(s.T+1) <= p.DurationS {
+			out = append(out, float64(s.Ops))
+		}
+	}
+	return out
+}
+
+// stddev is the sample standard deviation.
+func stddev(xs []float64) float64 {
+	if len(xs) < 2 {
+		return 0
+	}
+	var mean, ss float64
+	for _, x := range xs {
+		mean += x
+	}
+	mean /= float64(len(xs))
+	for _, x := range xs {
+		ss += (x - mean) * (x - mean)
+	}
+	return math.Sqrt(ss / float64(len(xs)-1))
+}
+
+// tQuantile99 is Student's t for a two-sided 99% interval with df degrees of
+// freedom (rounded to the next tabulated df below: conservative).
+func tQuantile99(df int) float64 {
+	table := []float64{0, 63.657, 9.925, 5.841, 4.604, 4.032, 3.707, 3.499, 3.355, 3.250, 3.169,
+		3.106, 3.055, 3.012, 2.977, 2.947, 2.921, 2.898, 2.878, 2.861, 2.845,
+		2.831, 2.819, 2.807, 2.797, 2.787, 2.779, 2.771, 2.763, 2.756, 2.750}
+	switch {
+	case df < 1:
+		return math.Inf(1)
+	case df < len(table):
+		return table[df]
+	case df < 40:
+		return 2.750
+	case df < 60:
+		return 2.704
+	case df < 120:
+		return 2.660
+	}
+	return 2.617
+}
+
+// runSpecific are parts of a setting's value that differ from run to run
+// without meaning anything: temporary directories and ports.
+var runSpecific = regexp.MustCompile(`storebench-[a-z]+-[0-9]+|127\.0\.0\.1:[0-9]+`)
+
+// ignoredSettings differ between any two runs of managed servers.
+var ignoredSettings = map[string]bool{"port": true}
+
+// setupDiffs lists what differs between two runs' machines, binaries and targets.
+func setupDiffs(a, b *result.Result) []string {
+	var out []string
+	diff := func(what, x, y string) {
+		if x != y {
+			out = append(out, fmt.Sprintf("%s: %s → %s", what, orNone(x), orNone(y)))
+		}
+	}
+	ea, eb := a.Environment, b.Environment
+	diff("host", ea.Hostname, eb.Hostname)
+	diff("CPU", ea.CPUModel, eb.CPUModel)
+	diff("cores", fmt.Sprint(ea.Cores), fmt.Sprint(eb.Cores))
+	diff("OS", ea.OS, eb.OS)
+	diff("kernel", ea.Kernel, eb.Kernel)
+	diff("GOMAXPROCS", fmt.Sprint(ea.GoMaxProcs), fmt.Sprint(eb.GoMaxProcs))
+	diff("client CPUs", ea.ClientCPUs, eb.ClientCPUs)
+	diff("server CPUs", ea.ServerCPUs, eb.ServerCPUs)
+	diff("storebench", a.Storebench.Version+" "+a.Storebench.Commit, b.Storebench.Version+" "+b.Storebench.Commit)
+	diff("seed", fmt.Sprint(a.Seed), fmt.Sprint(b.Seed))
+	tb := map[string]result.Target{}
+	for _, t := range b.Targets {
+		tb[t.Name] = t
+	}
+	for _, t := range a.Targets {
+		u, ok := tb[t.Name]
+		if !ok {
+			continue
+		}
+		diff(t.Name+" version", t.Version, u.Version)
+		diff(t.Name+" durability", t.Durability, u.Durability)
+		norm := func(tg result.Target, v string) string {
+			if tg.Namespace != "" {
+				v = strings.ReplaceAll(v, tg.Namespace, "<namespace>")
+			}
+			return runSpecific.ReplaceAllString(v, "<run>")
+		}
+		keys := map[string]bool{}
+		for k := range t.Settings {
+			keys[k] = true
+		}
+		for k := range u.Settings {
+			keys[k] = true
+		}
+		for _, k := range sortedKeys(keys) {
+			if ignoredSettings[k] {
+				continue
+			}
+			x, xok := t.Settings[k]
+			y, yok := u.Settings[k]
+			if xok != yok || norm(t, x) != norm(u, y) {
+				diff(t.Name+" "+k, x, y)
+			}
+		}
+	}
+	return out
+}
+
+func orNone(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
+}
+
+// ratioText prints a ratio: 0.98×, 12.4×.
+func ratioText(r float64) string {
+	if math.IsNaN(r) || math.IsInf(r, 0) {
+		return "—"
+	}
+	return num(r) + "×"
+}
+
+func intervalText(lo, hi float64, known bool) string {
+	if !known {
+		return "—"
+	}
+	return num(lo) + "–" + num(hi)
+}
+
+// CompareText writes comparisons for a terminal.
+func CompareText(w io.Writer, runs []CompareRun, cmps []Comparison) {
+	for _, r := range runs {
+		fmt.Fprintf(w, "%s  %s  (run %s, %s, %d cells)\n", r.Name, r.Path, r.R.ID, r.R.Status, len(r.R.Cells))
+	}
+	for _, c := range cmps {
+		a, b := c.Base.Name, c.Other.Name
+		fmt.Fprintf(w, "\n%s vs %s: ratio %s/%s; better = higher ops/s or lower latency; %q when the runs' 99%% intervals overlap\n", b, a, b, a, VerdictSame)
+		for _, d := range c.SetupDiffs {
+			fmt.Fprintf(w, "  differs: %s\n", d)
+		}
+		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
+		last := ""
+		for _, row := range c.Rows {
+			if k := row.Cell + " " + row.Phase; k != last {
+				last = k
+				fmt.Fprintf(tw, "\n%s · %s\n", row.Cell, row.Phase)
+				fmt.Fprintf(tw, "  metric\t%s\t%s\t%s/%s\tverdict\t%s interval\t%s interval\t\n", a, b, b, a, a, b)
+			}
+			known := row.Verdict != VerdictUnknown
+			fmt.Fprintf(tw, "  %s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.Metric, num(row.Base), num(row.Other), ratioText(row.Ratio), row.Verdict,
+				intervalText(row.BaseLo, row.BaseHi, known), intervalText(row.OtherLo, row.OtherHi, known))
+		}
+		tw.Flush()
+		fmt.Fprintf(w, "\n%s\n", c.summary())
+		for _, id := range c.OnlyBase {
+			fmt.Fprintf(w, "only in %s: %s\n", a, id)
+		}
+		for _, id := range c.OnlyOther {
+			fmt.Fprintf(w, "only in %s: %s\n", b, id)
+		}
+		for _, id := range c.NotCompared {
+			fmt.Fprintf(w, "not compared (failed in %s or %s): %s\n", a, b, id)
+		}
+	}
+	if anySingle(runs) {
+		fmt.Fprintln(w, "\nintervals: 99% confidence from each run's own histogram and per-second series; they cannot include run-to-run noise. Repeat cells or runs before trusting a small difference.")
+	}
+}
+
+// CompareMarkdown writes comparisons as GitHub tables.
+func CompareMarkdown(w io.Writer, runs []CompareRun, cmps []Comparison) {
+	fmt.Fprintln(w, "| run | file | id | status | cells |\n|:--|:--|:--|:--|--:|")
+	for _, r := range runs {
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %d |\n", r.Name, mdCode(r.Path), mdText(r.R.ID), mdText(r.R.Status), len(r.R.Cells))
+	}
+	for _, c := range cmps {
+		a, b := c.Base.Name, c.Other.Name
+		fmt.Fprintf(w, "\n## %s vs %s\n\nRatio %s/%s; better = higher ops/s or lower latency; *%s* when the runs' 99%% intervals overlap.\n", b, a, b, a, VerdictSame)
+		if len(c.SetupDiffs) > 0 {
+			fmt.Fprintln(w)
+			for _, d := range c.SetupDiffs {
+				fmt.Fprintf(w, "- differs: %s\n", mdText(d))
+			}
+		}
+		fmt.Fprintf(w, "\n| cell | phase | metric | %s | %s | %s/%s | verdict | %s interval | %s interval |\n|:--|:--|:--|--:|--:|--:|:--|--:|--:|\n", a, b, b, a, a, b)
+		for _, row := range c.Rows {
+			known := row.Verdict != VerdictUnknown
+			v := row.Verdict
+			if v != VerdictSame {
+				v = "**" + v + "**"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.Cell), mdText(row.Phase), mdText(row.Metric), num(row.Base), num(row.Other),
+				ratioText(row.Ratio), v, intervalText(row.BaseLo, row.BaseHi, known), intervalText(row.OtherLo, row.OtherHi, known))
+		}
+		fmt.Fprintf(w, "\n%s\n", mdText(c.summary()))
+		for _, id := range c.OnlyBase {
+			fmt.Fprintf(w, "\nonly in %s: %s\n", a, mdText(id))
+		}
+		for _, id := range c.OnlyOther {
+			fmt.Fprintf(w, "\nonly in %s: %s\n", b, mdText(id))
+		}
+		for _, id := range c.NotCompared {
+			fmt.Fprintf(w, "\nnot compared (failed in %s or %s): %s\n", a, b, mdText(id))
+		}
+	}
+}
+
+func anySingle(runs []CompareRun) bool {
+	for _, r := range runs {
+		_, by := cellsByID(r.R)
+		for _, cs := range by {
+			if len(cs) == 1 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (c Comparison) summary() string {
+	n := map[string]int{}
+	for _, r := range c.Rows {
+		n[r.Verdict]++
+	}
+	parts := []string{fmt.Sprintf("%d better", n[VerdictBetter]), fmt.Sprintf("%d worse", n[VerdictWorse]), fmt.Sprintf("%d %s", n[VerdictSame], VerdictSame)}
+	if n[VerdictUnknown] > 0 {
+		parts = append(parts, fmt.Sprintf("%d %s", n[VerdictUnknown], VerdictUnknown))
+	}
+	return fmt.Sprintf("%s vs %s: %d figures of %d matched cells: %s", c.Other.Name, c.Base.Name, len(c.Rows), c.matchedCells(), strings.Join(parts, ", "))
+}
+
+func (c Comparison) matchedCells() int {
+	seen := map[string]bool{}
+	for _, r := range c.Rows {
+		seen[r.Cell] = true
+	}
+	return len(seen)
+}

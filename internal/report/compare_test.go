@@ -1,0 +1,199 @@
+package report
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/store"
+)
+
+// synthPhase is a phase of n latencies around 100 µs × scale (log-normal,
+// seeded), as one closed-loop client would have measured them.
+func synthPhase(t *testing.T, name string, n int, scale float64, seed uint64) metrics.Phase {
+	t.Helper()
+	rng := rand.New(rand.NewPCG(seed, 7))
+	h := metrics.NewHistogram()
+	var sum float64
+	var sq float64
+	for range n {
+		v := 100e3 * scale * math.Exp(0.4*rng.NormFloat64())
+		if err := h.RecordValue(int64(v)); err != nil {
+			t.Fatal(err)
+		}
+		sum += v
+		sq += v * v
+	}
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mean := sum / float64(n)
+	dur := sum / 1e9
+	return metrics.Phase{
+		Name: name, Workers: 1, Ops: int64(n), DurationS: dur, ThroughputOpsS: float64(n) / dur,
+		LatencyUs: metrics.Latency{
+			P50: float64(h.ValueAtQuantile(50)) / 1e3, P90: float64(h.ValueAtQuantile(90)) / 1e3,
+			P99: float64(h.ValueAtQuantile(99)) / 1e3, P999: float64(h.ValueAtQuantile(99.9)) / 1e3,
+			Max: float64(h.Max()) / 1e3, Mean: mean / 1e3, Stddev: math.Sqrt(sq/float64(n)-mean*mean) / 1e3,
+		},
+		Histogram: string(enc), HistogramUnit: "ns",
+	}
+}
+
+func synthRun(id string, cells ...result.Cell) *result.Result {
+	return &result.Result{Schema: result.Schema, ID: id, Status: result.StatusComplete, Cells: cells,
+		Targets: []result.Target{{Name: "redis", Store: "redis", Info: store.Info{Version: "7.0.15", Settings: map[string]string{"appendfsync": "everysec", "port": "1234"}}}}}
+}
+
+func synthCell(id string, phases ...metrics.Phase) result.Cell {
+	return result.Cell{ID: id, Target: strings.Split(id, "/")[0], Workload: "kv", Status: result.CellOK, Phases: phases}
+}
+
+// verdicts maps "cell phase metric" to the verdict of B against A.
+func verdicts(t *testing.T, a, b *result.Result) (map[string]string, Comparison) {
+	t.Helper()
+	cmps := Compare([]CompareRun{{Name: "A", R: a}, {Name: "B", R: b}})
+	if len(cmps) != 1 {
+		t.Fatalf("%d comparisons", len(cmps))
+	}
+	out := map[string]string{}
+	for _, r := range cmps[0].Rows {
+		out[r.Cell+" "+r.Phase+" "+r.Metric] = r.Verdict
+		if r.Base != 0 && r.Ratio != r.Other/r.Base {
+			t.Errorf("%s %s %s: ratio %v, want %v/%v", r.Cell, r.Phase, r.Metric, r.Ratio, r.Other, r.Base)
+		}
+	}
+	return out, cmps[0]
+}
+
+func TestCompareVerdicts(t *testing.T) {
+	const cell = "redis/kv/keys=5000"
+	base := synthRun("A", synthCell(cell, synthPhase(t, "read", 5000, 1, 1)))
+	cases := []struct {
+		name string
+		b    *result.Result
+		want map[string]string // metric -> verdict; every metric when "*"
+	}{
+		{"the same run", synthRun("B", synthCell(cell, synthPhase(t, "read", 5000, 1, 1))), map[string]string{"*": VerdictSame}},
+		{"another sample of the same distribution", synthRun("B", synthCell(cell, synthPhase(t, "read", 5000, 1, 2))),
+			map[string]string{"ops/s": VerdictSame, "mean µs": VerdictSame, "p50 µs": VerdictSame, "p90 µs": VerdictSame, "p99 µs": VerdictSame, "p99.9 µs": VerdictSame}},
+		{"half as fast", synthRun("B", synthCell(cell, synthPhase(t, "read", 5000, 2, 2))),
+			map[string]string{"ops/s": VerdictWorse, "mean µs": VerdictWorse, "p50 µs": VerdictWorse, "p90 µs": VerdictWorse, "p99 µs": VerdictWorse}},
+		{"twice as fast", synthRun("B", synthCell(cell, synthPhase(t, "read", 5000, 0.5, 2))),
+			map[string]string{"ops/s": VerdictBetter, "mean µs": VerdictBetter, "p50 µs": VerdictBetter, "p90 µs": VerdictBetter, "p99 µs": VerdictBetter}},
+		{"3% slower: within the spread", synthRun("B", synthCell(cell, synthPhase(t, "read", 5000, 1.03, 2))),
+			map[string]string{"p50 µs": VerdictSame, "p99 µs": VerdictSame, "p99.9 µs": VerdictSame}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, cmp := verdicts(t, base, c.b)
+			if len(got) != len(compareMetrics) {
+				t.Fatalf("%d rows, want %d", len(got), len(compareMetrics))
+			}
+			for _, m := range compareMetrics {
+				want, ok := c.want[m.name]
+				if !ok {
+					want, ok = c.want["*"]
+				}
+				if ok && got[cell+" read "+m.name] != want {
+					row := cmp.Rows[0]
+					for _, r := range cmp.Rows {
+						if r.Metric == m.name {
+							row = r
+						}
+					}
+					t.Errorf("%s: %s, want %s (A %v [%v, %v], B %v [%v, %v])", m.name, got[cell+" read "+m.name], want,
+						row.Base, row.BaseLo, row.BaseHi, row.Other, row.OtherLo, row.OtherHi)
+				}
+			}
+		})
+	}
+}
+
+// TestCompareRepeats: a cell repeated in a run spreads over its repeats, so
+// a difference a single run would call clear is not one against repeats
+// that vary as much.
+func TestCompareRepeats(t *testing.T) {
+	const cell = "redis/kv/keys=5000"
+	b := synthRun("B", synthCell(cell, synthPhase(t, "read", 5000, 1.15, 9)))
+	single := synthRun("A", synthCell(cell, synthPhase(t, "read", 5000, 1, 1)))
+	repeated := synthRun("A", synthCell(cell, synthPhase(t, "read", 5000, 1, 1)), synthCell(cell, synthPhase(t, "read", 5000, 1.3, 3)))
+	got, _ := verdicts(t, single, b)
+	if got[cell+" read p50 µs"] != VerdictWorse {
+		t.Errorf("single A: p50 %s, want %s", got[cell+" read p50 µs"], VerdictWorse)
+	}
+	got, cmp := verdicts(t, repeated, b)
+	if got[cell+" read p50 µs"] != VerdictSame {
+		t.Errorf("repeated A: p50 %s, want %s", got[cell+" read p50 µs"], VerdictSame)
+	}
+	for _, r := range cmp.Rows {
+		if r.Metric == "p50 µs" {
+			p1, p2 := repeated.Cells[0].Phases[0].LatencyUs.P50, repeated.Cells[1].Phases[0].LatencyUs.P50
+			if r.Base != (p1+p2)/2 || r.BaseLo != math.Min(p1, p2) || r.BaseHi != math.Max(p1, p2) {
+				t.Errorf("repeats: A %v [%v, %v], want the median of %v and %v and their range", r.Base, r.BaseLo, r.BaseHi, p1, p2)
+			}
+		}
+	}
+}
+
+// TestCompareUnknownSpread: without a histogram there is no interval, and
+// the verdict says so instead of guessing.
+func TestCompareUnknownSpread(t *testing.T) {
+	const cell = "redis/kv/keys=5000"
+	pa, pb := synthPhase(t, "read", 5000, 1, 1), synthPhase(t, "read", 5000, 1.5, 2)
+	pa.Histogram, pb.Histogram = "", ""
+	got, _ := verdicts(t, synthRun("A", synthCell(cell, pa)), synthRun("B", synthCell(cell, pb)))
+	if v := got[cell+" read p50 µs"]; v != VerdictUnknown {
+		t.Errorf("p50 without histograms: %s", v)
+	}
+	if v := got[cell+" read mean µs"]; v != VerdictWorse {
+		t.Errorf("mean needs no histogram: %s", v)
+	}
+}
+
+// TestCompareText: matched, unmatched and failed cells, the setup that
+// differs, and the numbers printed are the runs'.
+func TestCompareText(t *testing.T) {
+	a := synthRun("A",
+		synthCell("redis/kv/keys=5000", synthPhase(t, "write", 5000, 1, 1), synthPhase(t, "read", 5000, 1, 2)),
+		synthCell("memory/kv/keys=5000", synthPhase(t, "write", 5000, 0.01, 3)),
+		synthCell("files/kv/keys=5000", synthPhase(t, "write", 5000, 5, 4)))
+	b := synthRun("B",
+		synthCell("redis/kv/keys=5000", synthPhase(t, "write", 5000, 3, 5), synthPhase(t, "read", 5000, 1, 2)),
+		synthCell("sqlite/kv/keys=5000", synthPhase(t, "write", 5000, 2, 6)),
+		result.Cell{ID: "files/kv/keys=5000", Target: "files", Workload: "kv", Status: result.CellFailed, Error: "disk full"})
+	b.Targets[0].Version = "7.2.4"
+	b.Targets[0].Settings = map[string]string{"appendfsync": "always", "port": "4321"}
+	runs := []CompareRun{{Name: "A", Path: "a/result.json", R: a}, {Name: "B", Path: "b/result.json", R: b}}
+	var out bytes.Buffer
+	CompareText(&out, runs, Compare(runs))
+	s := out.String()
+	wp := a.Cells[0].Phases[0].ThroughputOpsS
+	bp := b.Cells[0].Phases[0].ThroughputOpsS
+	for _, want := range []string{
+		"redis/kv/keys=5000 · write", "redis/kv/keys=5000 · read",
+		num(wp), num(bp), ratioText(bp / wp), VerdictWorse, VerdictSame,
+		"only in A: memory/kv/keys=5000", "only in B: sqlite/kv/keys=5000", "not compared (failed in A or B): files/kv/keys=5000",
+		"redis version: 7.0.15 → 7.2.4", "redis appendfsync: everysec → always",
+		"B vs A: 12 figures of 1 matched cells",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("compare output lacks %q:\n%s", want, s)
+		}
+	}
+	if strings.Contains(s, "port") {
+		t.Errorf("a managed server's port is not a difference:\n%s", s)
+	}
+	var md bytes.Buffer
+	CompareMarkdown(&md, runs, Compare(runs))
+	if !strings.Contains(md.String(), "| redis/kv/keys=5000 | write | ops/s | "+num(wp)+" | "+num(bp)+" | "+ratioText(bp/wp)+" | **worse** |") {
+		t.Errorf("markdown compare lacks the write ops/s row:\n%s", md.String())
+	}
+}

@@ -1,0 +1,146 @@
+package report
+
+import (
+	"encoding/csv"
+	"io"
+	"strconv"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result"
+)
+
+// CSVColumns are the CSV report's columns, in order. They are stable: new
+// figures become new metric names (new rows), never new columns.
+//
+//	run_id       the run's id (results/<run_id>/result.json)
+//	cell_id      the cell's id: target/workload/param=value…, the key compare matches on
+//	target       the target's name: store[:profile] or its label
+//	store        the store kind (memory, files, sqlite, postgres, redis, memcached, …)
+//	workload     the workload type: kv, web, …
+//	entry        the scenario's name for the workload entry (the type unless named)
+//	params       the cell's parameters, "name=value" separated by spaces, sorted by name
+//	cell_status  ok or failed
+//	phase        the phase (write, read, …); empty for cell-level metrics
+//	metric       the figure's name, see below
+//	value        the figure, a plain decimal number (no exponent, no thousands separator)
+//	unit         count, s, ops/s, us, us/op, bytes, bytes/op
+//
+// Metrics of every phase: ops, errors, duration_s, throughput_ops_s,
+// latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us,
+// latency_max_us, latency_mean_us, latency_min_us, latency_stddev_us,
+// workers, warmup_duration_s, warmup_ops, client_cpu_s, client_cpu_us_per_op.
+// Only where they apply: errors_<class> (timeout, conflict, unavailable,
+// mismatch, other) when non-zero; server_cpu_s, server_cpu_us_per_op,
+// server_rss_bytes, server_peak_rss_bytes, server_write_bytes,
+// server_write_bytes_per_op, server_read_bytes for managed servers;
+// open_loop_target_ops_s, open_loop_late_ops, open_loop_max_lag_us for
+// open-loop phases; server_time_calls, server_time_mean_us,
+// server_time_per_call_us, server_time_client_overhead_us and, per operation,
+// server_time_<op>_calls and server_time_<op>_mean_us where the store reports
+// its own execution time. Every cell also has cell_seconds (phase empty): the wall
+// time of the whole cell, preparation included.
+var CSVColumns = []string{"run_id", "cell_id", "target", "store", "workload", "entry", "params", "cell_status", "phase", "metric", "value", "unit"}
+
+// CSV writes one row per cell × phase × metric, with the header CSVColumns.
+func CSV(w io.Writer, r *result.Result) error {
+	cw := csv.NewWriter(w)
+	if err := cw.Write(CSVColumns); err != nil {
+		return err
+	}
+	storeOf := map[string]string{}
+	for _, t := range r.Targets {
+		storeOf[t.Name] = t.Store
+	}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		params := paramsText(c.Params)
+		row := func(phase, metric string, value, unit string) error {
+			return cw.Write([]string{r.ID, c.ID, c.Target, storeOf[c.Target], c.Workload, entryName(c), params, c.Status, phase, metric, value, unit})
+		}
+		if err := row("", "cell_seconds", exact(c.Seconds), "s"); err != nil {
+			return err
+		}
+		for j := range c.Phases {
+			for _, m := range phaseMetrics(&c.Phases[j]) {
+				if err := row(c.Phases[j].Name, m.name, m.value, m.unit); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	cw.Flush()
+	return cw.Error()
+}
+
+type csvMetric struct{ name, value, unit string }
+
+// phaseMetrics lists a phase's figures in the CSV's order.
+func phaseMetrics(p *metrics.Phase) []csvMetric {
+	f := func(name string, v float64, unit string) csvMetric { return csvMetric{name, exact(v), unit} }
+	i := func(name string, v int64, unit string) csvMetric {
+		return csvMetric{name, strconv.FormatInt(v, 10), unit}
+	}
+	u := func(name string, v uint64, unit string) csvMetric {
+		return csvMetric{name, strconv.FormatUint(v, 10), unit}
+	}
+	l := p.LatencyUs
+	out := []csvMetric{
+		i("ops", p.Ops, "count"),
+		i("errors", errorCount(p), "count"),
+	}
+	for _, class := range sortedKeys(p.Errors) {
+		if p.Errors[class] > 0 {
+			out = append(out, i("errors_"+class, p.Errors[class], "count"))
+		}
+	}
+	out = append(out,
+		f("duration_s", p.DurationS, "s"),
+		f("throughput_ops_s", p.ThroughputOpsS, "ops/s"),
+		f("latency_p50_us", l.P50, "us"),
+		f("latency_p90_us", l.P90, "us"),
+		f("latency_p99_us", l.P99, "us"),
+		f("latency_p999_us", l.P999, "us"),
+		f("latency_max_us", l.Max, "us"),
+		f("latency_mean_us", l.Mean, "us"),
+		f("latency_min_us", l.Min, "us"),
+		f("latency_stddev_us", l.Stddev, "us"),
+		i("workers", int64(p.Workers), "count"),
+		f("warmup_duration_s", p.Warmup.DurationS, "s"),
+		i("warmup_ops", p.Warmup.Ops, "count"),
+		f("client_cpu_s", p.ClientCPUS, "s"),
+		f("client_cpu_us_per_op", p.ClientCPUUsPerOp, "us/op"),
+	)
+	if s := p.Server; s != nil {
+		out = append(out,
+			f("server_cpu_s", s.CPUS, "s"),
+			f("server_cpu_us_per_op", s.CPUUsPerOp, "us/op"),
+			u("server_rss_bytes", s.RSSBytes, "bytes"),
+			u("server_peak_rss_bytes", s.PeakRSSBytes, "bytes"),
+			u("server_write_bytes", s.WriteBytes, "bytes"),
+			f("server_write_bytes_per_op", s.WritePerOp, "bytes/op"),
+			u("server_read_bytes", s.ReadBytes, "bytes"),
+		)
+	}
+	if st := p.ServerTime; st != nil {
+		out = append(out,
+			i("server_time_calls", st.Calls, "count"),
+			f("server_time_mean_us", st.MeanUs, "us"),
+			f("server_time_per_call_us", st.PerCallUs, "us"),
+			f("server_time_client_overhead_us", st.ClientOverheadUs, "us"),
+		)
+		for _, op := range sortedKeys(st.Ops) {
+			out = append(out,
+				i("server_time_"+op+"_calls", st.Ops[op].Calls, "count"),
+				f("server_time_"+op+"_mean_us", st.Ops[op].MeanUs, "us"),
+			)
+		}
+	}
+	if o := p.OpenLoop; o != nil {
+		out = append(out,
+			f("open_loop_target_ops_s", o.TargetOpsS, "ops/s"),
+			i("open_loop_late_ops", o.LateOps, "count"),
+			f("open_loop_max_lag_us", o.MaxLagUs, "us"),
+		)
+	}
+	return out
+}

@@ -1,0 +1,293 @@
+package report
+
+import (
+	"fmt"
+	"math"
+	"sort"
+	"strconv"
+	"strings"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result"
+)
+
+// entry is one cell's phase, as the charts and tables see it.
+type entry struct {
+	cell    *result.Cell
+	phase   *metrics.Phase
+	label   string // the cell without its workload: "memory keys=1000"
+	color   int    // index of the cell's target: the same colour in every chart
+	variant int    // index of the cell's parameters within its workload: line dash
+}
+
+// phaseGroup is every cell of one workload entry that has a phase of one
+// name, in the result's order. Charts and tables are drawn per group, so a
+// new workload or phase gets them without code of its own.
+type phaseGroup struct {
+	workload string // the scenario's entry name (its type unless named)
+	kind     string // the workload type: kv, web, …
+	phase    string
+	entries  []entry
+}
+
+// model is the shape shared by the HTML and Markdown reports.
+type model struct {
+	r        *result.Result
+	targets  []string       // targets in order: r.Targets, then any only named by cells
+	colorOf  map[string]int // target -> colour index
+	groups   []phaseGroup
+	variants map[string][]string // workload -> parameter suffixes in order
+}
+
+func newModel(r *result.Result) *model {
+	m := &model{r: r, colorOf: map[string]int{}, variants: map[string][]string{}}
+	addTarget := func(name string) {
+		if _, ok := m.colorOf[name]; !ok {
+			m.colorOf[name] = len(m.targets)
+			m.targets = append(m.targets, name)
+		}
+	}
+	for _, t := range r.Targets {
+		addTarget(t.Name)
+	}
+	index := map[[2]string]int{}
+	variantOf := map[string]map[string]int{}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		addTarget(c.Target)
+		suffix, name := paramSuffix(c), entryName(c)
+		if variantOf[name] == nil {
+			variantOf[name] = map[string]int{}
+		}
+		if _, ok := variantOf[name][suffix]; !ok {
+			variantOf[name][suffix] = len(m.variants[name])
+			m.variants[name] = append(m.variants[name], suffix)
+		}
+		for j := range c.Phases {
+			p := &c.Phases[j]
+			k := [2]string{name, p.Name}
+			gi, ok := index[k]
+			if !ok {
+				gi = len(m.groups)
+				index[k] = gi
+				m.groups = append(m.groups, phaseGroup{workload: name, kind: c.Workload, phase: p.Name})
+			}
+			m.groups[gi].entries = append(m.groups[gi].entries, entry{
+				cell: c, phase: p, label: cellLabel(c), color: m.colorOf[c.Target], variant: variantOf[name][suffix],
+			})
+		}
+	}
+	// Keep a workload's phases together, in the order the workload runs them.
+	sort.SliceStable(m.groups, func(i, j int) bool {
+		return workloadOrder(r, m.groups[i].workload) < workloadOrder(r, m.groups[j].workload)
+	})
+	return m
+}
+
+func workloadOrder(r *result.Result, name string) int {
+	for i := range r.Cells {
+		if entryName(&r.Cells[i]) == name {
+			return i
+		}
+	}
+	return len(r.Cells)
+}
+
+// entryName is the name of the cell's workload entry in the scenario: its
+// type (kv, web, …) unless the scenario named it.
+func entryName(c *result.Cell) string {
+	if c.Name != "" {
+		return c.Name
+	}
+	return c.Workload
+}
+
+// paramSuffix is what a cell's id says after target and workload: "keys=1000".
+func paramSuffix(c *result.Cell) string {
+	prefix := c.Target + "/" + entryName(c)
+	if s, ok := strings.CutPrefix(c.ID, prefix); ok {
+		return strings.ReplaceAll(strings.TrimPrefix(s, "/"), "/", " ")
+	}
+	return ""
+}
+
+// cellLabel names a cell inside a chart of its workload: "memory keys=1000".
+func cellLabel(c *result.Cell) string {
+	if s := paramSuffix(c); s != "" {
+		return c.Target + " " + s
+	}
+	if strings.HasPrefix(c.ID, c.Target+"/") {
+		return c.Target
+	}
+	return c.ID
+}
+
+// sweep is the kv experiment's table: total time per key count, per target.
+type sweep struct {
+	name    string // the kv entry's name
+	keys    []int64
+	targets []string
+	// ms[phase][target][keys] is the phase's measured time in milliseconds.
+	ms map[string]map[string]map[int64]float64
+	// cell[phase][target][keys] is the cell the figure comes from.
+	cell map[string]map[string]map[int64]*result.Cell
+}
+
+// kvSweeps gathers the finished cells of each kv entry of the scenario.
+func kvSweeps(r *result.Result, phases ...string) []*sweep {
+	var names []string
+	seen := map[string]bool{}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		if c.Workload == "kv" && !seen[entryName(c)] {
+			seen[entryName(c)] = true
+			names = append(names, entryName(c))
+		}
+	}
+	var out []*sweep
+	for _, name := range names {
+		if s := kvSweep(r, name, phases...); s != nil {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// kvSweep gathers the finished cells of the kv entry name; nil when there are none.
+func kvSweep(r *result.Result, name string, phases ...string) *sweep {
+	s := &sweep{name: name, ms: map[string]map[string]map[int64]float64{}, cell: map[string]map[string]map[int64]*result.Cell{}}
+	seenKeys, seenTarget := map[int64]bool{}, map[string]bool{}
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		n := paramInt(c.Params, "keys")
+		if c.Workload != "kv" || entryName(c) != name || c.Status != result.CellOK || n <= 0 {
+			continue
+		}
+		for _, ph := range phases {
+			p, ok := c.Phase(ph)
+			if !ok {
+				continue
+			}
+			if s.ms[ph] == nil {
+				s.ms[ph] = map[string]map[int64]float64{}
+				s.cell[ph] = map[string]map[int64]*result.Cell{}
+			}
+			if s.ms[ph][c.Target] == nil {
+				s.ms[ph][c.Target] = map[int64]float64{}
+				s.cell[ph][c.Target] = map[int64]*result.Cell{}
+			}
+			s.ms[ph][c.Target][n] = p.DurationS * 1000
+			s.cell[ph][c.Target][n] = c
+			if !seenKeys[n] {
+				seenKeys[n] = true
+				s.keys = append(s.keys, n)
+			}
+			if !seenTarget[c.Target] {
+				seenTarget[c.Target] = true
+				s.targets = append(s.targets, c.Target)
+			}
+		}
+	}
+	if len(s.keys) == 0 {
+		return nil
+	}
+	sort.Slice(s.keys, func(i, j int) bool { return s.keys[i] < s.keys[j] })
+	return s
+}
+
+// num prints a figure with three significant digits, and thousands
+// separators from 1,000 up: enough for measurements that are themselves
+// HdrHistogram values good to 0.1%.
+func num(v float64) string {
+	switch {
+	case math.IsNaN(v) || math.IsInf(v, 0):
+		return "—"
+	case v < 0:
+		return "-" + num(-v)
+	case v == 0:
+		return "0"
+	case v >= 999.5:
+		return thousands(int64(math.Round(v)))
+	case v >= 99.95:
+		return strconv.FormatFloat(v, 'f', 0, 64)
+	case v >= 9.995:
+		return strconv.FormatFloat(v, 'f', 1, 64)
+	case v >= 0.9995:
+		return strconv.FormatFloat(v, 'f', 2, 64)
+	}
+	// Below 1: three significant digits.
+	d := int(math.Ceil(-math.Log10(v))) + 2
+	return strconv.FormatFloat(v, 'f', d, 64)
+}
+
+// exact is a figure in full precision, for data attributes and CSV.
+func exact(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+
+// bytesIEC prints a byte count: 126 MiB.
+func bytesIEC(n uint64) string {
+	const unit = 1024
+	if n < unit {
+		return fmt.Sprintf("%d B", n)
+	}
+	div, exp := uint64(unit), 0
+	for v := n / unit; v >= unit; v /= unit {
+		div *= unit
+		exp++
+	}
+	return num(float64(n)/float64(div)) + " " + "KMGTPE"[exp:exp+1] + "iB"
+}
+
+// durationText prints seconds as "13.6 s" or "2 min 5 s".
+func durationText(s float64) string {
+	if s < 60 {
+		return num(s) + " s"
+	}
+	m := int64(s) / 60
+	return fmt.Sprintf("%d min %d s", m, int64(s)-60*m)
+}
+
+// sortedKeys returns a map's keys in order.
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	return keys
+}
+
+// paramsText prints a cell's parameters as "clients=1 keys=1000 …", sorted.
+func paramsText(params map[string]any) string {
+	var parts []string
+	for _, k := range sortedKeys(params) {
+		parts = append(parts, fmt.Sprintf("%s=%v", k, params[k]))
+	}
+	return strings.Join(parts, " ")
+}
+
+// errorCount is the number of failed operations of a phase.
+func errorCount(p *metrics.Phase) int64 {
+	var n int64
+	for _, v := range p.Errors {
+		n += v
+	}
+	return n
+}
+
+// seriesRates returns a phase's per-second throughput: ops in the second
+// divided by the second's length, which is less than 1 s for the last,
+// partial second of the phase.
+func seriesRates(p *metrics.Phase) []float64 {
+	out := make([]float64, len(p.Series))
+	for i, s := range p.Series {
+		length := 1.0
+		if rest := p.DurationS - float64(s.T); rest > 0 && rest < 1 {
+			length = rest
+		}
+		out[i] = float64(s.Ops) / length
+	}
+	return out
+}
+
+// seriesMinSeconds is how long a phase must run for its over-time chart.
+const seriesMinSeconds = 3

@@ -1,0 +1,227 @@
+package report
+
+import (
+	"bytes"
+	"encoding/csv"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/storebench/storebench/internal/result"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files in testdata")
+
+const samplePath = "testdata/sample-result.json"
+
+// readSample loads the checked-in result of a real run.
+func readSample(t *testing.T) *result.Result {
+	t.Helper()
+	r, err := result.Read(samplePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// golden compares got with testdata/name, or rewrites it with -update.
+func golden(t *testing.T, name string, got []byte) {
+	t.Helper()
+	path := filepath.Join("testdata", name)
+	if *update {
+		if err := os.WriteFile(path, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return
+	}
+	want, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatalf("%v (run go test ./internal/report -update to create it)", err)
+	}
+	if !bytes.Equal(got, want) {
+		diffLine := 0
+		gl, wl := bytes.Split(got, []byte("\n")), bytes.Split(want, []byte("\n"))
+		for diffLine < len(gl) && diffLine < len(wl) && bytes.Equal(gl[diffLine], wl[diffLine]) {
+			diffLine++
+		}
+		g, w := "", ""
+		if diffLine < len(gl) {
+			g = string(gl[diffLine])
+		}
+		if diffLine < len(wl) {
+			w = string(wl[diffLine])
+		}
+		t.Errorf("%s differs from the output at line %d (go test ./internal/report -update rewrites it):\n got: %s\nwant: %s", path, diffLine+1, g, w)
+	}
+}
+
+// TestTextGolden: the terminal summary of the sample.
+func TestTextGolden(t *testing.T) {
+	var b bytes.Buffer
+	Text(&b, readSample(t))
+	golden(t, "sample.txt.golden", b.Bytes())
+}
+
+// TestMarkdownGolden: the Markdown report of the sample.
+func TestMarkdownGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := Markdown(&b, readSample(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sample.md.golden", b.Bytes())
+}
+
+// TestCSVGolden: the CSV report of the sample.
+func TestCSVGolden(t *testing.T) {
+	var b bytes.Buffer
+	if err := CSV(&b, readSample(t)); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "sample.csv.golden", b.Bytes())
+}
+
+// TestCSVRows: a row per cell × phase × metric, every value a plain number,
+// and the figures are the result's.
+func TestCSVRows(t *testing.T) {
+	r := withArticleAndServerTime(t)
+	var b bytes.Buffer
+	if err := CSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(rows[0], CSVColumns) {
+		t.Fatalf("header %v, want %v", rows[0], CSVColumns)
+	}
+	col := map[string]int{}
+	for i, c := range CSVColumns {
+		col[c] = i
+	}
+	type key struct{ cell, phase, metric string }
+	seen := map[key]string{}
+	plain := regexp.MustCompile(`^-?[0-9]+(\.[0-9]+)?$`)
+	for _, row := range rows[1:] {
+		k := key{row[col["cell_id"]], row[col["phase"]], row[col["metric"]]}
+		if _, dup := seen[k]; dup {
+			t.Errorf("two rows for %v", k)
+		}
+		seen[k] = row[col["value"]]
+		if !plain.MatchString(row[col["value"]]) {
+			t.Errorf("%v: value %q is not a plain decimal", k, row[col["value"]])
+		}
+		if row[col["unit"]] == "" || row[col["run_id"]] != r.ID {
+			t.Errorf("%v: row %v", k, row)
+		}
+	}
+	for _, c := range r.Cells {
+		if seen[key{c.ID, "", "cell_seconds"}] != strconv.FormatFloat(c.Seconds, 'f', -1, 64) {
+			t.Errorf("%s: cell_seconds %q, want %v", c.ID, seen[key{c.ID, "", "cell_seconds"}], c.Seconds)
+		}
+		for _, p := range c.Phases {
+			for metric, want := range map[string]float64{
+				"ops": float64(p.Ops), "throughput_ops_s": p.ThroughputOpsS, "duration_s": p.DurationS,
+				"latency_p50_us": p.LatencyUs.P50, "latency_p90_us": p.LatencyUs.P90, "latency_p99_us": p.LatencyUs.P99,
+				"latency_p999_us": p.LatencyUs.P999, "latency_max_us": p.LatencyUs.Max, "latency_mean_us": p.LatencyUs.Mean,
+				"client_cpu_us_per_op": p.ClientCPUUsPerOp,
+			} {
+				got, err := strconv.ParseFloat(seen[key{c.ID, p.Name, metric}], 64)
+				if err != nil || got != want {
+					t.Errorf("%s %s %s: %q, the result says %v", c.ID, p.Name, metric, seen[key{c.ID, p.Name, metric}], want)
+				}
+			}
+			_, hasServer := seen[key{c.ID, p.Name, "server_cpu_us_per_op"}]
+			if hasServer != (p.Server != nil) {
+				t.Errorf("%s %s: server rows %v, server figures %v", c.ID, p.Name, hasServer, p.Server != nil)
+			}
+			_, hasST := seen[key{c.ID, p.Name, "server_time_per_call_us"}]
+			if hasST != (p.ServerTime != nil) {
+				t.Errorf("%s %s: server time rows %v, server time %v", c.ID, p.Name, hasST, p.ServerTime != nil)
+			}
+		}
+	}
+	// The README documents every column and metric name.
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	names := map[string]bool{}
+	for _, c := range CSVColumns {
+		names[c] = true
+	}
+	for k := range seen {
+		names[regexp.MustCompile(`^server_time_[a-z]+_(calls|mean_us)$`).ReplaceAllString(k.metric, "server_time_<op>_$1")] = true
+	}
+	for n := range names {
+		if !bytes.Contains(readme, []byte("`"+n+"`")) {
+			t.Errorf("README.md does not document the CSV name `%s`", n)
+		}
+	}
+}
+
+// TestMarkdownTables: every table row has as many cells as its header (so
+// GitHub renders it), and the article and server time are there.
+func TestMarkdownTables(t *testing.T) {
+	var b bytes.Buffer
+	if err := Markdown(&b, withArticleAndServerTime(t)); err != nil {
+		t.Fatal(err)
+	}
+	cells := func(line string) int {
+		// Count unescaped pipes.
+		n := 0
+		for i := 0; i < len(line); i++ {
+			if line[i] == '\\' {
+				i++
+				continue
+			}
+			if line[i] == '|' {
+				n++
+			}
+		}
+		return n
+	}
+	want, tables := 0, 0
+	for i, line := range strings.Split(b.String(), "\n") {
+		switch {
+		case !strings.HasPrefix(line, "|"):
+			want = 0
+		case want == 0:
+			want = cells(line)
+			tables++
+		case cells(line) != want:
+			t.Errorf("line %d has %d cell borders, its table %d: %s", i+1, cells(line), want, line)
+		}
+	}
+	if tables < 8 {
+		t.Errorf("%d tables", tables)
+	}
+	for _, s := range []string{"## The article: PostgreSQL vs Redis vs Memcached &lt;performance&gt;", "## Client vs server time", "redis counters", "their client is Python"} {
+		if !strings.Contains(b.String(), s) {
+			t.Errorf("markdown lacks %q", s)
+		}
+	}
+}
+
+func TestAxisLabels(t *testing.T) {
+	for x, want := range map[float64]string{0: "0%", 1: "90%", 2: "99%", 3: "99.9%", 4: "99.99%", 5: "99.999%"} {
+		if got := ninesLabel(x); got != want {
+			t.Errorf("ninesLabel(%v) = %q, want %q", x, got, want)
+		}
+	}
+	for v, want := range map[float64]string{0.5: "0.5 µs", 1: "1 µs", 200: "200 µs", 1000: "1 ms", 5e4: "50 ms", 2e6: "2 s"} {
+		if got := usLabel(v); got != want {
+			t.Errorf("usLabel(%v) = %q, want %q", v, got, want)
+		}
+	}
+	for v, want := range map[float64]string{0: "0", 0.000123456: "0.000123", 0.511: "0.511", 1.023: "1.02", 12.345: "12.3", 555.007: "555", 1011247.09: "1,011,247", 999.6: "1,000"} {
+		if got := num(v); got != want {
+			t.Errorf("num(%v) = %q, want %q", v, got, want)
+		}
+	}
+}

@@ -1,0 +1,208 @@
+package memcached
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync/atomic"
+	"time"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// Batches.
+//
+// GetBatch is gomemcache's GetMulti: one "gets k1 k2 …" command on the
+// client's connection.
+//
+// gomemcache has no pipelined set, so SetBatch writes the text protocol's
+// "set" commands itself, back to back, flushes once and then reads the
+// replies, on the very connection gomemcache uses: Open installs a dialer
+// that records the connection gomemcache dials (trackedConn). A client is
+// used by one goroutine and gomemcache keeps at most one idle connection, so
+// between two calls that connection is idle and nobody else reads or writes
+// it; each reply is read in full, so no byte is left for the other reader.
+// When gomemcache has closed it (after an error) SetBatch first has it dial
+// a new one with a version command. A reply SetBatch cannot follow closes
+// every connection of the client, so the next operation starts clean.
+//
+// At most PipelineChunk sets are in flight: memcached stops reading a
+// connection whose replies the client does not read, so an unbounded
+// pipeline could block both sides.
+
+// PipelineChunk is how many sets SetBatch and Load send per round trip.
+const PipelineChunk = 1000
+
+var (
+	_ store.Batcher    = (*Client)(nil)
+	_ store.BulkLoader = (*Client)(nil)
+)
+
+// trackedConn notes that gomemcache closed its connection.
+type trackedConn struct {
+	net.Conn
+	closed atomic.Bool // GetMulti closes from a goroutine of its own
+}
+
+func (t *trackedConn) Close() error {
+	t.closed.Store(true)
+	return t.Conn.Close()
+}
+
+// dial is gomemcache's DialContext for this client.
+func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	d := net.Dialer{Timeout: c.s.cfg.Timeout}
+	nc, err := d.DialContext(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	c.conn = &trackedConn{Conn: nc}
+	return c.conn, nil
+}
+
+// pipe returns the client's live connection with SetBatch's buffers on it.
+func (c *Client) pipe() error {
+	if c.conn == nil || c.conn.closed.Load() {
+		if err := c.mc.Ping(); err != nil { // dials through c.dial
+			return err
+		}
+		if c.conn == nil || c.conn.closed.Load() {
+			return errors.New("no connection after ping")
+		}
+	}
+	if c.bw == nil {
+		c.bw = bufio.NewWriterSize(c.conn, 32<<10)
+		c.br = bufio.NewReaderSize(c.conn, 4<<10)
+		c.bconn = c.conn
+	} else if c.bconn != c.conn {
+		c.bw.Reset(c.conn)
+		c.br.Reset(c.conn)
+		c.bconn = c.conn
+	}
+	return nil
+}
+
+// broken closes the client's connections after a reply SetBatch could not
+// follow; gomemcache dials afresh on the next operation.
+func (c *Client) broken() {
+	c.mc.Close()
+	c.conn = nil
+}
+
+var (
+	replyStored      = []byte("STORED\r\n")
+	replyServerError = []byte("SERVER_ERROR")
+)
+
+// SetBatch stores the pairs with pipelined "set" commands, one round trip
+// per PipelineChunk of them.
+func (c *Client) SetBatch(ctx context.Context, keys, vals [][]byte, ttl time.Duration) error {
+	return c.setBatch(ctx, "set batch", keys, vals, ttl)
+}
+
+// Load is SetBatch without expiry: memcached has no faster way to load.
+func (c *Client) Load(ctx context.Context, keys, vals [][]byte) error {
+	return c.setBatch(ctx, "load", keys, vals, 0)
+}
+
+func (c *Client) setBatch(ctx context.Context, op string, keys, vals [][]byte, ttl time.Duration) error {
+	if err := store.CheckPairs(keys, vals); err != nil {
+		return opErr(op, err)
+	}
+	exp := expiration(ttl)
+	for i := 0; i < len(keys); i += PipelineChunk {
+		if err := ctx.Err(); err != nil {
+			return opErr(op, err)
+		}
+		j := min(i+PipelineChunk, len(keys))
+		if err := c.pipelineSets(keys[i:j], vals[i:j], exp); err != nil {
+			return opErr(op, err)
+		}
+	}
+	return nil
+}
+
+// pipelineSets writes one "set" per pair, flushes once, then reads a reply
+// per set. A SERVER_ERROR (e.g. an item over the size limit) fails the
+// batch but leaves the connection in step; anything else unexpected closes it.
+func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
+	if err := c.pipe(); err != nil {
+		return store.WithClass(store.ClassUnavailable, fmt.Errorf("connect %s: %w", c.s.addr, err))
+	}
+	if err := c.conn.SetDeadline(time.Now().Add(c.s.cfg.Timeout)); err != nil {
+		c.broken()
+		return err
+	}
+	w := c.bw
+	for i, k := range keys {
+		c.key = c.appendKey(c.key[:0], k)
+		c.key = append(c.key, ' ', '0', ' ')
+		c.key = strconv.AppendInt(c.key, int64(exp), 10)
+		c.key = append(c.key, ' ')
+		c.key = strconv.AppendInt(c.key, int64(len(vals[i])), 10)
+		w.WriteString("set ")
+		w.Write(c.key)
+		w.WriteString("\r\n")
+		w.Write(vals[i])
+		w.WriteString("\r\n")
+	}
+	if err := w.Flush(); err != nil {
+		c.broken()
+		return err
+	}
+	var first error
+	for range keys {
+		line, err := c.br.ReadSlice('\n')
+		switch {
+		case err != nil:
+			c.broken()
+			return err
+		case bytes.Equal(line, replyStored):
+		case bytes.HasPrefix(line, replyServerError):
+			if first == nil {
+				first = fmt.Errorf("%w: %s", errServer, bytes.TrimSpace(line))
+			}
+		default:
+			c.broken()
+			return fmt.Errorf("unexpected reply to set: %q", line)
+		}
+	}
+	return first
+}
+
+var errServer = errors.New("server error")
+
+// GetBatch is one GetMulti: a single "gets" command for every key.
+func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool) ([][]byte, error) {
+	dst, err := store.BatchDst(dst, found, len(keys))
+	if err != nil {
+		return dst, opErr("get batch", err)
+	}
+	if len(keys) == 0 {
+		return dst, nil
+	}
+	if err := ctx.Err(); err != nil {
+		return dst, opErr("get batch", err)
+	}
+	c.bkeys = c.bkeys[:0]
+	for _, k := range keys {
+		c.bkeys = append(c.bkeys, c.keyFor(k))
+	}
+	items, err := c.mc.GetMulti(c.bkeys)
+	for i := range keys {
+		if it := items[c.bkeys[i]]; err == nil && it != nil {
+			dst[i], found[i] = append(dst[i][:0], it.Value...), true
+		} else {
+			dst[i], found[i] = dst[i][:0], false
+		}
+	}
+	clear(c.bkeys)
+	if err != nil {
+		return dst, opErr("get batch", err)
+	}
+	return dst, nil
+}

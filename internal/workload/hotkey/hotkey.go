@@ -1,0 +1,190 @@
+// Package hotkey is the file_get_contents article's experiment: one small
+// value ("hello world") written once, then read many times, over persistent
+// connections or a new connection per read (workload.Load.ConnectPerOp, the
+// way a PHP page that connects per request works). Every read is checked
+// byte for byte; a miss or another value is a mismatch error.
+package hotkey
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/storebench/storebench/internal/load"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/workload"
+)
+
+// Defaults, applied by Params.WithDefaults to zero fields.
+const (
+	DefaultValue   = "hello world"
+	DefaultClients = 1
+	DefaultOps     = 10000
+)
+
+// Key is the one key read.
+const Key = "hotkey"
+
+// Phase is the name of the one measured phase.
+const Phase = "get"
+
+// Params are one hotkey cell's parameters.
+type Params struct {
+	// ValueSize, when Value is "", asks for a value of that many bytes
+	// derived from Seed; with Value it must be 0 or len(Value).
+	ValueSize int
+	// Value is the value read; default "hello world" (11 bytes).
+	Value string
+	Seed  uint64
+	// Load: Clients default 1; Ops default 10000 when neither Ops nor
+	// Duration is given.
+	Load workload.Load
+}
+
+// WithDefaults returns p with the value spelled out (Value set, ValueSize
+// its length) and the load's defaults: the parameters a run actually uses.
+func (p Params) WithDefaults() Params {
+	if p.Value == "" {
+		if p.ValueSize > 0 {
+			p.Value = string(workload.AppendValue(nil, p.Seed, 0, 0, p.ValueSize))
+		} else if p.ValueSize == 0 {
+			p.Value = DefaultValue
+		}
+	}
+	if p.ValueSize == 0 {
+		p.ValueSize = len(p.Value)
+	}
+	if p.Load.Clients == 0 {
+		p.Load.Clients = DefaultClients
+	}
+	if p.Load.Ops == 0 && p.Load.Duration == 0 {
+		p.Load.Ops = DefaultOps
+	}
+	return p
+}
+
+// Validate rejects impossible parameters (after defaults) before any work.
+func (p Params) Validate() error {
+	var errs []error
+	if p.ValueSize < 0 {
+		errs = append(errs, fmt.Errorf("value size must not be negative, got %d", p.ValueSize))
+	}
+	if p.Value != "" && p.ValueSize != 0 && p.ValueSize != len(p.Value) {
+		errs = append(errs, fmt.Errorf("value size %d differs from the given value's %d bytes", p.ValueSize, len(p.Value)))
+	}
+	if err := p.WithDefaults().Load.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("hotkey: %w", err)
+	}
+	return nil
+}
+
+// Run resets the store, writes the value once (unmeasured) and reads it
+// Load.Ops times (or for Load.Duration) in one phase, "get". A pipeline
+// reads the key Pipeline times per round trip (store.Batcher).
+func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]metrics.Phase, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	p = p.WithDefaults()
+	clients, closeAll, err := workload.KVClients(ctx, st, p.Load)
+	if err != nil {
+		return nil, fmt.Errorf("hotkey: %w", err)
+	}
+	defer closeAll()
+	if err := st.Reset(ctx); err != nil {
+		return nil, fmt.Errorf("hotkey: reset store: %w", err)
+	}
+	if err := write(ctx, st, []byte(p.Value)); err != nil {
+		return nil, err
+	}
+	workers := make([]load.Worker, len(clients))
+	for i, c := range clients {
+		workers[i] = newReader(c, p)
+	}
+	ph, err := load.Run(ctx, h.Apply(p.Load.Config(Phase)), workers)
+	if err != nil {
+		return []metrics.Phase{ph}, fmt.Errorf("hotkey: %w", err)
+	}
+	return []metrics.Phase{ph}, nil
+}
+
+// write sets the value on a connection of its own.
+func write(ctx context.Context, st store.Store, val []byte) error {
+	c, err := st.Open(ctx)
+	if err != nil {
+		return fmt.Errorf("hotkey: write the value: %w", err)
+	}
+	defer c.Close()
+	kv, ok := c.(store.KV)
+	if !ok {
+		return fmt.Errorf("hotkey: %w", store.ErrUnsupported)
+	}
+	if err := kv.Set(ctx, []byte(Key), val, 0); err != nil {
+		return fmt.Errorf("hotkey: write the value: %w", err)
+	}
+	return nil
+}
+
+// reader reads the key and checks the value; Do allocates nothing.
+type reader struct {
+	kv    store.KV
+	b     store.Batcher // depth > 1
+	key   []byte
+	want  []byte
+	got   []byte
+	keys  [][]byte
+	dst   [][]byte
+	found []bool
+}
+
+func newReader(kv store.KV, p Params) *reader {
+	r := &reader{kv: kv, key: []byte(Key), want: []byte(p.Value), got: make([]byte, 0, len(p.Value))}
+	if d := p.Load.Depth(); d > 1 {
+		r.b = kv.(store.Batcher) // KVClients checked it
+		r.keys = make([][]byte, d)
+		r.dst = make([][]byte, d)
+		for i := range r.keys {
+			r.keys[i] = r.key
+			r.dst[i] = make([]byte, 0, len(p.Value))
+		}
+		r.found = make([]bool, d)
+	}
+	return r
+}
+
+func (r *reader) Do(ctx context.Context, _ int64) error {
+	if r.b != nil {
+		dst, err := r.b.GetBatch(ctx, r.keys, r.dst, r.found)
+		r.dst = dst
+		if err != nil {
+			return err
+		}
+		for i := range r.keys {
+			if err := r.check(dst[i], r.found[i]); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	got, ok, err := r.kv.Get(ctx, r.key, r.got[:0])
+	r.got = got
+	if err != nil {
+		return err
+	}
+	return r.check(got, ok)
+}
+
+func (r *reader) check(got []byte, ok bool) error {
+	switch {
+	case !ok:
+		return workload.Missing(r.key)
+	case !bytes.Equal(got, r.want):
+		return workload.Differs(r.key, got, r.want)
+	}
+	return nil
+}

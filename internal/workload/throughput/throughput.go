@@ -1,0 +1,372 @@
+// Package throughput is redis-benchmark's experiment for every key-value
+// store: N clients SET and then GET small values over keys drawn uniformly
+// at random from a keyspace (redis-benchmark -t set,get -c 50 -r K -d 3),
+// optionally pipelined (-P).
+//
+// Each operation is one measured phase, "set" then "get". Before the get
+// phase the whole keyspace is written, unmeasured, so every GET must hit:
+// a miss or a value that differs byte for byte is a mismatch error. Values
+// derive from the seed and the key's index, so the set phase and the
+// pre-population write the same value for a key.
+//
+// With Load.Pipeline P each timed call sends P operations through
+// store.Batcher in one round trip, on stores that have it. Keys are drawn
+// by a splitmix64 generator per worker, seeded from Seed and the worker's
+// number: no lock and no allocation per key.
+package throughput
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"slices"
+	"sync"
+
+	"github.com/storebench/storebench/internal/load"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/workload"
+)
+
+// Defaults, applied by Params.WithDefaults to zero fields.
+const (
+	DefaultKeyspace  = 100000 // redis-benchmark -r 100000, as in the article
+	DefaultValueSize = 3      // redis-benchmark's -d default
+	DefaultClients   = 50     // redis-benchmark's -c default
+	DefaultOps       = 100000 // redis-benchmark's -n default, per operation
+	DefaultKeyMode   = workload.KeySequential
+)
+
+// Operation names.
+const (
+	OpSet = "set"
+	OpGet = "get"
+)
+
+// Ops lists the operations in the order they run.
+var Ops = []string{OpSet, OpGet}
+
+// fillChunk is how many pairs one pre-population call writes.
+const fillChunk = 1000
+
+// fillClients bounds the connections that pre-populate the keyspace.
+const fillClients = 4
+
+// Params are one throughput cell's parameters.
+type Params struct {
+	Keyspace  int64            // keys drawn uniformly at random from [0, Keyspace); default 100000
+	ValueSize int              // bytes per value; default 3
+	KeyMode   workload.KeyMode // default sequential ("key:0000000042", like redis-benchmark's key:__rand_int__)
+	Seed      uint64
+	// Operations are "set" and/or "get"; default both. They run in that
+	// order whatever order they are given in, as redis-benchmark -t does.
+	Operations []string
+	// Load: Clients default 50; Ops default 100000 per phase when neither
+	// Ops nor Duration is given.
+	Load workload.Load
+}
+
+// WithDefaults returns p with every zero field set to its default and the
+// operations in running order: the parameters a run actually uses.
+func (p Params) WithDefaults() Params {
+	if p.Keyspace == 0 {
+		p.Keyspace = DefaultKeyspace
+	}
+	if p.ValueSize == 0 {
+		p.ValueSize = DefaultValueSize
+	}
+	if p.KeyMode == "" {
+		p.KeyMode = DefaultKeyMode
+	}
+	if len(p.Operations) == 0 {
+		p.Operations = Ops
+	} else {
+		var ops []string
+		for _, o := range Ops {
+			if slices.Contains(p.Operations, o) {
+				ops = append(ops, o)
+			}
+		}
+		// Unknown names are kept, for Validate to name them.
+		for _, o := range p.Operations {
+			if !slices.Contains(Ops, o) {
+				ops = append(ops, o)
+			}
+		}
+		p.Operations = ops
+	}
+	if p.Load.Clients == 0 {
+		p.Load.Clients = DefaultClients
+	}
+	if p.Load.Ops == 0 && p.Load.Duration == 0 {
+		p.Load.Ops = DefaultOps
+	}
+	return p
+}
+
+// Validate rejects impossible parameters (after defaults) before any work.
+func (p Params) Validate() error {
+	p = p.WithDefaults()
+	var errs []error
+	if p.Keyspace < 0 {
+		errs = append(errs, fmt.Errorf("keyspace must be positive, got %d", p.Keyspace))
+	}
+	if p.ValueSize < 0 {
+		errs = append(errs, fmt.Errorf("value size must be positive, got %d", p.ValueSize))
+	}
+	if _, err := workload.ParseKeyMode(string(p.KeyMode)); err != nil {
+		errs = append(errs, err)
+	}
+	for _, o := range p.Operations {
+		if !slices.Contains(Ops, o) {
+			errs = append(errs, fmt.Errorf("unknown operation %q (valid: set, get)", o))
+		}
+	}
+	if err := p.Load.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("throughput: %w", err)
+	}
+	return nil
+}
+
+// Run resets the store, then runs one measured phase per operation. It
+// returns the phases measured so far, also when it fails half-way. A store
+// without store.Batcher fails with store.ErrUnsupported before any work
+// when Load.Pipeline > 1.
+func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]metrics.Phase, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	p = p.WithDefaults()
+	clients, closeAll, err := workload.KVClients(ctx, st, p.Load)
+	if err != nil {
+		return nil, fmt.Errorf("throughput: %w", err)
+	}
+	defer closeAll()
+	if err := st.Reset(ctx); err != nil {
+		return nil, fmt.Errorf("throughput: reset store: %w", err)
+	}
+	var phases []metrics.Phase
+	for n, op := range p.Operations {
+		if op == OpGet {
+			if err := Populate(ctx, st, p); err != nil {
+				return phases, err
+			}
+		}
+		ph, err := runPhase(ctx, clients, p, op, n, h)
+		phases = append(phases, ph)
+		if err != nil {
+			return phases, fmt.Errorf("throughput %s phase: %w", op, err)
+		}
+	}
+	return phases, nil
+}
+
+// runPhase measures op; n numbers the phase, to seed its key sequences.
+func runPhase(ctx context.Context, clients []store.KV, p Params, op string, n int, h workload.Hooks) (metrics.Phase, error) {
+	workers := make([]load.Worker, len(clients))
+	for i, c := range clients {
+		workers[i] = newWorker(c, p, op == OpGet, workerID(n, i))
+	}
+	return load.Run(ctx, h.Apply(p.Load.Config(op)), workers)
+}
+
+func workerID(phase, worker int) uint64 { return uint64(phase)<<32 | uint64(worker) }
+
+// Populate empties the store and writes every key of the keyspace with its
+// value, unmeasured: in chunks through store.BulkLoader or store.Batcher
+// where the store has them, else one Set at a time, on up to 4 connections
+// of its own.
+func Populate(ctx context.Context, st store.Store, p Params) error {
+	p = p.WithDefaults()
+	if err := st.Reset(ctx); err != nil { // COPY inserts only: start from an empty store
+		return fmt.Errorf("throughput: populate: reset: %w", err)
+	}
+	chunks := (p.Keyspace + fillChunk - 1) / fillChunk
+	conns := int(min(fillClients, int64(p.Load.Clients), chunks))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		mu    sync.Mutex
+		first error
+	)
+	fail := func(err error) {
+		mu.Lock()
+		if first == nil {
+			first = fmt.Errorf("throughput: populate: %w", err)
+		}
+		mu.Unlock()
+		cancel()
+	}
+	for w := range conns {
+		c, err := st.Open(ctx)
+		if err != nil {
+			fail(err)
+			break
+		}
+		wg.Go(func() {
+			defer c.Close()
+			kv, ok := c.(store.KV)
+			if !ok {
+				fail(store.ErrUnsupported)
+				return
+			}
+			write, err := workload.ChunkWriter(kv)
+			if err != nil { // one Set at a time
+				write = func(ctx context.Context, keys, vals [][]byte) error {
+					for i, k := range keys {
+						if err := kv.Set(ctx, k, vals[i], 0); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+			}
+			buf := make([]byte, 0, fillChunk*(32+p.ValueSize))
+			keys := make([][]byte, 0, fillChunk)
+			vals := make([][]byte, 0, fillChunk)
+			for ch := int64(w); ch < chunks; ch += int64(conns) {
+				buf, keys, vals = buf[:0], keys[:0], vals[:0]
+				for i := ch * fillChunk; i < min((ch+1)*fillChunk, p.Keyspace); i++ {
+					at := len(buf)
+					buf = workload.AppendKey(buf, p.KeyMode, p.Seed, i)
+					mid := len(buf)
+					buf = workload.AppendValue(buf, p.Seed, i, 0, p.ValueSize)
+					keys, vals = append(keys, buf[at:mid:mid]), append(vals, buf[mid:len(buf):len(buf)])
+				}
+				if err := write(ctx, keys, vals); err != nil {
+					fail(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// worker is one client's op loop. Nothing in Do allocates: the keys,
+// values and read buffers are the worker's own and reused.
+type worker struct {
+	kv       store.KV
+	b        store.Batcher // nil unless depth > 1
+	get      bool
+	depth    int
+	mode     workload.KeyMode
+	seed     uint64
+	size     int
+	keyspace uint64
+	rng      uint64 // splitmix64 state
+
+	key, val, got []byte // depth 1
+
+	idx        []int64 // depth > 1: the keys' indexes,
+	buf        []byte  // keys and values back to back,
+	keys, vals [][]byte
+	dst        [][]byte
+	found      []bool
+}
+
+func newWorker(kv store.KV, p Params, get bool, id uint64) *worker {
+	w := &worker{
+		kv: kv, get: get, depth: p.Load.Depth(), mode: p.KeyMode, seed: p.Seed, size: p.ValueSize,
+		keyspace: uint64(p.Keyspace),
+		rng:      workload.Mix(p.Seed ^ workload.Mix(id+0x632be59bd9b4e019)),
+		key:      make([]byte, 0, 32), val: make([]byte, 0, p.ValueSize), got: make([]byte, 0, p.ValueSize),
+	}
+	if w.depth > 1 {
+		w.b = kv.(store.Batcher) // KVClients checked it
+		w.idx = make([]int64, w.depth)
+		w.buf = make([]byte, 0, w.depth*(32+p.ValueSize))
+		w.keys = make([][]byte, w.depth)
+		w.vals = make([][]byte, w.depth)
+		w.dst = make([][]byte, w.depth)
+		for i := range w.dst {
+			w.dst[i] = make([]byte, 0, p.ValueSize)
+		}
+		w.found = make([]bool, w.depth)
+	}
+	return w
+}
+
+// next draws a key index uniformly from [0, keyspace): splitmix64, then
+// Lemire's multiply-shift instead of a modulo.
+func (w *worker) next() int64 {
+	w.rng += 0x9e3779b97f4a7c15
+	hi, _ := bits.Mul64(workload.Mix(w.rng), w.keyspace)
+	return int64(hi)
+}
+
+func (w *worker) Do(ctx context.Context, _ int64) error {
+	if w.depth > 1 {
+		return w.doBatch(ctx)
+	}
+	i := w.next()
+	w.key = workload.AppendKey(w.key[:0], w.mode, w.seed, i)
+	w.val = workload.AppendValue(w.val[:0], w.seed, i, 0, w.size)
+	if !w.get {
+		return w.kv.Set(ctx, w.key, w.val, 0)
+	}
+	got, ok, err := w.kv.Get(ctx, w.key, w.got[:0])
+	w.got = got
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return workload.Missing(w.key)
+	case !bytes.Equal(got, w.val):
+		return workload.Differs(w.key, got, w.val)
+	}
+	return nil
+}
+
+func (w *worker) doBatch(ctx context.Context) error {
+	// buf has room for the whole batch, so the slices below never move.
+	w.buf = w.buf[:0]
+	for j := range w.depth {
+		i := w.next()
+		w.idx[j] = i
+		at := len(w.buf)
+		w.buf = workload.AppendKey(w.buf, w.mode, w.seed, i)
+		mid := len(w.buf)
+		w.buf = workload.AppendValue(w.buf, w.seed, i, 0, w.size)
+		w.keys[j], w.vals[j] = w.buf[at:mid:mid], w.buf[mid:len(w.buf):len(w.buf)]
+	}
+	if !w.get {
+		return w.b.SetBatch(ctx, w.keys, w.vals, 0)
+	}
+	dst, err := w.b.GetBatch(ctx, w.keys, w.dst, w.found)
+	w.dst = dst
+	if err != nil {
+		return err
+	}
+	for j := range w.depth {
+		if !w.found[j] || !bytes.Equal(dst[j], w.vals[j]) {
+			return w.batchMismatch(j)
+		}
+	}
+	return nil
+}
+
+// batchMismatch describes the mismatches of a batch, from the first, j.
+func (w *worker) batchMismatch(j int) error {
+	bad := 0
+	for k := j; k < w.depth; k++ {
+		if !w.found[k] || !bytes.Equal(w.dst[k], w.vals[k]) {
+			bad++
+		}
+	}
+	err := workload.Missing(w.keys[j])
+	if w.found[j] {
+		err = workload.Differs(w.keys[j], w.dst[j], w.vals[j])
+	}
+	if bad == 1 {
+		return err
+	}
+	return fmt.Errorf("%d of %d reads of the pipeline: %w", bad, w.depth, err)
+}
