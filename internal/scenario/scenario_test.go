@@ -121,10 +121,11 @@ func TestBuiltInSuitesAreConsistent(t *testing.T) {
 	open := func(context.Context, target.OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
 	var reg target.Registry
 	for _, k := range []struct {
-		name string
-		srv  server.Kind
-	}{{"memory", ""}, {"files", ""}, {"sqlite", ""}, {"postgres", server.Postgres}, {"redis", server.Redis}, {"memcached", server.Memcached}, {"mariadb", server.MariaDB}} {
-		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Workloads: Workloads, Open: open,
+		name    string
+		srv     server.Kind
+		batches bool
+	}{{"memory", "", true}, {"files", "", false}, {"sqlite", "", false}, {"postgres", server.Postgres, true}, {"redis", server.Redis, true}, {"memcached", server.Memcached, true}, {"mariadb", server.MariaDB, false}} {
+		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Workloads: Workloads, Batches: k.batches, Open: open,
 			Options: map[string]string{"design": "", "fsync": ""}, ServerOptions: map[string]string{"threads": ""}})
 	}
 	for _, name := range suites.Names() {
