@@ -63,6 +63,14 @@ type Info struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
+// LazyOpener is the optional capability of opening a client that connects on
+// its first operation, without the round trip that proves a connection (a
+// ping). A connection per operation uses it, so it costs what an application
+// that connects per request pays, and no more.
+type LazyOpener interface {
+	OpenLazy(ctx context.Context) (Client, error)
+}
+
 // Batcher is the optional capability of sending several operations in one
 // round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline
 // mode. Workloads use it for --pipeline and for bulk loads (--batch).

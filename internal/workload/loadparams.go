@@ -102,7 +102,11 @@ type perOpClient struct{ st store.Store }
 func (p *perOpClient) Close() error { return nil }
 
 func (p *perOpClient) with(ctx context.Context, f func(store.KV) error) error {
-	c, err := p.st.Open(ctx)
+	open := p.st.Open
+	if l, ok := p.st.(store.LazyOpener); ok {
+		open = l.OpenLazy
+	}
+	c, err := open(ctx)
 	if err != nil {
 		return err
 	}

@@ -116,6 +116,21 @@ var errClosed = errors.New("memcached: store is closed")
 
 // Open connects a new client: one gomemcache.Client on one connection.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
+	c, err := s.OpenLazy(ctx)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.(*Client).mc.Ping(); err != nil { // dials now, not on the first measured op
+		c.Close()
+		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
+	}
+	return c, nil
+}
+
+// OpenLazy returns a client that connects on its first operation, as PHP's
+// Memcached::addServer does: a connection per request then costs the TCP
+// handshake and the get, without the extra round trip of a ping.
+func (s *Store) OpenLazy(ctx context.Context) (store.Client, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -127,10 +142,6 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	}
 	c := &Client{s: s}
 	c.mc = s.newMC(c)
-	if err := c.mc.Ping(); err != nil { // dials now, not on the first measured op
-		c.mc.Close()
-		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
-	}
 	return c, nil
 }
 
