@@ -48,6 +48,7 @@ type runFlags struct {
 	clientCPUs   string
 	quick        bool
 	quiet        bool
+	failFast     bool
 }
 
 func (a *App) runCmd() *cobra.Command {
@@ -93,6 +94,7 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
+	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
 	fl.BoolVar(&f.quick, "quick", false, "the suite's quick mode: same shape, fewer keys and ops")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the summary")
 	return cmd
@@ -313,7 +315,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 
 	cells := plan(s, targets)
 	prog.begin(cells)
-	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs}, logf, prog)
+	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs}, logf, prog, f.failFast)
 
 	status := result.StatusComplete
 	switch {
@@ -354,65 +356,113 @@ func asUsage(err error) error {
 	return &UsageError{Err: err}
 }
 
-// runCells runs every cell, starting each target once, and returns how many failed.
-func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, logf func(string, ...any), prog *progress) int {
+// runCells runs every cell, starting each target once, and returns how many
+// failed. A managed server that dies is recorded in its cell, and the next
+// cell of that target gets a fresh server; with failFast the run stops at
+// the first failed cell.
+func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, logf func(string, ...any), prog *progress, failFast bool) int {
 	failed := 0
-	for i := 0; i < len(cells) && ctx.Err() == nil; {
-		spec := cells[i].target.Spec
-		j := i
-		for j < len(cells) && cells[j].target.Spec.Label() == spec.Label() {
-			j++
-		}
-		logf("starting %s", spec.Label())
-		inst, err := reg.Start(ctx, spec, args)
-		if err != nil {
-			for _, c := range cells[i:j] {
-				failed++
-				_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload, Name: c.entryName(), Params: c.params, Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
-			}
-			logf("  %v", err)
-			i = j
-			continue
-		}
-		_ = w.Update(func(r *result.Result) { r.Targets = append(r.Targets, targetRecord(inst)) })
-		for k := i; k < j && ctx.Err() == nil; k++ {
-			c := cells[k]
-			logf("[%d/%d] %s", k+1, len(cells), c.id())
-			prog.cellStarted(k)
-			rc := runCell(ctx, inst, c, prog.onSecond)
-			prog.cellDone(k, rc.Seconds)
-			if ctx.Err() != nil && rc.Status != result.CellOK {
-				break // interrupted half-way: keep only finished cells
-			}
-			if rc.Status != result.CellOK {
-				failed++
-				logf("  failed: %s", rc.Error)
-			}
-			_ = w.AddCell(rc)
+	var inst *target.Instance
+	stop := func() {
+		if inst == nil {
+			return
 		}
 		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
 		if err := inst.Stop(stopCtx); err != nil {
 			logf("  %v", err)
 		}
 		cancel()
-		i = j
+		inst = nil
+	}
+	defer stop()
+	for k := 0; k < len(cells) && ctx.Err() == nil; k++ {
+		c := cells[k]
+		spec := c.target.Spec
+		if inst != nil && inst.Spec.Label() != spec.Label() {
+			stop()
+		}
+		if inst == nil {
+			logf("starting %s", spec.Label())
+			var err error
+			if inst, err = reg.Start(ctx, spec, args); err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				failed++
+				_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload, Name: c.entryName(), Params: c.params, Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
+				logf("  %v", err)
+				if failFast {
+					break
+				}
+				continue
+			}
+			_ = w.Update(func(r *result.Result) { r.Targets = append(r.Targets, targetRecord(inst)) })
+		}
+		logf("[%d/%d] %s", k+1, len(cells), c.id())
+		prog.cellStarted(k)
+		rc := runCell(ctx, inst, c, prog.onSecond)
+		prog.cellDone(k, rc.Seconds)
+		if ctx.Err() != nil && rc.Status != result.CellOK {
+			break // interrupted half-way: keep only finished cells
+		}
+		if rc.Status != result.CellOK {
+			failed++
+			logf("  failed: %s", rc.Error)
+		}
+		_ = w.AddCell(rc)
+		if inst.Server != nil && !inst.Server.Running() {
+			stop() // removes the dead server's directory; the next cell starts a fresh one
+		}
+		if failFast && rc.Status != result.CellOK {
+			break
+		}
 	}
 	return failed
 }
 
+// errServerDied cancels a cell whose managed server exited under it.
+var errServerDied = errors.New("the managed server died during the cell")
+
 func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(string, metrics.Second)) result.Cell {
 	rc := result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload, Name: c.entryName(), Params: c.params, StartedAt: time.Now().UTC()}
-	phases, err := c.run(ctx, inst, workload.Hooks{Probe: inst.Probe, OnSecond: onSecond})
+	cellCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if inst.Server != nil {
+		go watchServer(cellCtx, inst, cancel)
+	}
+	phases, err := c.run(cellCtx, inst, workload.Hooks{Probe: inst.Probe, OnSecond: onSecond})
 	rc.Seconds = time.Since(rc.StartedAt).Seconds()
 	rc.Phases = phases
 	rc.Status = result.CellOK
+	died := inst.Server != nil && (errors.Is(context.Cause(cellCtx), errServerDied) || !inst.Server.Running())
 	switch {
+	case died:
+		rc.Status, rc.Error = result.CellFailed, errServerDied.Error()+"; the phases hold what was measured until then"
+		rc.ServerLog = inst.Server.LogTail(20)
 	case err != nil:
 		rc.Status, rc.Error = result.CellFailed, err.Error()
 	case mismatches(phases) > 0:
 		rc.Status, rc.Error = result.CellFailed, fmt.Sprintf("%d reads did not return what was written", mismatches(phases))
 	}
 	return rc
+}
+
+// watchServer cancels the cell as soon as its managed server is gone, so a
+// dead server fails the cell at once instead of after every op has failed.
+func watchServer(ctx context.Context, inst *target.Instance, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !inst.Server.Running() {
+				cancel(errServerDied)
+				return
+			}
+		}
+	}
 }
 
 func mismatches(phases []metrics.Phase) int64 {

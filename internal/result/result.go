@@ -13,6 +13,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/workload/payments"
 )
 
 // Schema names this document's version; bump it when a field changes meaning.
@@ -94,16 +95,22 @@ type Skipped struct {
 
 // Cell is one target × workload × parameters.
 type Cell struct {
-	ID        string          `json:"id"`
-	Target    string          `json:"target"`
-	Workload  string          `json:"workload"`
-	Name      string          `json:"name,omitempty"` // the scenario's name for the workload entry, when not its type
-	Params    map[string]any  `json:"params"`
-	Status    string          `json:"status"`
-	Error     string          `json:"error,omitempty"`
+	ID       string         `json:"id"`
+	Target   string         `json:"target"`
+	Workload string         `json:"workload"`
+	Name     string         `json:"name,omitempty"` // the scenario's name for the workload entry, when not its type
+	Params   map[string]any `json:"params"`
+	Status   string         `json:"status"`
+	Error    string         `json:"error,omitempty"`
+	// ServerLog is the tail of a managed server's log when it died in the cell.
+	ServerLog string          `json:"server_log,omitempty"`
 	StartedAt time.Time       `json:"started_at"`
 	Seconds   float64         `json:"seconds"`
 	Phases    []metrics.Phase `json:"phases"`
+	// Payments is the payments workload's own result: committed
+	// transfers per second over time, declines, retries, durability as
+	// mapped to the engine, server statistics and the invariants.
+	Payments *payments.Summary `json:"payments,omitempty"`
 }
 
 // Phase returns the cell's phase of that name.
