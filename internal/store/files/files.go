@@ -66,7 +66,7 @@ func (c Config) Validate() error {
 	if c.Dir == "" {
 		return errors.New("files: no directory")
 	}
-	return validNamespace(c.Namespace)
+	return store.ValidNamespace(c.Namespace)
 }
 
 // ParseURL reads "file:///dir" (optionally "?fsync=true") into a Config
@@ -506,18 +506,4 @@ func opErr(op string, err error) error { return &opError{op: op, err: err} }
 func pathErr(op, sysop, name string, err error) error {
 	// name may alias the client's scratch buffer: copy it before it escapes.
 	return &opError{op: op, err: &fs.PathError{Op: sysop, Path: strings.Clone(name), Err: err}}
-}
-
-// validNamespace accepts the names storebench generates: [a-z0-9_], starting
-// with a letter, short enough to prefix SQL identifiers and cache keys.
-func validNamespace(ns string) error {
-	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
-		return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-	}
-	for i := 0; i < len(ns); i++ {
-		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-		}
-	}
-	return nil
 }

@@ -29,7 +29,7 @@ type Config struct {
 
 // Validate checks the config.
 func (c Config) Validate() error {
-	if err := validNamespace(c.Namespace); err != nil {
+	if err := store.ValidNamespace(c.Namespace); err != nil {
 		return err
 	}
 	if c.Shards < 0 || c.Shards&(c.Shards-1) != 0 {
@@ -182,19 +182,5 @@ func (c *Client) Delete(_ context.Context, key []byte) error {
 	sh.mu.Lock()
 	delete(sh.m, string(key))
 	sh.mu.Unlock()
-	return nil
-}
-
-// validNamespace accepts the names storebench generates: [a-z0-9_], starting
-// with a letter, short enough to prefix SQL identifiers and cache keys.
-func validNamespace(ns string) error {
-	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
-		return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-	}
-	for i := 0; i < len(ns); i++ {
-		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-		}
-	}
 	return nil
 }

@@ -93,7 +93,7 @@ func (c Config) Validate() error {
 	if _, _, err := parseURL(c.URL); err != nil {
 		return err
 	}
-	return validNamespace(c.Namespace)
+	return store.ValidNamespace(c.Namespace)
 }
 
 func (c Config) design() string {
@@ -726,18 +726,4 @@ func redactText(msg, password string) string {
 		msg = strings.ReplaceAll(msg, password, "xxxxx")
 	}
 	return store.RedactURL(msg)
-}
-
-// validNamespace accepts the names storebench generates: [a-z0-9_], starting
-// with a letter, short enough for a database name (64 characters at most).
-func validNamespace(ns string) error {
-	bad := ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z'
-	for i := 0; i < len(ns) && !bad; i++ {
-		c := ns[i]
-		bad = !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_')
-	}
-	if bad {
-		return errors.New("mysql: namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-	}
-	return nil
 }

@@ -70,7 +70,7 @@ func (c Config) Validate() error {
 	if _, err := pgx.ParseConfig(c.URL); err != nil {
 		return fmt.Errorf("postgres: bad URL %s: %s", redact(c.URL), redactText(err.Error(), c.URL))
 	}
-	return validNamespace(c.Namespace)
+	return store.ValidNamespace(c.Namespace)
 }
 
 func (c Config) design() string {
@@ -500,18 +500,4 @@ func redactText(msg, raw string) string {
 		msg = strings.ReplaceAll(msg, cfg.Password, "xxxxx")
 	}
 	return strings.ReplaceAll(msg, raw, redact(raw))
-}
-
-// validNamespace accepts the names storebench generates: [a-z0-9_], starting
-// with a letter, short enough to prefix SQL identifiers and cache keys.
-func validNamespace(ns string) error {
-	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
-		return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-	}
-	for i := 0; i < len(ns); i++ {
-		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-		}
-	}
-	return nil
 }

@@ -66,7 +66,7 @@ func (c Config) Validate() error {
 	if c.Timeout < 0 {
 		return errors.New("redis: negative timeout")
 	}
-	return validNamespace(c.Namespace)
+	return store.ValidNamespace(c.Namespace)
 }
 
 // Store is one key prefix on one Redis server.
@@ -441,18 +441,4 @@ func opErr(op string, err error) error {
 		return store.WithClass(store.ClassUnavailable, e)
 	}
 	return e
-}
-
-// validNamespace accepts the names storebench generates: [a-z0-9_], starting
-// with a letter, short enough to prefix SQL identifiers and cache keys.
-func validNamespace(ns string) error {
-	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
-		return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-	}
-	for i := 0; i < len(ns); i++ {
-		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-		}
-	}
-	return nil
 }

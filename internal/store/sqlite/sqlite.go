@@ -83,7 +83,7 @@ func (c Config) Validate() error {
 	if c.BusyTimeout < 0 {
 		return errors.New("sqlite: negative busy timeout")
 	}
-	return validNamespace(c.Namespace)
+	return store.ValidNamespace(c.Namespace)
 }
 
 // ParseURL reads "sqlite:///path/to/file.db" with optional query parameters
@@ -541,18 +541,4 @@ func opErr(op string, err error) error {
 		return store.WithClass(store.ClassUnavailable, e)
 	}
 	return e
-}
-
-// validNamespace accepts the names storebench generates: [a-z0-9_], starting
-// with a letter, short enough to prefix SQL identifiers and cache keys.
-func validNamespace(ns string) error {
-	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
-		return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-	}
-	for i := 0; i < len(ns); i++ {
-		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
-			return errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
-		}
-	}
-	return nil
 }

@@ -1,0 +1,21 @@
+package store
+
+import (
+	"errors"
+	"strconv"
+)
+
+// ValidNamespace accepts the names storebench generates: [a-z0-9_], starting
+// with a letter, short enough to prefix SQL identifiers and cache keys.
+func ValidNamespace(ns string) error {
+	bad := errors.New("namespace " + strconv.Quote(ns) + ": want 1-48 characters of [a-z0-9_] starting with a letter")
+	if ns == "" || len(ns) > 48 || ns[0] < 'a' || ns[0] > 'z' {
+		return bad
+	}
+	for i := 0; i < len(ns); i++ {
+		if c := ns[i]; !(c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_') {
+			return bad
+		}
+	}
+	return nil
+}
