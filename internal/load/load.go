@@ -159,6 +159,9 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		meta.ClientCPU = cpu1 - cpu0
 	}
 	p := metrics.Merge(recs, meta)
+	if w := saturationWarning(p.ClientCPUS, p.DurationS, runtime.GOMAXPROCS(0)); w != "" {
+		p.Warnings = append(p.Warnings, w)
+	}
 	if cfg.Probe != nil {
 		cfg.Probe.End(&p)
 	}
@@ -319,4 +322,18 @@ func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
 			runtime.Gosched()
 		}
 	}
+}
+
+// saturationWarning says when the client used nearly all the CPU it may use:
+// then the client, not the store, may have set the pace, and on a machine
+// shared with the server every µs it burned was taken from the server.
+func saturationWarning(cpuS, durationS float64, procs int) string {
+	if durationS < 0.5 || procs < 1 {
+		return "" // too short to judge
+	}
+	busy := cpuS / durationS // CPUs' worth of work on average
+	if busy < 0.9*float64(procs) && busy < 0.9 {
+		return ""
+	}
+	return fmt.Sprintf("the client kept %.2f CPUs busy on average (GOMAXPROCS %d): it may have been the bottleneck, and it competed with the server for CPU", busy, procs)
 }

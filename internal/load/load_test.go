@@ -454,3 +454,20 @@ func TestOpsPerCallCountsOperations(t *testing.T) {
 		t.Fatalf("series sums to %d ops, want %d", series, p.Ops)
 	}
 }
+
+func TestSaturationWarning(t *testing.T) {
+	for _, c := range []struct {
+		cpu, dur float64
+		procs    int
+		warn     bool
+	}{
+		{0.1, 1, 2, false}, // 10% of one CPU
+		{0.95, 1, 2, true}, // one CPU saturated: on 2 CPUs shared with a server, that is half the machine
+		{1.9, 1, 2, true},
+		{0.95, 0.1, 2, false}, // too short to judge
+	} {
+		if got := saturationWarning(c.cpu, c.dur, c.procs) != ""; got != c.warn {
+			t.Errorf("cpu %v over %v s on %d procs: warned %v, want %v", c.cpu, c.dur, c.procs, got, c.warn)
+		}
+	}
+}

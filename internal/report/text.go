@@ -50,13 +50,13 @@ func kvTables(w io.Writer, r *result.Result) {
 	}
 	sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
 	for _, phase := range []string{"write", "read"} {
-		fmt.Fprintf(w, "\nkv %s: total ms to %s N keys one by one\n", phase, phase)
+		fmt.Fprintf(w, "\nkv %s: total ms to %s N keys one by one (server µs: the server's own mean time per op, where it reports one)\n", phase, phase)
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
 		fmt.Fprint(tw, "target\t")
 		for _, n := range ns {
 			fmt.Fprintf(tw, "%s\t", thousands(n))
 		}
-		fmt.Fprintln(tw, "ops/s at max N\tp50 µs\tp99 µs\t")
+		fmt.Fprintln(tw, "ops/s at max N\tp50 µs\tp99 µs\tmean µs\tserver µs\t")
 		for _, t := range targets {
 			fmt.Fprintf(tw, "%s\t", t)
 			var last *result.Cell
@@ -71,9 +71,13 @@ func kvTables(w io.Writer, r *result.Result) {
 				last = c
 			}
 			if p, ok := phaseOf(last, phase); ok {
-				fmt.Fprintf(tw, "%s\t%s\t%s\t\n", thousands(int64(p.ThroughputOpsS+0.5)), us(p.LatencyUs.P50), us(p.LatencyUs.P99))
+				server := "—"
+				if p.ServerTime != nil && p.ServerTime.Calls > 0 {
+					server = us(p.ServerTime.MeanUs)
+				}
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", thousands(int64(p.ThroughputOpsS+0.5)), us(p.LatencyUs.P50), us(p.LatencyUs.P99), us(p.LatencyUs.Mean), server)
 			} else {
-				fmt.Fprint(tw, "—\t—\t—\t\n")
+				fmt.Fprint(tw, "—\t—\t—\t—\t—\t\n")
 			}
 		}
 		tw.Flush()
@@ -108,6 +112,11 @@ func cellTable(w io.Writer, r *result.Result) {
 	for _, c := range r.Cells {
 		if c.Error != "" {
 			fmt.Fprintf(w, "  %s: %s\n", c.ID, c.Error)
+		}
+		for _, p := range c.Phases {
+			for _, warn := range p.Warnings {
+				fmt.Fprintf(w, "  %s %s: warning: %s\n", c.ID, p.Name, warn)
+			}
 		}
 	}
 }
