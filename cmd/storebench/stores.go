@@ -62,7 +62,7 @@ func stores() target.Registry {
 		{
 			Name: "postgres", Batches: true, Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
 			Schemes: []string{"postgres", "postgresql"}, Workloads: kv,
-			Options: map[string]string{"design": "logged (default) or unlogged"},
+			Options: map[string]string{"design": "logged (default), unlogged, hash-index, covering; combine with commas, e.g. unlogged,covering"},
 			CheckOptions: func(o map[string]string) error {
 				return postgres.Config{URL: "postgres://check", Namespace: "check", Design: o["design"]}.Validate()
 			},

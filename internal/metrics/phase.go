@@ -48,6 +48,9 @@ type Phase struct {
 	ClientCPUS       float64  `json:"client_cpu_s"`
 	ClientCPUUsPerOp float64  `json:"client_cpu_us_per_op"`
 	Warnings         []string `json:"warnings,omitempty"`
+	// Notes say what was done around the phase that a reader should know,
+	// e.g. that the table was vacuumed before it (outside the measured time).
+	Notes []string `json:"notes,omitempty"`
 	// Server is what a managed server spent over the measured part; nil for
 	// in-process and external targets, whose processes storebench cannot see.
 	Server *ServerCost `json:"server,omitempty"`

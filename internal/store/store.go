@@ -71,6 +71,14 @@ type LazyOpener interface {
 	OpenLazy(ctx context.Context) (Client, error)
 }
 
+// Settler is the optional capability of a Store to make freshly written data
+// ready to be read, as an operator would before serving reads (PostgreSQL:
+// VACUUM ANALYZE, which index-only scans need). Workloads call it between a
+// write phase and a read phase, outside the measured time, and say so.
+type Settler interface {
+	Settle(ctx context.Context) error
+}
+
 // Batcher is the optional capability of sending several operations in one
 // round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline
 // mode. Workloads use it for --pipeline and for bulk loads (--batch).

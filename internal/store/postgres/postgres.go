@@ -39,7 +39,44 @@ const (
 	DesignLogged = "logged"
 	// DesignUnlogged is CREATE UNLOGGED TABLE: no WAL, emptied after a crash.
 	DesignUnlogged = "unlogged"
+	// DesignHashIndex looks keys up through a hash index instead of a btree
+	// primary key (a hash index cannot be unique: Set updates, else inserts).
+	DesignHashIndex = "hash-index"
+	// DesignCovering makes the primary key INCLUDE the value, so a read can be
+	// an index-only scan once VACUUM has marked the pages all-visible.
+	DesignCovering = "covering"
 )
+
+// Designs lists the design tunings; Config.Design combines them with commas
+// ("unlogged,covering"), each switchable on its own.
+var Designs = []string{DesignLogged, DesignUnlogged, DesignHashIndex, DesignCovering}
+
+// design is a parsed Config.Design.
+type design struct{ unlogged, hash, covering bool }
+
+func parseDesign(s string) (design, error) {
+	var d design
+	if s == "" {
+		return d, nil
+	}
+	for _, part := range strings.Split(s, ",") {
+		switch strings.TrimSpace(part) {
+		case DesignLogged:
+		case DesignUnlogged:
+			d.unlogged = true
+		case DesignHashIndex:
+			d.hash = true
+		case DesignCovering:
+			d.covering = true
+		default:
+			return d, fmt.Errorf("postgres: unknown design %q (have %s; combine with commas)", part, strings.Join(Designs, ", "))
+		}
+	}
+	if d.hash && d.covering {
+		return d, errors.New("postgres: designs hash-index and covering exclude each other (a hash index cannot include columns)")
+	}
+	return d, nil
+}
 
 // Marker is the schema comment that makes a schema storebench's own.
 const Marker = "storebench"
@@ -62,10 +99,8 @@ func (c Config) Validate() error {
 	if c.URL == "" {
 		return errors.New("postgres: no URL")
 	}
-	switch c.Design {
-	case "", DesignLogged, DesignUnlogged:
-	default:
-		return fmt.Errorf("postgres: design %q not implemented (have %s, %s)", c.Design, DesignLogged, DesignUnlogged)
+	if _, err := parseDesign(c.Design); err != nil {
+		return err
 	}
 	if _, err := pgx.ParseConfig(c.URL); err != nil {
 		return fmt.Errorf("postgres: bad URL %s: %s", redact(c.URL), redactText(err.Error(), c.URL))
@@ -80,16 +115,33 @@ func (c Config) design() string {
 	return c.Design
 }
 
+// Settle makes the table ready to be read after a bulk of writes, as a
+// careful operator would before serving reads: VACUUM ANALYZE sets hint bits
+// and the visibility map (which index-only scans on the covering design
+// need) and refreshes the planner's statistics. Not timed.
+func (s *Store) Settle(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	if _, err := s.admin.Exec(ctx, `VACUUM (ANALYZE) `+s.schema+`.kv`); err != nil {
+		return opErr("settle: vacuum analyze", err)
+	}
+	return nil
+}
+
 // Store is one schema in one PostgreSQL database.
 type Store struct {
-	cfg    Config
-	pgcfg  *pgx.ConnConfig
-	loc    string // redacted location
-	schema string // quoted identifier
-	ddl    string
-	getSQL string
-	setSQL string
-	delSQL string
+	cfg      Config
+	pgcfg    *pgx.ConnConfig
+	loc      string   // redacted location
+	schema   string   // quoted identifier
+	ddl      string   // the design's DDL, for the record
+	ddlStmts []string // the same, one statement each
+	getSQL   string
+	setSQL   string
+	delSQL   string
 
 	mu     sync.Mutex // guards admin (a pgx.Conn is not safe for concurrent use) and closed
 	admin  *pgx.Conn
@@ -118,14 +170,34 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s := &Store{cfg: cfg, pgcfg: pgcfg, schema: `"` + cfg.Namespace + `"`}
 	s.loc = (&url.URL{Scheme: "postgres", User: url.User(pgcfg.User), Host: s.addr(), Path: "/" + pgcfg.Database}).String()
 	table := s.schema + ".kv"
+	d, _ := parseDesign(cfg.Design) // validated above
 	unlogged := ""
-	if cfg.design() == DesignUnlogged {
+	if d.unlogged {
 		unlogged = "UNLOGGED "
 	}
-	s.ddl = `CREATE ` + unlogged + `TABLE ` + table + ` (k bytea PRIMARY KEY, v bytea NOT NULL, expires_at timestamptz)`
-	s.getSQL = `SELECT v FROM ` + table + ` WHERE k = $1 AND (expires_at IS NULL OR expires_at > now())`
-	s.setSQL = `INSERT INTO ` + table + ` (k, v, expires_at) VALUES ($1, $2, now() + $3::int8 * interval '1 millisecond')
+	expiry := `now() + $3::int8 * interval '1 millisecond'`
+	switch {
+	case d.hash:
+		s.ddlStmts = []string{
+			`CREATE ` + unlogged + `TABLE ` + table + ` (k bytea NOT NULL, v bytea NOT NULL, expires_at timestamptz)`,
+			`CREATE INDEX kv_k_hash ON ` + table + ` USING hash (k)`,
+		}
+		// One round trip: update the row, or insert it when there was none.
+		// Two writers racing on one new key could both insert; the workloads
+		// give each key to one writer.
+		s.setSQL = `WITH u AS (UPDATE ` + table + ` SET v = $2, expires_at = ` + expiry + ` WHERE k = $1 RETURNING 1)
+		INSERT INTO ` + table + ` (k, v, expires_at) SELECT $1, $2, ` + expiry + ` WHERE NOT EXISTS (SELECT 1 FROM u)`
+	case d.covering:
+		s.ddlStmts = []string{`CREATE ` + unlogged + `TABLE ` + table + ` (k bytea NOT NULL, v bytea NOT NULL, expires_at timestamptz, PRIMARY KEY (k) INCLUDE (v, expires_at))`}
+	default:
+		s.ddlStmts = []string{`CREATE ` + unlogged + `TABLE ` + table + ` (k bytea PRIMARY KEY, v bytea NOT NULL, expires_at timestamptz)`}
+	}
+	if s.setSQL == "" {
+		s.setSQL = `INSERT INTO ` + table + ` (k, v, expires_at) VALUES ($1, $2, ` + expiry + `)
 		ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, expires_at = EXCLUDED.expires_at`
+	}
+	s.ddl = strings.Join(s.ddlStmts, ";\n")
+	s.getSQL = `SELECT v FROM ` + table + ` WHERE k = $1 AND (expires_at IS NULL OR expires_at > now())`
 	s.delSQL = `DELETE FROM ` + table + ` WHERE k = $1`
 
 	var err error
@@ -181,8 +253,8 @@ func (s *Store) create(ctx context.Context) error {
 	stmts := []string{
 		`CREATE SCHEMA ` + s.schema,
 		`COMMENT ON SCHEMA ` + s.schema + ` IS '` + Marker + `'`,
-		s.ddl,
 	}
+	stmts = append(stmts, s.ddlStmts...)
 	if exists { // ours, left over from an earlier run
 		stmts = append([]string{`DROP SCHEMA ` + s.schema + ` CASCADE`}, stmts...)
 	}

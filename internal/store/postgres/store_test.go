@@ -3,6 +3,7 @@ package postgres
 import (
 	"context"
 	"errors"
+	"fmt"
 	"net"
 	"strings"
 	"testing"
@@ -229,8 +230,10 @@ func TestRedact(t *testing.T) {
 			t.Errorf("redact(%q) = %q, want %q", in, got, want)
 		}
 	}
-	if err := (Config{URL: "postgres://u@h/db", Namespace: "a", Design: "hash-index"}).Validate(); err == nil {
-		t.Error("unimplemented design accepted")
+	for _, bad := range []string{"btree-ish", "hash-index,covering", "unlogged,"} {
+		if err := (Config{URL: "postgres://u@h/db", Namespace: "a", Design: bad}).Validate(); err == nil {
+			t.Errorf("design %q accepted", bad)
+		}
 	}
 }
 
@@ -243,5 +246,74 @@ func BenchmarkSet(b *testing.B) {
 	url := servertest.Start(b, server.Postgres, server.Options{}).URL
 	for _, d := range []string{DesignLogged, DesignUnlogged} {
 		b.Run(d, func(b *testing.B) { storetest.BenchSet(b, open(b, url, d)) })
+	}
+}
+
+// Each design is in effect in the catalog, and the covering design really
+// serves reads by index-only scans once settled.
+func TestDesignsInTheCatalog(t *testing.T) {
+	ctx := context.Background()
+	srv := servertest.Start(t, server.Postgres, server.Options{})
+	for _, c := range []struct {
+		design, persistence, index string
+		includes                   bool
+	}{
+		{"logged", "p", "btree", false},
+		{"unlogged", "u", "btree", false},
+		{"hash-index", "p", "hash", false},
+		{"covering", "p", "btree", true},
+		{"unlogged,covering", "u", "btree", true},
+	} {
+		ns := storetest.Namespace(t)
+		st, err := New(ctx, Config{URL: srv.URL, Namespace: ns, Design: c.design})
+		if err != nil {
+			t.Fatalf("%s: %v", c.design, err)
+		}
+		kv := storetest.KVClient(t, st)
+		for i := 0; i < 200; i++ {
+			if err := kv.Set(ctx, []byte(fmt.Sprintf("k%d", i)), []byte("v"), 0); err != nil {
+				t.Fatalf("%s: set: %v", c.design, err)
+			}
+		}
+		if err := kv.Set(ctx, []byte("k1"), []byte("again"), 0); err != nil { // update path, hash design included
+			t.Fatal(err)
+		}
+		if got, ok, err := kv.Get(ctx, []byte("k1"), nil); err != nil || !ok || string(got) != "again" {
+			t.Fatalf("%s: overwrite read back %q %v %v", c.design, got, ok, err)
+		}
+		conn, err := pgx.Connect(ctx, srv.URL)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var persistence, am string
+		var keyAtts, atts int
+		err = conn.QueryRow(ctx, `SELECT c.relpersistence::text, a.amname, i.indnkeyatts, i.indnatts
+			FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+			JOIN pg_index i ON i.indrelid = c.oid JOIN pg_class ic ON ic.oid = i.indexrelid JOIN pg_am a ON a.oid = ic.relam
+			WHERE n.nspname = $1 AND c.relname = 'kv'`, ns).Scan(&persistence, &am, &keyAtts, &atts)
+		if err != nil {
+			t.Fatalf("%s: catalog: %v", c.design, err)
+		}
+		if persistence != c.persistence || am != c.index || (atts > keyAtts) != c.includes {
+			t.Errorf("%s: relpersistence %s, index %s, key/all columns %d/%d; want %s, %s, includes %v",
+				c.design, persistence, am, keyAtts, atts, c.persistence, c.index, c.includes)
+		}
+		if c.includes {
+			if err := st.Settle(ctx); err != nil {
+				t.Fatal(err)
+			}
+			var plan string
+			rows, _ := conn.Query(ctx, `EXPLAIN SELECT v FROM "`+ns+`".kv WHERE k = $1 AND (expires_at IS NULL OR expires_at > now())`, []byte("k5"))
+			for rows.Next() {
+				var line string
+				rows.Scan(&line)
+				plan += line + "\n"
+			}
+			if !strings.Contains(plan, "Index Only Scan") {
+				t.Errorf("%s: reads are not index-only after Settle:\n%s", c.design, plan)
+			}
+		}
+		conn.Close(ctx)
+		st.Close(ctx)
 	}
 }
