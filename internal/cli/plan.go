@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/netem"
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
@@ -24,6 +25,8 @@ type cell struct {
 
 	params map[string]any
 	run    func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error)
+	// net is the network between the clients and the target; nil: direct (network.go).
+	net *netem.Config
 }
 
 // id names the cell in tables and in the result: target/workload/param=value…
@@ -71,7 +74,10 @@ func plan(s *scenario.Scenario, targets []scenario.Target) []cell {
 	var cells []cell
 	for _, t := range targets {
 		for _, w := range s.Workloads {
-			cells = append(cells, planners[w.Type](s, w, t)...)
+			if !w.AppliesTo(t.Spec.Label()) {
+				continue
+			}
+			cells = append(cells, withNetwork(planners[w.Type](s, w, t), s.EffectiveLoad(w))...)
 		}
 	}
 	return cells

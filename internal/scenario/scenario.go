@@ -15,6 +15,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/storebench/storebench/internal/netem"
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
@@ -57,14 +58,19 @@ func (s *Scenario) ApplyQuick() error {
 		if len(q.Keys) > 0 && len(w.Keys) > 0 {
 			w.Keys = q.Keys
 		}
-		if q.Ops > 0 || q.Duration > 0 {
-			eff := s.EffectiveLoad(*w)
-			if eff.Ops > 0 || eff.Duration > 0 {
-				l := Load{}.Overlay(w.Load)
-				l.Ops, l.Duration = q.Ops, q.Duration
-				w.Load = &l
-			}
+		// Shrink within the workload's own mode: an op count stays an op
+		// count (its warm-up ops still apply), a duration stays a duration.
+		eff := s.EffectiveLoad(*w)
+		l := Load{}.Overlay(w.Load)
+		switch {
+		case eff.Ops > 0 && q.Ops > 0:
+			l.Ops, l.Duration = min(q.Ops, eff.Ops), 0
+		case eff.Duration > 0 && q.Duration > 0:
+			l.Ops, l.Duration = 0, min(q.Duration, eff.Duration)
+		default:
+			continue
 		}
+		w.Load = &l
 	}
 	return nil
 }
@@ -118,7 +124,14 @@ type Workload struct {
 	Value      string   `yaml:"value,omitempty" json:"value,omitempty"`
 	// Load overrides the scenario's load for this workload only.
 	Load *Load `yaml:"load,omitempty" json:"load,omitempty"`
+	// Targets restricts the workload to these targets (by name); empty = all.
+	Targets []string `yaml:"targets,omitempty" json:"targets,omitempty"`
 	Line int   `yaml:"-" json:"-"`
+}
+
+// AppliesTo reports whether the workload runs on the target of that label.
+func (w Workload) AppliesTo(label string) bool {
+	return len(w.Targets) == 0 || slices.Contains(w.Targets, label)
 }
 
 // Label is the workload's name in cell ids.
@@ -140,6 +153,14 @@ type Load struct {
 	Duration     Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
 	Warmup       Duration `yaml:"warmup,omitempty" json:"warmup,omitempty"`
 	WarmupOps    int64    `yaml:"warmup_ops,omitempty" json:"warmup_ops,omitempty"`
+	// RTT puts a network between the clients and the target (netem): every
+	// round trip pays this much more. Unset: reached directly; 0: through
+	// the network proxy, with no delay (its own cost).
+	RTT *Duration `yaml:"rtt,omitempty" json:"rtt,omitempty"`
+	// Jitter varies each round trip by up to ±Jitter (needs rtt).
+	Jitter Duration `yaml:"jitter,omitempty" json:"jitter,omitempty"`
+	// Bandwidth limits each direction, e.g. 100mbit or 10MB/s (needs rtt).
+	Bandwidth string `yaml:"bandwidth,omitempty" json:"bandwidth,omitempty"`
 }
 
 // Overlay returns l with o's set fields on top.
@@ -168,7 +189,39 @@ func (l Load) Overlay(o *Load) Load {
 	if o.WarmupOps != 0 {
 		l.WarmupOps = o.WarmupOps
 	}
+	if o.RTT != nil {
+		l.RTT = o.RTT
+	}
+	if o.Jitter != 0 {
+		l.Jitter = o.Jitter
+	}
+	if o.Bandwidth != "" {
+		l.Bandwidth = o.Bandwidth
+	}
 	return l
+}
+
+// Network is the network the load asks for: nil when rtt is unset (the
+// target is reached directly).
+func (l Load) Network() (*netem.Config, error) {
+	if l.RTT == nil {
+		if l.Jitter != 0 || l.Bandwidth != "" {
+			return nil, errors.New("jitter and bandwidth need an rtt (rtt: 0 for none)")
+		}
+		return nil, nil
+	}
+	c := netem.Config{RTT: time.Duration(*l.RTT), Jitter: time.Duration(l.Jitter)}
+	if l.Bandwidth != "" {
+		r, err := netem.ParseRate(l.Bandwidth)
+		if err != nil {
+			return nil, err
+		}
+		c.Bandwidth = r
+	}
+	if err := c.Validate(); err != nil {
+		return nil, err
+	}
+	return &c, nil
 }
 
 // Workload converts to the workloads' load parameters.
@@ -378,8 +431,23 @@ func (s *Scenario) Validate(reg target.Registry) error {
 		}
 		labels[w.Label()] = true
 		batches := s.EffectiveLoad(w).Pipeline > 1 || w.Batch > 0
+		net, err := s.EffectiveLoad(w).Network()
+		if err != nil {
+			return fmt.Errorf("%s: %s: %v", where(w.Line), w.Label(), err)
+		}
+		for _, name := range w.Targets {
+			if !seen[name] {
+				return fmt.Errorf("%s: workload %s names target %q, which the scenario does not have", where(w.Line), w.Label(), name)
+			}
+		}
 		for _, t := range s.Targets {
+			if !w.AppliesTo(t.Spec.Label()) {
+				continue
+			}
 			k, _ := reg.Lookup(t.Spec.Store)
+			if net != nil && !k.NetworkCapable() {
+				return fmt.Errorf("%s: %s: store %s %v", where(w.Line), w.Label(), k.Name, target.ErrNoNetwork)
+			}
 			if !k.Supports(w.Type) {
 				return fmt.Errorf("%s: store %s does not support workload %s", where(w.Line), k.Name, w.Type)
 			}

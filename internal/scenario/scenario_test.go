@@ -4,6 +4,7 @@ import (
 	"context"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
@@ -14,9 +15,9 @@ import (
 func registry() target.Registry {
 	open := func(context.Context, target.OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
 	return target.Registry{
-		{Name: "memory", Workloads: []string{"kv"}, Open: open},
-		{Name: "files", Workloads: []string{"kv"}, Schemes: []string{"file"}, Options: map[string]string{"fsync": ""}, Open: open},
-		{Name: "redis", Server: server.Redis, Workloads: []string{"kv"}, Schemes: []string{"redis"}, Open: open},
+		{Name: "memory", Workloads: Workloads, Open: open},
+		{Name: "files", Workloads: Workloads, Schemes: []string{"file"}, Options: map[string]string{"fsync": ""}, Open: open},
+		{Name: "redis", Server: server.Redis, Workloads: Workloads, Schemes: []string{"redis"}, Open: open},
 	}
 }
 
@@ -162,5 +163,43 @@ func TestBuiltInSuitesAreConsistent(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+func TestWorkloadTargetsAndQuickKeepTheMode(t *testing.T) {
+	src := `name: t
+targets: [memory, files]
+workloads:
+  - {type: kv, keys: [100], targets: [memory]}
+  - {type: kv, name: timed, keys: [100], targets: [memory]}
+  - {type: web, load: {duration: 10s, warmup: 2s}}
+  - {type: hotkey, load: {ops: 50000, warmup_ops: 100}}
+quick: {ops: 1000, duration: 1s}
+`
+	s, err := Parse("t.yaml", strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyQuick(); err != nil {
+		t.Fatal(err)
+	}
+	s.Defaults()
+	if err := s.Validate(registry()); err != nil {
+		t.Fatal(err)
+	}
+	if !s.Workloads[0].AppliesTo("memory") || s.Workloads[0].AppliesTo("files") || !s.Workloads[2].AppliesTo("files") {
+		t.Error("workload targets not honoured")
+	}
+	if l := s.EffectiveLoad(s.Workloads[2]); l.Duration != Duration(time.Second) || l.Ops != 0 || l.Warmup != Duration(2*time.Second) {
+		t.Errorf("quick changed the web workload's mode: %+v", l)
+	}
+	if l := s.EffectiveLoad(s.Workloads[3]); l.Ops != 1000 || l.WarmupOps != 100 {
+		t.Errorf("quick on the hotkey workload: %+v", l)
+	}
+	bad := strings.Replace(src, "targets: [memory]}", "targets: [redis]}", 1)
+	s, _ = Parse("t.yaml", strings.NewReader(bad))
+	s.Defaults()
+	if err := s.Validate(registry()); err == nil || !strings.Contains(err.Error(), `names target "redis"`) {
+		t.Errorf("unknown workload target: %v", err)
 	}
 }
