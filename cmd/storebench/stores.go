@@ -23,6 +23,7 @@ import (
 // means adding it here.
 func stores() target.Registry {
 	kv := []string{"kv", "throughput", "hotkey", "web"}
+	sql := append([]string{"payments"}, kv...)
 	return target.Registry{
 		{
 			Name: "memory", Batches: true, Description: "in-process map: the floor, no I/O at all", Workloads: kv,
@@ -48,7 +49,7 @@ func stores() target.Registry {
 			},
 		},
 		{
-			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Workloads: kv,
+			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Workloads: sql,
 			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, OFF"},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
@@ -61,7 +62,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "postgres", Batches: true, Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
-			Schemes: []string{"postgres", "postgresql"}, Workloads: kv,
+			Schemes: []string{"postgres", "postgresql"}, Workloads: sql,
 			Options: map[string]string{"design": "logged (default), unlogged, hash-index, covering; combine with commas, e.g. unlogged,covering"},
 			CheckOptions: func(o map[string]string) error {
 				return postgres.Config{URL: "postgres://check", Namespace: "check", Design: o["design"]}.Validate()
@@ -97,7 +98,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "mariadb", Description: "MariaDB/MySQL (InnoDB) through go-sql-driver/mysql, its own database", Server: server.MariaDB,
-			Schemes: []string{"mysql", "mariadb"}, Workloads: kv,
+			Schemes: []string{"mysql", "mariadb"}, Workloads: sql,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},

@@ -8,6 +8,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/netem"
+	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
@@ -25,6 +26,9 @@ type cell struct {
 
 	params map[string]any
 	run    func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error)
+	// annotate, if set, adds the workload's own summary to the result cell
+	// after run (payments: transfers, declines, invariants).
+	annotate func(rc *result.Cell)
 	// net is the network between the clients and the target; nil: direct (network.go).
 	net *netem.Config
 }
@@ -55,7 +59,7 @@ func (c cell) entryName() string {
 }
 
 // idParams are the parameters that name a cell.
-var idParams = map[string]bool{"keys": true}
+var idParams = map[string]bool{"keys": true, "mode": true, "durability": true}
 
 // planner expands one workload entry of a scenario into cells for a target.
 type planner func(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell
@@ -66,6 +70,7 @@ var planners = map[string]planner{
 	"throughput": planThroughput,
 	"hotkey":     planHotkey,
 	"web":        planWeb,
+	"payments":   planPayments,
 }
 
 // plan expands targets × workloads × parameters into cells, grouped by target

@@ -49,6 +49,9 @@ type runFlags struct {
 	quick        bool
 	quiet        bool
 	failFast     bool
+	rtt          time.Duration
+	jitter       time.Duration
+	bandwidth    string
 }
 
 func (a *App) runCmd() *cobra.Command {
@@ -95,6 +98,9 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
+	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network proxy, no delay; recorded with the measured round trip)")
+	fl.DurationVar(&f.jitter, "jitter", 0, "with --rtt: vary each round trip by up to ± this much")
+	fl.StringVar(&f.bandwidth, "bandwidth", "", "with --rtt: limit each direction, e.g. 100mbit, 1gbit or 10MB/s")
 	fl.BoolVar(&f.quick, "quick", false, "the suite's quick mode: same shape, fewer keys and ops")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the summary")
 	return cmd
@@ -170,6 +176,11 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 	over.Clients, over.Pipeline, over.Rate = f.clients, f.pipeline, f.rate
 	over.Ops, over.Duration = f.ops, scenario.Duration(f.duration)
 	over.Warmup, over.WarmupOps = scenario.Duration(f.warmup), f.warmupOps
+	if fl.Changed("rtt") {
+		rtt := scenario.Duration(f.rtt)
+		over.RTT = &rtt
+	}
+	over.Jitter, over.Bandwidth = scenario.Duration(f.jitter), f.bandwidth
 	if fl.Changed("connect-per-op") {
 		over.ConnectPerOp = &f.connectPerOp
 	}
@@ -315,7 +326,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 
 	cells := plan(s, targets)
 	prog.begin(cells)
-	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs}, logf, prog, f.failFast)
+	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs, Network: networkMechanism(ctx, cells)}, logf, prog, f.failFast)
 
 	status := result.StatusComplete
 	switch {
@@ -399,8 +410,25 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 			_ = w.Update(func(r *result.Result) { r.Targets = append(r.Targets, targetRecord(inst)) })
 		}
 		logf("[%d/%d] %s", k+1, len(cells), c.id())
+		params, err := setNetwork(ctx, inst, c, logf)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			failed++
+			_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload, Name: c.entryName(), Params: params, Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
+			logf("  %v", err)
+			if inst.Store == nil {
+				stop() // could not reopen the store: the next cell starts the target anew
+			}
+			if failFast {
+				break
+			}
+			continue
+		}
 		prog.cellStarted(k)
 		rc := runCell(ctx, inst, c, prog.onSecond)
+		rc.Params = params
 		prog.cellDone(k, rc.Seconds)
 		if ctx.Err() != nil && rc.Status != result.CellOK {
 			break // interrupted half-way: keep only finished cells
@@ -433,6 +461,9 @@ func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(s
 	phases, err := c.run(cellCtx, inst, workload.Hooks{Probe: inst.Probe, OnSecond: onSecond})
 	rc.Seconds = time.Since(rc.StartedAt).Seconds()
 	rc.Phases = phases
+	if c.annotate != nil {
+		c.annotate(&rc)
+	}
 	rc.Status = result.CellOK
 	died := inst.Server != nil && (errors.Is(context.Cause(cellCtx), errServerDied) || !inst.Server.Running())
 	switch {

@@ -19,6 +19,7 @@ import (
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/payments"
 )
 
 // Scenario is a parsed scenario file.
@@ -42,9 +43,11 @@ type Scenario struct {
 
 // Quick is what --quick changes: fewer keys, fewer ops, shorter phases.
 type Quick struct {
-	Keys     []int64  `yaml:"keys,omitempty" json:"keys,omitempty"`
-	Ops      int64    `yaml:"ops,omitempty" json:"ops,omitempty"`
-	Duration Duration `yaml:"duration,omitempty" json:"duration,omitempty"`
+	Keys     []int64        `yaml:"keys,omitempty" json:"keys,omitempty"`
+	Ops      int64          `yaml:"ops,omitempty" json:"ops,omitempty"`
+	Duration Duration       `yaml:"duration,omitempty" json:"duration,omitempty"`
+	Warmup   Duration       `yaml:"warmup,omitempty" json:"warmup,omitempty"`
+	Payments *payments.Spec `yaml:"payments,omitempty" json:"payments,omitempty"`
 }
 
 // ApplyQuick shrinks the scenario as its quick section says.
@@ -67,10 +70,15 @@ func (s *Scenario) ApplyQuick() error {
 			l.Ops, l.Duration = min(q.Ops, eff.Ops), 0
 		case eff.Duration > 0 && q.Duration > 0:
 			l.Ops, l.Duration = 0, min(q.Duration, eff.Duration)
-		default:
-			continue
+			if q.Warmup > 0 {
+				l.Warmup = min(q.Warmup, eff.Warmup)
+			}
 		}
 		w.Load = &l
+		if q.Payments != nil && w.Payments != nil {
+			sp := w.Payments.Overlay(q.Payments)
+			w.Payments = &sp
+		}
 	}
 	return nil
 }
@@ -124,9 +132,11 @@ type Workload struct {
 	Value      string   `yaml:"value,omitempty" json:"value,omitempty"`
 	// Load overrides the scenario's load for this workload only.
 	Load *Load `yaml:"load,omitempty" json:"load,omitempty"`
+	// Payments is the payments workload's own section.
+	Payments *payments.Spec `yaml:"payments,omitempty" json:"payments,omitempty"`
 	// Targets restricts the workload to these targets (by name); empty = all.
 	Targets []string `yaml:"targets,omitempty" json:"targets,omitempty"`
-	Line int   `yaml:"-" json:"-"`
+	Line    int      `yaml:"-" json:"-"`
 }
 
 // AppliesTo reports whether the workload runs on the target of that label.
@@ -258,7 +268,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Workloads this binary can run, with what each defaults to.
-var Workloads = []string{"kv", "throughput", "hotkey", "web"}
+var Workloads = []string{"kv", "throughput", "hotkey", "web", "payments"}
 
 // typeDefaults are each workload type's defaults, applied under the file.
 var typeDefaults = map[string]Load{
@@ -451,6 +461,11 @@ func (s *Scenario) Validate(reg target.Registry) error {
 			if !k.Supports(w.Type) {
 				return fmt.Errorf("%s: store %s does not support workload %s", where(w.Line), k.Name, w.Type)
 			}
+			if w.Type == "payments" {
+				if err := s.checkPayments(w, k.Name); err != nil {
+					return fmt.Errorf("%s: %v", where(w.Line), err)
+				}
+			}
 			if batches && !k.Batches {
 				return fmt.Errorf("%s: store %s cannot send several ops per round trip (pipeline, batch); drop it from this workload's targets", where(w.Line), k.Name)
 			}
@@ -503,6 +518,11 @@ func (w Workload) validate(l Load) error {
 		if t == "web" && l.Pipeline > 1 {
 			return errors.New("web: pipeline does not apply: one get per request")
 		}
+	case "payments":
+		if l.Clients < 0 {
+			return fmt.Errorf("payments: clients must be positive, got %d", l.Clients)
+		}
+		return nil // checked per target in checkPayments, which knows each store's modes
 	case "":
 		return errors.New("workload without a type (valid: " + strings.Join(Workloads, ", ") + ")")
 	default:
@@ -529,12 +549,14 @@ var fieldsOf = map[string][]string{
 	"throughput": {"keyspace", "value_size", "key_mode", "operations"},
 	"hotkey":     {"value", "value_size"},
 	"web":        {"value"},
+	"payments":   {"payments"},
 }
 
 func (w Workload) checkFields() error {
 	set := map[string]bool{
 		"keys": len(w.Keys) > 0, "value_size": w.ValueSize != 0, "key_mode": w.KeyMode != "", "batch": w.Batch != 0,
 		"keyspace": w.Keyspace != 0, "operations": len(w.Operations) > 0, "value": w.Value != "",
+		"payments": w.Payments != nil,
 	}
 	allowed, known := fieldsOf[w.Type]
 	if !known {
@@ -543,6 +565,26 @@ func (w Workload) checkFields() error {
 	for f, isSet := range set {
 		if isSet && !slices.Contains(allowed, f) {
 			return fmt.Errorf("%s: field %s does not apply (its fields: %s)", w.Type, f, strings.Join(allowed, ", "))
+		}
+	}
+	return nil
+}
+
+// PaymentsSpec is a payments workload's section (empty when the file has none).
+func (w Workload) PaymentsSpec() payments.Spec {
+	if w.Payments == nil {
+		return payments.Spec{}
+	}
+	return *w.Payments
+}
+
+// checkPayments builds every cell's parameters for one store kind, so a bad
+// payments section fails before any work.
+func (s *Scenario) checkPayments(w Workload, kind string) error {
+	spec := w.PaymentsSpec()
+	for _, v := range spec.Variants(kind) {
+		if _, err := payments.PlanParams(spec, v, s.Seed, s.EffectiveLoad(w).Workload()); err != nil {
+			return err
 		}
 	}
 	return nil

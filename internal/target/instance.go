@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/storebench/storebench/internal/netem"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
 )
@@ -18,6 +19,10 @@ type Instance struct {
 	Store  store.Store
 	Server *server.Server // nil for external and in-process targets
 	Info   store.Info
+
+	url   string       // the server's own URL: a managed server's or the spec's
+	args  StartArgs    // what the store was opened with, to reopen it (network.go)
+	proxy *netem.Proxy // the network proxy in front of the server, while a cell asks for one
 }
 
 // StartArgs are the run-wide settings a target needs to start.
@@ -26,6 +31,9 @@ type StartArgs struct {
 	RunDir    string // where in-process stores keep their files
 	BaseDir   string // parent of managed servers' data dirs
 	CPUs      string // CPU list to pin managed servers to
+	// Network is how this run applies a cell's network (netem.Detect),
+	// recorded in each cell that asks for one.
+	Network netem.Mechanism
 }
 
 // ExternalTimeout bounds how long an external server may take to answer.
@@ -38,7 +46,7 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 	if !ok {
 		return nil, fmt.Errorf("unknown store %q", spec.Store)
 	}
-	inst := &Instance{Spec: spec, Kind: k}
+	inst := &Instance{Spec: spec, Kind: k, args: a}
 	url := spec.URL
 	if spec.Managed() && k.Server != "" {
 		srv, err := server.Start(ctx, k.Server, k.ServerOptionsFor(spec, a))
@@ -48,6 +56,7 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 		inst.Server = srv
 		url = srv.URL
 	}
+	inst.url = url
 	openCtx := ctx
 	if !spec.Managed() {
 		var cancel context.CancelFunc
@@ -84,7 +93,8 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 	return inst, nil
 }
 
-// Stop closes the store (removing what it created) and stops a managed server.
+// Stop closes the store (removing what it created), then the network
+// proxy in front of it, and stops a managed server.
 func (i *Instance) Stop(ctx context.Context) error {
 	var errs []error
 	if i.Store != nil {
@@ -92,6 +102,12 @@ func (i *Instance) Stop(ctx context.Context) error {
 			errs = append(errs, fmt.Errorf("close %s: %w", i.Spec.Label(), err))
 		}
 		i.Store = nil
+	}
+	if i.proxy != nil {
+		if err := i.proxy.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close the network proxy of %s: %w", i.Spec.Label(), err))
+		}
+		i.proxy = nil
 	}
 	if err := i.stopServer(ctx); err != nil {
 		errs = append(errs, err)

@@ -1,0 +1,61 @@
+package cli
+
+import (
+	"context"
+	"fmt"
+	"maps"
+
+	"github.com/storebench/storebench/internal/netem"
+	"github.com/storebench/storebench/internal/scenario"
+	"github.com/storebench/storebench/internal/target"
+)
+
+// withNetwork gives a workload entry's cells the network its load asks for
+// (rtt, jitter, bandwidth), recorded in their parameters as asked; what was
+// measured is added when the cell runs. Validate has checked the load.
+func withNetwork(cells []cell, l scenario.Load) []cell {
+	net, err := l.Network()
+	if err != nil || net == nil {
+		return cells
+	}
+	for i := range cells {
+		cells[i].net = net
+		cells[i].params = maps.Clone(cells[i].params)
+		maps.Copy(cells[i].params, (&target.Network{Asked: *net}).AskedParams())
+	}
+	return cells
+}
+
+// networkMechanism checks, once per run and only when a cell asks for a
+// network, how the delay can be applied (netem.Detect).
+func networkMechanism(ctx context.Context, cells []cell) netem.Mechanism {
+	for _, c := range cells {
+		if c.net != nil {
+			return netem.Detect(ctx)
+		}
+	}
+	return netem.Mechanism{}
+}
+
+// setNetwork puts the cell's target behind the cell's network (or reaches
+// it directly) and returns the cell's parameters with what was measured.
+func setNetwork(ctx context.Context, inst *target.Instance, c cell, logf func(string, ...any)) (map[string]any, error) {
+	n, err := inst.SetNetwork(ctx, c.net)
+	if err != nil {
+		if c.net == nil {
+			return c.params, fmt.Errorf("reach %s directly again: %w", inst.Spec.Label(), err)
+		}
+		return c.params, fmt.Errorf("network %s: %w", c.net, err)
+	}
+	if n == nil {
+		return c.params, nil
+	}
+	if n.ProbeError != "" {
+		logf("  network %s via %s; round trip not measured: %s", n.Asked, n.Mechanism, n.ProbeError)
+	} else {
+		logf("  network %s via %s: measured %v (direct %v, calibration -%v)", n.Asked, n.Mechanism, n.Measured, n.Direct, n.Offset)
+	}
+	p := maps.Clone(c.params)
+	maps.Copy(p, n.Params())
+	return p, nil
+}

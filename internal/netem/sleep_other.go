@@ -1,0 +1,8 @@
+//go:build !linux
+
+package netem
+
+import "time"
+
+// sleepShort sleeps for about d.
+func sleepShort(d time.Duration) { time.Sleep(d) }

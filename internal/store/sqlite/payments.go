@@ -1,0 +1,676 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"strconv"
+	"strings"
+
+	sqlite3 "github.com/mattn/go-sqlite3"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// Payments (workloads/payments.md).
+//
+// The seven tables are "<namespace>_<table>", each recorded in
+// storebench_owned like the kv table; drop and setup refuse a table of that
+// name that is not recorded there. SQLite cannot add a foreign key to an
+// existing table, so the foreign keys are declared by CREATE TABLE and the
+// load runs with PRAGMA foreign_keys off (SQLite's default); the indexes on
+// the foreign-key columns come after the load, and worker connections turn
+// foreign_keys on, so inserts are checked as on the servers.
+//
+// SQLite has no server-side routines: only client mode, with BEGIN
+// IMMEDIATE (the write lock first, so two transactions never deadlock on a
+// lock upgrade) and busy_timeout; a lock not obtained in time (SQLITE_BUSY)
+// is retried like a deadlock. SQLite allows one writer at a time, so every
+// isolation level asked for is in effect serializable.
+//
+// Durability is PRAGMA synchronous on each worker connection: FULL (strict;
+// in WAL mode an fsync of the WAL at every commit) or NORMAL (relaxed; in WAL
+// mode fsync at checkpoints only, a power loss may lose the last commits);
+// the journal mode is the store's. A worker's connection returns to the
+// store's pool with its previous synchronous setting and foreign_keys off.
+//
+// Transfer ids are SQLite rowids (INTEGER PRIMARY KEY without
+// AUTOINCREMENT, whose sqlite_sequence table could never be dropped, so the
+// store could not remove a database file it created): the id of the newest
+// transfer is reused if that transfer is deleted, so the delete journal may
+// hold an id twice. There is no ANALYZE either (sqlite_stat1 would stay
+// behind); every statement is a lookup by primary key or index.
+//
+// created_at is INTEGER Unix microseconds from SQLite's clock
+// (unixepoch('subsec'), millisecond resolution); dates and token expiry
+// are ISO-8601 text in UTC, compared with date('now') and
+// strftime('%Y-%m-%d %H:%M:%f', 'now').
+
+var _ store.Payments = (*Store)(nil)
+
+var paymentsTables = []string{"transfers", "tokens", "cards", "accounts", "permissions", "users", "organizations", "delete_journal"}
+
+// paymentsDDL creates the tables; "@" is replaced by the namespace.
+var paymentsDDL = []string{
+	`CREATE TABLE "@_organizations" (id INTEGER PRIMARY KEY)`,
+	`CREATE TABLE "@_users" (id INTEGER PRIMARY KEY, organization_id INTEGER NOT NULL REFERENCES "@_organizations" (id), frozen INTEGER NOT NULL)`,
+	`CREATE TABLE "@_permissions" (id INTEGER PRIMARY KEY, name TEXT NOT NULL UNIQUE)`,
+	`CREATE TABLE "@_accounts" (id INTEGER PRIMARY KEY, organization_id INTEGER NOT NULL REFERENCES "@_organizations" (id),
+		balance INTEGER NOT NULL CONSTRAINT balance_not_negative CHECK (balance >= 0), frozen INTEGER NOT NULL)`,
+	`CREATE TABLE "@_cards" (id INTEGER PRIMARY KEY, account_id INTEGER NOT NULL REFERENCES "@_accounts" (id),
+		expiration_date TEXT NOT NULL, security_code INTEGER NOT NULL, frozen INTEGER NOT NULL)`,
+	`CREATE TABLE "@_tokens" (hash BLOB NOT NULL, permission_id INTEGER NOT NULL REFERENCES "@_permissions" (id),
+		user_id INTEGER NOT NULL REFERENCES "@_users" (id), expires_at TEXT NOT NULL, PRIMARY KEY (hash, permission_id)) WITHOUT ROWID`,
+	`CREATE TABLE "@_transfers" (id INTEGER PRIMARY KEY, card_id INTEGER NOT NULL REFERENCES "@_cards" (id),
+		from_account_id INTEGER NOT NULL REFERENCES "@_accounts" (id), to_account_id INTEGER NOT NULL REFERENCES "@_accounts" (id),
+		requesting_user_id INTEGER NOT NULL REFERENCES "@_users" (id), amount INTEGER NOT NULL, created_at INTEGER NOT NULL)`,
+}
+
+// paymentsIndexes are on every foreign-key column.
+var paymentsIndexes = [][2]string{
+	{"users", "organization_id"}, {"accounts", "organization_id"}, {"cards", "account_id"},
+	{"tokens", "user_id"}, {"tokens", "permission_id"}, {"transfers", "card_id"},
+	{"transfers", "from_account_id"}, {"transfers", "to_account_id"}, {"transfers", "requesting_user_id"},
+}
+
+const nowUs = `CAST(unixepoch('subsec') * 1000 AS INTEGER) * 1000`
+
+const (
+	sTokenSQL = `SELECT u.id, u.organization_id, u.frozen, t.expires_at <= strftime('%Y-%m-%d %H:%M:%f', 'now')
+	FROM "@_tokens" t JOIN "@_permissions" p ON p.id = t.permission_id JOIN "@_users" u ON u.id = t.user_id
+	WHERE t.hash = ? AND p.name = ?`
+	sCardSQL = `SELECT c.account_id, a.organization_id, a.balance, c.security_code, c.frozen,
+	c.expiration_date < date('now'), a.frozen
+	FROM "@_cards" c JOIN "@_accounts" a ON a.id = c.account_id WHERE c.id = ?`
+	sUpdateSQL = `UPDATE "@_accounts" SET balance = balance + ? WHERE id = ?`
+	sInsertSQL = `INSERT INTO "@_transfers" (card_id, from_account_id, to_account_id, requesting_user_id, amount, created_at)
+	VALUES (?, ?, ?, ?, ?, ` + nowUs + `) RETURNING id, created_at`
+	sDeleteSQL = `DELETE FROM "@_transfers" WHERE id = (SELECT id FROM "@_transfers" WHERE id >= ? ORDER BY id LIMIT 1)
+	RETURNING id, from_account_id, to_account_id, amount, created_at`
+)
+
+func (s *Store) psql(q string) string { return strings.ReplaceAll(q, "@", s.cfg.Namespace) }
+
+func (s *Store) checkPaymentsConfig(cfg store.PaymentsConfig) error {
+	switch cfg.Mode {
+	case store.PaymentsClient:
+	case store.PaymentsRoutine:
+		return fmt.Errorf("sqlite: payments mode routine: SQLite has no server-side functions or procedures (use client): %w", store.ErrUnsupported)
+	default:
+		return fmt.Errorf("sqlite: payments mode %q: want %s", cfg.Mode, store.PaymentsClient)
+	}
+	switch cfg.Durability {
+	case store.PaymentsStrict, store.PaymentsRelaxed:
+	default:
+		return fmt.Errorf("sqlite: payments durability %q: want %s or %s", cfg.Durability, store.PaymentsStrict, store.PaymentsRelaxed)
+	}
+	switch cfg.Isolation {
+	case "", "read-committed", "repeatable-read", "serializable":
+	default:
+		return fmt.Errorf("sqlite: payments isolation %q: want read-committed, repeatable-read or serializable (or empty for the default)", cfg.Isolation)
+	}
+	if j := s.cfg.JournalMode; cfg.Durability == store.PaymentsStrict && (j == "OFF" || j == "MEMORY") {
+		return fmt.Errorf("sqlite: payments durability strict is impossible with journal_mode=%s", j)
+	}
+	return nil
+}
+
+func synchronousFor(durability string) string {
+	if durability == store.PaymentsRelaxed {
+		return "NORMAL"
+	}
+	return "FULL"
+}
+
+func (s *Store) isClosed() bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.closed
+}
+
+// PaymentsPrepare says how the durability level maps to PRAGMA synchronous.
+func (s *Store) PaymentsPrepare(ctx context.Context, cfg store.PaymentsConfig) (store.PaymentsSettings, error) {
+	if err := s.checkPaymentsConfig(cfg); err != nil {
+		return store.PaymentsSettings{}, err
+	}
+	if s.isClosed() {
+		return store.PaymentsSettings{}, errClosed
+	}
+	var journal string
+	if err := s.db.QueryRowContext(ctx, `PRAGMA journal_mode`).Scan(&journal); err != nil {
+		return store.PaymentsSettings{}, fmt.Errorf("sqlite: payments: PRAGMA journal_mode: %w", err)
+	}
+	journal = strings.ToUpper(journal)
+	sync := synchronousFor(cfg.Durability)
+	return store.PaymentsSettings{
+		Knobs: map[string]string{"journal_mode": journal, "synchronous": sync + " (set per connection)",
+			"busy_timeout": s.cfg.BusyTimeout.String(), "foreign_keys": "ON (set per connection)"},
+		Durability: Durability(journal, sync),
+		Isolation:  "serializable (one writer at a time; BEGIN IMMEDIATE)",
+		ExecMode:   "github.com/mattn/go-sqlite3 through database/sql, in process: statements prepared once per pinned connection",
+	}, nil
+}
+
+// paymentsOwned checks, inside tx, that none of the payments tables exists
+// without being recorded in storebench_owned.
+func (s *Store) paymentsOwned(ctx context.Context, tx *sql.Tx, op string) error {
+	if s.isClosed() {
+		return errClosed
+	}
+	for _, t := range paymentsTables {
+		name := s.cfg.Namespace + "_" + t
+		var exists, owned bool
+		err := tx.QueryRowContext(ctx, `SELECT
+			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?),
+			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'storebench_owned')
+				AND EXISTS (SELECT 1 FROM storebench_owned WHERE name = ?)`, name, name).Scan(&exists, &owned)
+		if err != nil {
+			return fmt.Errorf("sqlite: %s: ownership of %s: %w", op, name, err)
+		}
+		if exists && !owned {
+			return fmt.Errorf("sqlite: %s: table %q is not recorded in storebench_owned: %w", op, name, store.ErrNotOwned)
+		}
+	}
+	return nil
+}
+
+func (s *Store) dropPayments(ctx context.Context, tx *sql.Tx) error {
+	for _, t := range paymentsTables {
+		name := s.cfg.Namespace + "_" + t
+		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS "`+name+`"`); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM storebench_owned WHERE name = ?`, name); err != nil && !strings.Contains(err.Error(), "no such table") {
+			return err
+		}
+	}
+	return nil
+}
+
+// PaymentsDrop drops the payments tables and their ownership rows.
+func (s *Store) PaymentsDrop(ctx context.Context) error {
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("sqlite: payments drop: %w", err)
+	}
+	defer tx.Rollback()
+	if err := s.paymentsOwned(ctx, tx, "payments drop"); err != nil {
+		return err
+	}
+	if err := s.dropPayments(ctx, tx); err != nil {
+		return fmt.Errorf("sqlite: payments drop: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("sqlite: payments drop: %w", err)
+	}
+	return nil
+}
+
+// PaymentsSetup creates, records and loads the tables in one transaction.
+func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store.PaymentsSetupInfo, error) {
+	fail := func(what string, err error) (store.PaymentsSetupInfo, error) {
+		return store.PaymentsSetupInfo{}, fmt.Errorf("sqlite: payments setup: %s: %w", what, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil) // IMMEDIATE (the DSN's _txlock)
+	if err != nil {
+		return fail("begin", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS storebench_owned (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)`); err != nil {
+		return fail("ownership table", err)
+	}
+	if err := s.paymentsOwned(ctx, tx, "payments setup"); err != nil {
+		return store.PaymentsSetupInfo{}, err
+	}
+	if err := s.dropPayments(ctx, tx); err != nil {
+		return fail("drop leftovers", err)
+	}
+	var ddl []string
+	for _, q := range paymentsDDL {
+		q = s.psql(q)
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fail("create tables", err)
+		}
+		ddl = append(ddl, q)
+	}
+	for _, t := range paymentsTables[:7] {
+		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO storebench_owned (name, created_at) VALUES (?, datetime('now'))`, s.cfg.Namespace+"_"+t); err != nil {
+			return fail("record ownership", err)
+		}
+	}
+	if err := s.loadPayments(ctx, tx, d); err != nil {
+		return store.PaymentsSetupInfo{}, err
+	}
+	for _, ix := range paymentsIndexes {
+		q := s.psql(fmt.Sprintf(`CREATE INDEX "@_%[1]s_%[2]s_idx" ON "@_%[1]s" (%[2]s)`, ix[0], ix[1]))
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return fail("create indexes", err)
+		}
+		ddl = append(ddl, q)
+	}
+	var info store.PaymentsSetupInfo
+	if err := tx.QueryRowContext(ctx, `SELECT `+nowUs).Scan(&info.ServerNowUs); err != nil {
+		return fail("read clock", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fail("commit", err)
+	}
+	info.DDL = strings.Join(ddl, ";\n")
+	return info, nil
+}
+
+const loadBatch = 500
+
+// loadPayments inserts the data as multi-row INSERTs of literals (numbers,
+// blobs and dates only).
+func (s *Store) loadPayments(ctx context.Context, tx *sql.Tx, d *store.PaymentsData) error {
+	load := func(table, cols string, n int64, row func(i int64, b []byte) []byte) error {
+		head := `INSERT INTO "` + s.cfg.Namespace + `_` + table + `" (` + cols + `) VALUES `
+		b := make([]byte, 0, 64*loadBatch)
+		for i := int64(1); i <= n; {
+			b = append(b[:0], head...)
+			for k := 0; k < loadBatch && i <= n; k, i = k+1, i+1 {
+				if k > 0 {
+					b = append(b, ',')
+				}
+				b = append(row(i, append(b, '(')), ')')
+			}
+			if _, err := tx.ExecContext(ctx, string(b)); err != nil {
+				return fmt.Errorf("sqlite: payments setup: load %s: %w", table, err)
+			}
+		}
+		return nil
+	}
+	num := func(b []byte, vs ...int64) []byte {
+		for k, v := range vs {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = strconv.AppendInt(b, v, 10)
+		}
+		return b
+	}
+	flag := func(v bool) int64 {
+		if v {
+			return 1
+		}
+		return 0
+	}
+	if err := load("organizations", "id", d.Orgs, func(i int64, b []byte) []byte { return num(b, i) }); err != nil {
+		return err
+	}
+	if err := load("users", "id, organization_id, frozen", int64(len(d.Users)), func(i int64, b []byte) []byte {
+		u := d.Users[i-1]
+		return num(b, u.ID, u.OrgID, flag(u.Frozen))
+	}); err != nil {
+		return err
+	}
+	perms := []string{store.PermTransferRequestsCreate, store.PermTransfersCreate}
+	if err := load("permissions", "id, name", 2, func(i int64, b []byte) []byte {
+		return append(append(append(num(b, i), ",'"...), perms[i-1]...), '\'')
+	}); err != nil {
+		return err
+	}
+	if err := load("tokens", "hash, permission_id, user_id, expires_at", int64(len(d.Tokens)), func(i int64, b []byte) []byte {
+		t := d.Tokens[i-1]
+		b = append(hex.AppendEncode(append(b, "X'"...), t.Hash[:]), "',"...)
+		b = num(b, t.Permission, t.UserID)
+		return append(t.ExpiresAt.UTC().AppendFormat(append(b, ",'"...), "2006-01-02 15:04:05.000"), '\'')
+	}); err != nil {
+		return err
+	}
+	if err := load("accounts", "id, organization_id, balance, frozen", d.Accounts, func(i int64, b []byte) []byte {
+		a := d.Account(i)
+		return num(b, a.ID, a.OrgID, a.Balance, flag(a.Frozen))
+	}); err != nil {
+		return err
+	}
+	return load("cards", "id, account_id, expiration_date, security_code, frozen", d.Accounts, func(i int64, b []byte) []byte {
+		c := d.Card(i)
+		b = c.Expires.UTC().AppendFormat(append(num(b, c.ID, c.AccountID), ",'"...), "2006-01-02")
+		return num(append(b, "',"...), int64(c.CVV), flag(c.Frozen))
+	})
+}
+
+// PaymentsStats samples the database file's pages and the WAL's size.
+func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	out := map[string]float64{}
+	for _, p := range []string{"page_count", "freelist_count", "page_size"} {
+		var v float64
+		if err := s.db.QueryRowContext(ctx, `PRAGMA `+p).Scan(&v); err != nil {
+			return nil, fmt.Errorf("sqlite: payments stats: PRAGMA %s: %w", p, err)
+		}
+		out[p] = v
+	}
+	if fi, err := os.Stat(s.cfg.Path + "-wal"); err == nil {
+		out["wal_bytes"] = float64(fi.Size())
+	}
+	return out, nil
+}
+
+// PaymentsCheck loads the delete journal into a table of the namespace and
+// reads back what the invariants need.
+func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
+	var f store.PaymentsFacts
+	fail := func(what string, err error) (store.PaymentsFacts, error) {
+		return f, fmt.Errorf("sqlite: payments check: %s: %w", what, err)
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fail("begin", err)
+	}
+	defer tx.Rollback()
+	if err := s.paymentsOwned(ctx, tx, "payments check"); err != nil {
+		return f, err
+	}
+	if err := tx.QueryRowContext(ctx, `SELECT `+nowUs).Scan(&f.WindowEndUs); err != nil {
+		return fail("read clock", err)
+	}
+	for _, q := range []string{`DROP TABLE IF EXISTS "@_delete_journal"`, `CREATE TABLE "@_delete_journal" (id INTEGER NOT NULL,
+		from_account_id INTEGER NOT NULL, to_account_id INTEGER NOT NULL, amount INTEGER NOT NULL, created_us INTEGER NOT NULL)`,
+		`INSERT OR REPLACE INTO storebench_owned (name, created_at) VALUES ('@_delete_journal', datetime('now'))`} {
+		if _, err := tx.ExecContext(ctx, s.psql(q)); err != nil {
+			return fail("create delete_journal", err)
+		}
+	}
+	b := make([]byte, 0, 64*loadBatch)
+	for i := 0; i < len(in.Journal); i += loadBatch {
+		b = append(b[:0], s.psql(`INSERT INTO "@_delete_journal" (id, from_account_id, to_account_id, amount, created_us) VALUES `)...)
+		for k, j := range in.Journal[i:min(i+loadBatch, len(in.Journal))] {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, "(%d,%d,%d,%d,%d)", j.ID, j.From, j.To, j.Amount, j.CreatedUs)
+		}
+		if _, err := tx.ExecContext(ctx, string(b)); err != nil {
+			return fail("load delete_journal", err)
+		}
+	}
+	limit := max(in.Limit, 1)
+	if err := tx.QueryRowContext(ctx, s.psql(`SELECT count(*), coalesce(sum(balance), 0), coalesce(sum(balance < 0), 0) FROM "@_accounts"`)).
+		Scan(&f.Accounts, &f.SumBalance, &f.NegativeCount); err != nil {
+		return fail("sum balances", err)
+	}
+	query := func(what, q string, scan func(*sql.Rows) error, args ...any) error {
+		rows, err := tx.QueryContext(ctx, s.psql(q), args...)
+		if err != nil {
+			return fmt.Errorf("sqlite: payments check: %s: %w", what, err)
+		}
+		defer rows.Close()
+		for rows.Next() {
+			if err := scan(rows); err != nil {
+				return fmt.Errorf("sqlite: payments check: %s: %w", what, err)
+			}
+		}
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("sqlite: payments check: %s: %w", what, err)
+		}
+		return nil
+	}
+	if err := query("negative balances", `SELECT id FROM "@_accounts" WHERE balance < 0 ORDER BY id LIMIT ?`, func(r *sql.Rows) error {
+		var id int64
+		err := r.Scan(&id)
+		f.Negative = append(f.Negative, id)
+		return err
+	}, limit); err != nil {
+		return f, err
+	}
+	if err := query("per-account balances", `WITH moves AS (
+			SELECT from_account_id AS id, -amount AS d FROM "@_transfers"
+			UNION ALL SELECT to_account_id, amount FROM "@_transfers"
+			UNION ALL SELECT from_account_id, -amount FROM "@_delete_journal"
+			UNION ALL SELECT to_account_id, amount FROM "@_delete_journal"),
+		net AS (SELECT id, sum(d) AS d FROM moves GROUP BY id),
+		bad AS (SELECT a.id, a.balance, ?1 + coalesce(n.d, 0) AS expected FROM "@_accounts" a LEFT JOIN net n ON n.id = a.id
+				WHERE a.balance <> ?1 + coalesce(n.d, 0)
+			UNION ALL SELECT n.id, 0, ?1 + n.d FROM net n LEFT JOIN "@_accounts" a ON a.id = n.id WHERE a.id IS NULL)
+		SELECT count(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT ?2`, func(r *sql.Rows) error {
+		var m store.PaymentsMismatch
+		err := r.Scan(&f.MismatchedCount, &m.Account, &m.Balance, &m.Expected)
+		f.Mismatched = append(f.Mismatched, m)
+		return err
+	}, in.InitialBalance, limit); err != nil {
+		return f, err
+	}
+	if err := tx.QueryRowContext(ctx, s.psql(`SELECT count(*) FROM "@_transfers"`)).Scan(&f.Rows); err != nil {
+		return fail("count transfers", err)
+	}
+	// The specification's strftime('%Y-%m-%d %H:%M', …), as Unix minutes.
+	if err := query("transfers per minute", `SELECT CAST(unixepoch(strftime('%Y-%m-%d %H:%M', created_at / 1000000, 'unixepoch')) AS INTEGER) / 60 AS m, count(*)
+		FROM "@_transfers" GROUP BY m ORDER BY m`, func(r *sql.Rows) error {
+		var m store.PaymentsMinute
+		err := r.Scan(&m.Minute, &m.Count)
+		f.PerMinute = append(f.PerMinute, m)
+		return err
+	}); err != nil {
+		return f, err
+	}
+	if err := query("row rules", `WITH p AS (SELECT t.id, CASE
+			WHEN t.from_account_id = t.to_account_id THEN 'from = to'
+			WHEN t.amount < ?1 OR t.amount > ?2 THEN 'amount ' || t.amount || ' outside [' || ?1 || ', ' || ?2 || ']'
+			WHEN c.account_id IS NOT t.from_account_id THEN 'card ' || t.card_id || ' is not the from account''s'
+			WHEN u.organization_id IS NULL OR u.organization_id IS NOT ta.organization_id THEN 'requesting user''s organization is not the to account''s'
+			WHEN t.created_at < ?3 OR t.created_at > ?4 THEN 'created_at ' || t.created_at || ' µs outside the run'
+			WHEN c.frozen THEN 'card frozen'
+			WHEN c.expiration_date < date(t.created_at / 1000000, 'unixepoch') THEN 'card expired'
+			WHEN fa.frozen THEN 'from account frozen'
+			END AS problem
+		FROM "@_transfers" t LEFT JOIN "@_cards" c ON c.id = t.card_id LEFT JOIN "@_users" u ON u.id = t.requesting_user_id
+		LEFT JOIN "@_accounts" ta ON ta.id = t.to_account_id LEFT JOIN "@_accounts" fa ON fa.id = t.from_account_id)
+		SELECT count(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT ?5`, func(r *sql.Rows) error {
+		var m store.PaymentsMalformed
+		err := r.Scan(&f.MalformedCount, &m.ID, &m.Problem)
+		f.Malformed = append(f.Malformed, m)
+		return err
+	}, in.AmountMin, in.AmountMax, in.WindowStartUs, f.WindowEndUs, limit); err != nil {
+		return f, err
+	}
+	if err := tx.Commit(); err != nil {
+		return fail("commit", err)
+	}
+	return f, nil
+}
+
+// PaymentsOpen pins a connection of the store's pool for one worker.
+func (s *Store) PaymentsOpen(ctx context.Context, cfg store.PaymentsConfig) (store.PaymentsConn, error) {
+	if err := s.checkPaymentsConfig(cfg); err != nil {
+		return nil, err
+	}
+	if s.isClosed() {
+		return nil, errClosed
+	}
+	conn, err := s.db.Conn(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: payments: open: %w", err)
+	}
+	pc := &paymentsConn{conn: conn, restore: s.cfg.Synchronous}
+	fail := func(what string, err error) (store.PaymentsConn, error) {
+		pc.Close()
+		return nil, fmt.Errorf("sqlite: payments: %s: %w", what, err)
+	}
+	if _, err := conn.ExecContext(ctx, `PRAGMA synchronous = `+synchronousFor(cfg.Durability)+`; PRAGMA foreign_keys = ON`); err != nil {
+		return fail("session", err)
+	}
+	for _, p := range []struct {
+		st **sql.Stmt
+		q  string
+	}{
+		{&pc.token, sTokenSQL}, {&pc.card, sCardSQL}, {&pc.update, sUpdateSQL}, {&pc.insert, sInsertSQL}, {&pc.del, sDeleteSQL},
+		{&pc.begin, `BEGIN IMMEDIATE`}, {&pc.commit, `COMMIT`}, {&pc.rollback, `ROLLBACK`},
+	} {
+		if *p.st, err = conn.PrepareContext(ctx, s.psql(p.q)); err != nil {
+			return fail("prepare", err)
+		}
+	}
+	return pc, nil
+}
+
+// paymentsConn is one pinned connection with its prepared statements.
+type paymentsConn struct {
+	conn    *sql.Conn
+	restore string // the store's synchronous setting
+	token, card, update, insert, del,
+	begin, commit, rollback *sql.Stmt
+	cols [7]int64
+}
+
+func (pc *paymentsConn) Close() error {
+	for _, st := range []*sql.Stmt{pc.token, pc.card, pc.update, pc.insert, pc.del, pc.begin, pc.commit, pc.rollback} {
+		if st != nil {
+			st.Close()
+		}
+	}
+	// Back to the pool as it came out of it.
+	_, err := pc.conn.ExecContext(context.Background(), `PRAGMA synchronous = `+pc.restore+`; PRAGMA foreign_keys = OFF`)
+	if cerr := pc.conn.Close(); err == nil && !errors.Is(cerr, sql.ErrConnDone) {
+		err = cerr
+	}
+	if err != nil {
+		return fmt.Errorf("sqlite: payments: close: %w", err)
+	}
+	return nil
+}
+
+// payErr classifies a payments error: SQLITE_BUSY (busy_timeout passed
+// without the lock) is retried like a deadlock.
+func payErr(op string, err error) error {
+	if se, ok := errors.AsType[sqlite3.Error](err); ok && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
+		return store.WithClass(store.ClassConflict, &opError{op: op, err: err})
+	}
+	return opErr(op, err)
+}
+
+// row runs st with args and scans its only row into pc.cols[:n].
+func (pc *paymentsConn) row(ctx context.Context, st *sql.Stmt, n int, args ...any) (bool, error) {
+	rows, err := st.QueryContext(ctx, args...)
+	if err != nil {
+		return false, err
+	}
+	ok := rows.Next()
+	if ok {
+		var dst [7]any
+		for i := range n {
+			dst[i] = &pc.cols[i]
+		}
+		if err := rows.Scan(dst[:n]...); err != nil {
+			rows.Close()
+			return false, err
+		}
+	}
+	if err := rows.Close(); err != nil {
+		return false, err
+	}
+	return ok, rows.Err()
+}
+
+// Token is RT1/RT3.
+func (pc *paymentsConn) Token(ctx context.Context, hash *[16]byte, permission string, out *store.PaymentsTokenRow) (bool, error) {
+	ctx, err := stmtCtx(ctx)
+	if err != nil {
+		return false, opErr("payments: token", err)
+	}
+	// The name is bound as a string (TEXT): a BLOB never equals permissions.name.
+	ok, err := pc.row(ctx, pc.token, 4, hash[:], permission)
+	if err != nil {
+		return false, payErr("payments: token", err)
+	}
+	if ok {
+		c := &pc.cols
+		*out = store.PaymentsTokenRow{UserID: c[0], OrgID: c[1], UserFrozen: c[2] != 0, Expired: c[3] != 0}
+	}
+	return ok, nil
+}
+
+// Card is RT2.
+func (pc *paymentsConn) Card(ctx context.Context, id int64, out *store.PaymentsCardRow) (bool, error) {
+	ctx, err := stmtCtx(ctx)
+	if err != nil {
+		return false, opErr("payments: card", err)
+	}
+	ok, err := pc.row(ctx, pc.card, 7, id)
+	if err != nil {
+		return false, payErr("payments: card", err)
+	}
+	if ok {
+		c := &pc.cols
+		*out = store.PaymentsCardRow{AccountID: c[0], AccountOrgID: c[1], Balance: c[2], CVV: int16(c[3]),
+			CardFrozen: c[4] != 0, CardExpired: c[5] != 0, AccountFrozen: c[6] != 0}
+	}
+	return ok, nil
+}
+
+// Transfer is RT4: BEGIN IMMEDIATE, two UPDATEs, INSERT … RETURNING, COMMIT.
+func (pc *paymentsConn) Transfer(ctx context.Context, t *store.PaymentsTransfer) error {
+	t.ID, t.CreatedUs, t.Insufficient = 0, 0, false
+	ctx, err := stmtCtx(ctx)
+	if err != nil {
+		return opErr("payments: transfer", err)
+	}
+	if _, err := pc.begin.ExecContext(ctx); err != nil {
+		return payErr("payments: transfer: begin", err)
+	}
+	if err = pc.steps(ctx, t); err == nil {
+		if _, err = pc.commit.ExecContext(ctx); err == nil {
+			return nil
+		}
+	}
+	_, _ = pc.rollback.ExecContext(context.Background())
+	t.ID, t.CreatedUs = 0, 0
+	if se, ok := errors.AsType[sqlite3.Error](err); ok && se.ExtendedCode == sqlite3.ErrConstraintCheck {
+		t.Insufficient = true
+		return nil
+	}
+	return payErr("payments: transfer", err)
+}
+
+func (pc *paymentsConn) steps(ctx context.Context, t *store.PaymentsTransfer) error {
+	first, second := t.From, t.To
+	if !t.PayerFirst && second < first {
+		first, second = second, first
+	}
+	for _, a := range [2]int64{first, second} {
+		delta := t.Amount
+		if a == t.From {
+			delta = -t.Amount
+		}
+		res, err := pc.update.ExecContext(ctx, delta, a)
+		if err != nil {
+			return err
+		}
+		if n, err := res.RowsAffected(); err != nil || n != 1 {
+			return fmt.Errorf("transfer: account %d updated %d rows, want 1 (%v)", a, n, err)
+		}
+	}
+	ok, err := pc.row(ctx, pc.insert, 2, t.Card, t.From, t.To, t.User, t.Amount)
+	if err != nil {
+		return err
+	}
+	if !ok {
+		return errors.New("transfer: INSERT … RETURNING returned no row")
+	}
+	t.ID, t.CreatedUs = pc.cols[0], pc.cols[1]
+	return nil
+}
+
+// DeleteTransfer deletes the first transfer at or after fromID.
+func (pc *paymentsConn) DeleteTransfer(ctx context.Context, fromID int64, out *store.PaymentsDeleted) (bool, error) {
+	ctx, err := stmtCtx(ctx)
+	if err != nil {
+		return false, opErr("payments: delete", err)
+	}
+	ok, err := pc.row(ctx, pc.del, 5, fromID)
+	if err != nil {
+		return false, payErr("payments: delete", err)
+	}
+	if ok {
+		c := &pc.cols
+		*out = store.PaymentsDeleted{ID: c[0], From: c[1], To: c[2], Amount: c[3], CreatedUs: c[4]}
+	}
+	return ok, nil
+}

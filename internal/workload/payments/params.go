@@ -1,0 +1,414 @@
+package payments
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/workload"
+)
+
+// Selections: how the payer and the requester's accounts are drawn.
+const (
+	// SelectUniform draws every account with the same probability.
+	SelectUniform = "uniform"
+	// SelectSkewed is the original tool's -kinda-random: 80% of draws go to
+	// the first 20% of accounts, and 80% of those to the first 4%.
+	SelectSkewed = "skewed"
+)
+
+// Lock orders: which account of a transfer is updated first.
+const (
+	// LockAscending updates the lower account id first, as the
+	// specification says: two transfers never wait for each other in a cycle.
+	LockAscending = "ascending"
+	// LockPayerFirst debits the payer first, as a naive implementation
+	// would: opposite transfers between two accounts can deadlock, and the
+	// engine must detect it (and the workload retry).
+	LockPayerFirst = "payer-first"
+)
+
+// Isolation levels; "" is the engine's default.
+var isolations = []string{"", "read-committed", "repeatable-read", "serializable"}
+
+// Faults are the fractions of attempts that present a fault, each of which
+// must end in a decline under its own reason and leave no trace in the data.
+// Frozen accounts, frozen cards and expired cards are properties of the data
+// (that fraction of the rows, chosen by the seed); a wrong CVV, an expired
+// token and a missing permission are presented by the client on that
+// fraction of attempts (half on the requester's side, half on the approver's
+// for the token faults).
+type Faults struct {
+	FrozenAccount     float64 `yaml:"frozen_account,omitempty" json:"frozen_account,omitempty"`
+	FrozenCard        float64 `yaml:"frozen_card,omitempty" json:"frozen_card,omitempty"`
+	ExpiredCard       float64 `yaml:"expired_card,omitempty" json:"expired_card,omitempty"`
+	WrongCVV          float64 `yaml:"wrong_cvv,omitempty" json:"wrong_cvv,omitempty"`
+	ExpiredToken      float64 `yaml:"expired_token,omitempty" json:"expired_token,omitempty"`
+	MissingPermission float64 `yaml:"missing_permission,omitempty" json:"missing_permission,omitempty"`
+}
+
+func (f Faults) each(fn func(name string, v float64)) {
+	fn("frozen_account", f.FrozenAccount)
+	fn("frozen_card", f.FrozenCard)
+	fn("expired_card", f.ExpiredCard)
+	fn("wrong_cvv", f.WrongCVV)
+	fn("expired_token", f.ExpiredToken)
+	fn("missing_permission", f.MissingPermission)
+}
+
+// Params are one payments cell's parameters. DefaultParams has the
+// specification's defaults; Validate accepts only complete parameters.
+type Params struct {
+	// Data set.
+	Orgs           int   // organizations; accounts are spread over them by the seed
+	UsersPerOrg    int   // users per organization
+	Accounts       int64 // accounts, one card each
+	InitialBalance int64 // every account's balance at the start
+	AmountMin      int64 // transfer amounts are uniform in [AmountMin, AmountMax]
+	AmountMax      int64
+	Selection      string // SelectUniform or SelectSkewed
+	Seed           uint64 // the data and every draw derive from it
+
+	// Load.
+	Workers         int           // connections, one per worker (closed loop)
+	Duration        time.Duration // measured time; or
+	Transfers       int64         // measured transfer attempts
+	Warmup          time.Duration // timed warm-up, with Duration
+	WarmupTransfers int64         // counted warm-up, with Transfers
+	// SteadyWindow is the last part of the run whose mean committed/s is
+	// the headline figure (the article averages the last 60 minutes); it is
+	// cut to the measured duration when longer.
+	SteadyWindow time.Duration
+
+	// Transactions.
+	Mode       string // store.PaymentsRoutine or store.PaymentsClient
+	Durability string // store.PaymentsStrict or store.PaymentsRelaxed
+	Isolation  string // "" (engine default), read-committed, repeatable-read, serializable
+	MaxTries   int    // tries of a transaction that hits a deadlock or serialization failure
+	LockOrder  string // LockAscending or LockPayerFirst
+
+	// DeleteFraction deletes one random earlier transfer per 1/DeleteFraction
+	// commits (0.05: every 20th); 0 disables deletes.
+	DeleteFraction float64
+	Faults         Faults
+
+	// StatsInterval is how often server statistics are sampled; 0 = never.
+	StatsInterval time.Duration
+	// Keep leaves the tables in place after the run (for inspection).
+	Keep bool
+}
+
+// DefaultParams returns the specification's defaults (the article's run).
+func DefaultParams() Params {
+	return Params{
+		Orgs: 50, UsersPerOrg: 1, Accounts: 1_000_000, InitialBalance: 50_000_000,
+		AmountMin: 1, AmountMax: 999, Selection: SelectUniform, Seed: 42,
+		Workers: 64, Duration: 120 * time.Minute, Warmup: 3 * time.Minute, SteadyWindow: 60 * time.Minute,
+		Mode: store.PaymentsRoutine, Durability: store.PaymentsStrict, MaxTries: 3, LockOrder: LockAscending,
+		DeleteFraction: 0.05, StatsInterval: 5 * time.Second,
+	}
+}
+
+// Validate reports every problem with p at once.
+func (p Params) Validate() error {
+	var errs []error
+	bad := func(format string, a ...any) { errs = append(errs, fmt.Errorf("payments: "+format, a...)) }
+	if p.Orgs < 1 {
+		bad("orgs must be at least 1, got %d", p.Orgs)
+	}
+	if p.UsersPerOrg < 1 {
+		bad("users_per_org must be at least 1, got %d", p.UsersPerOrg)
+	}
+	if p.Orgs*p.UsersPerOrg < 2 {
+		bad("need at least 2 users (orgs × users_per_org) so that requester and payer differ")
+	}
+	if p.Accounts < 2 {
+		bad("accounts must be at least 2, got %d", p.Accounts)
+	}
+	if p.AmountMin < 0 || p.AmountMax < p.AmountMin {
+		bad("amounts [%d, %d]: want 0 <= amount_min <= amount_max", p.AmountMin, p.AmountMax)
+	}
+	if p.InitialBalance < 0 {
+		bad("initial_balance must not be negative, got %d", p.InitialBalance)
+	} else if p.Accounts > 0 && p.InitialBalance > math.MaxInt64/p.Accounts {
+		bad("accounts × initial_balance overflows 64 bits")
+	}
+	if p.Selection != SelectUniform && p.Selection != SelectSkewed {
+		bad("selection %q: want %s or %s", p.Selection, SelectUniform, SelectSkewed)
+	}
+	if p.Mode != store.PaymentsRoutine && p.Mode != store.PaymentsClient {
+		bad("mode %q: want %s or %s", p.Mode, store.PaymentsRoutine, store.PaymentsClient)
+	}
+	if p.Durability != store.PaymentsStrict && p.Durability != store.PaymentsRelaxed {
+		bad("durability %q: want %s or %s", p.Durability, store.PaymentsStrict, store.PaymentsRelaxed)
+	}
+	okIso := false
+	for _, i := range isolations {
+		okIso = okIso || p.Isolation == i
+	}
+	if !okIso {
+		bad("isolation %q: want read-committed, repeatable-read or serializable, or nothing for the engine's default", p.Isolation)
+	}
+	if p.LockOrder != LockAscending && p.LockOrder != LockPayerFirst {
+		bad("lock_order %q: want %s or %s", p.LockOrder, LockAscending, LockPayerFirst)
+	}
+	if p.MaxTries < 1 {
+		bad("max_tries must be at least 1, got %d", p.MaxTries)
+	}
+	if p.DeleteFraction < 0 || p.DeleteFraction > 1 || math.IsNaN(p.DeleteFraction) {
+		bad("delete_fraction must be in [0, 1], got %v", p.DeleteFraction)
+	}
+	sum := 0.0
+	p.Faults.each(func(name string, v float64) {
+		if v < 0 || v > 1 || math.IsNaN(v) {
+			bad("fault %s must be a fraction in [0, 1], got %v", name, v)
+		}
+		sum += v
+	})
+	if sum >= 1 {
+		bad("the fault fractions add up to %v: no transfer could commit", sum)
+	}
+	if p.SteadyWindow < 0 {
+		bad("steady_window must not be negative, got %v", p.SteadyWindow)
+	}
+	if p.StatsInterval < 0 {
+		bad("stats_interval must not be negative, got %v", p.StatsInterval)
+	}
+	if err := p.loadConfig().Validate(); err != nil {
+		errs = append(errs, fmt.Errorf("payments: %w", err))
+	}
+	return errors.Join(errs...)
+}
+
+func (p Params) config() store.PaymentsConfig {
+	return store.PaymentsConfig{Mode: p.Mode, Durability: p.Durability, Isolation: p.Isolation}
+}
+
+// Modes lists the transaction modes a store kind offers: SQLite has no
+// server-side routines.
+func Modes(storeKind string) []string {
+	if storeKind == "sqlite" {
+		return []string{store.PaymentsClient}
+	}
+	return []string{store.PaymentsRoutine, store.PaymentsClient}
+}
+
+// Spec is the payments section of a scenario's workload entry
+// (`payments:` in YAML). Zero fields take DefaultParams' values; Modes and
+// Durabilities expand into one cell each.
+type Spec struct {
+	Accounts       int64    `yaml:"accounts,omitempty" json:"accounts,omitempty"`
+	Orgs           int      `yaml:"orgs,omitempty" json:"orgs,omitempty"`
+	UsersPerOrg    int      `yaml:"users_per_org,omitempty" json:"users_per_org,omitempty"`
+	InitialBalance int64    `yaml:"initial_balance,omitempty" json:"initial_balance,omitempty"`
+	AmountMin      *int64   `yaml:"amount_min,omitempty" json:"amount_min,omitempty"`
+	AmountMax      int64    `yaml:"amount_max,omitempty" json:"amount_max,omitempty"`
+	Selection      string   `yaml:"selection,omitempty" json:"selection,omitempty"`
+	Modes          []string `yaml:"modes,omitempty" json:"modes,omitempty"`
+	Durabilities   []string `yaml:"durability,omitempty" json:"durability,omitempty"`
+	Isolation      string   `yaml:"isolation,omitempty" json:"isolation,omitempty"`
+	MaxTries       int      `yaml:"max_tries,omitempty" json:"max_tries,omitempty"`
+	LockOrder      string   `yaml:"lock_order,omitempty" json:"lock_order,omitempty"`
+	// DeleteFraction is a pointer so that 0 (no deletes) differs from unset.
+	DeleteFraction *float64      `yaml:"delete_fraction,omitempty" json:"delete_fraction,omitempty"`
+	Faults         *Faults       `yaml:"faults,omitempty" json:"faults,omitempty"`
+	SteadyWindow   time.Duration `yaml:"steady_window,omitempty" json:"steady_window,omitempty"`
+	StatsInterval  time.Duration `yaml:"stats_interval,omitempty" json:"stats_interval,omitempty"`
+	Keep           bool          `yaml:"keep,omitempty" json:"keep,omitempty"`
+}
+
+// Overlay returns s with o's set fields on top (a quick section over the
+// full one).
+func (s Spec) Overlay(o *Spec) Spec {
+	if o == nil {
+		return s
+	}
+	set := func(dst *int64, v int64) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	set(&s.Accounts, o.Accounts)
+	set(&s.InitialBalance, o.InitialBalance)
+	set(&s.AmountMax, o.AmountMax)
+	if o.Orgs != 0 {
+		s.Orgs = o.Orgs
+	}
+	if o.UsersPerOrg != 0 {
+		s.UsersPerOrg = o.UsersPerOrg
+	}
+	if o.AmountMin != nil {
+		s.AmountMin = o.AmountMin
+	}
+	if o.Selection != "" {
+		s.Selection = o.Selection
+	}
+	if len(o.Modes) > 0 {
+		s.Modes = o.Modes
+	}
+	if len(o.Durabilities) > 0 {
+		s.Durabilities = o.Durabilities
+	}
+	if o.Isolation != "" {
+		s.Isolation = o.Isolation
+	}
+	if o.MaxTries != 0 {
+		s.MaxTries = o.MaxTries
+	}
+	if o.LockOrder != "" {
+		s.LockOrder = o.LockOrder
+	}
+	if o.DeleteFraction != nil {
+		s.DeleteFraction = o.DeleteFraction
+	}
+	if o.Faults != nil {
+		s.Faults = o.Faults
+	}
+	if o.SteadyWindow != 0 {
+		s.SteadyWindow = o.SteadyWindow
+	}
+	if o.StatsInterval != 0 {
+		s.StatsInterval = o.StatsInterval
+	}
+	s.Keep = s.Keep || o.Keep
+	return s
+}
+
+// Variant is one (mode, durability) cell of a Spec. Note is set when the
+// store runs another mode than the ones asked for (SQLite: client).
+type Variant struct{ Mode, Durability, Note string }
+
+// Variants expands Modes × Durabilities (defaults: routine, strict), in
+// that order. Modes a store does not offer are left out; a store that
+// offers none of those asked for runs its own modes instead (SQLite, which
+// has no server-side routines, runs client mode), with a Note saying so.
+func (s Spec) Variants(storeKind string) []Variant {
+	modes, durs := s.Modes, s.Durabilities
+	if len(modes) == 0 {
+		modes = []string{store.PaymentsRoutine}
+	}
+	if len(durs) == 0 {
+		durs = []string{store.PaymentsStrict}
+	}
+	offered := Modes(storeKind)
+	var run []string
+	for _, m := range modes {
+		if slices.Contains(offered, m) {
+			run = append(run, m)
+		}
+	}
+	note := ""
+	if len(run) == 0 {
+		run = offered
+		note = fmt.Sprintf("%s offers no %s mode: %s mode instead", storeKind, strings.Join(modes, " or "), strings.Join(offered, ", "))
+	}
+	var out []Variant
+	for _, m := range run {
+		for _, d := range durs {
+			out = append(out, Variant{m, d, note})
+		}
+	}
+	return out
+}
+
+// PlanParams builds one cell's Params from a scenario's payments section,
+// one of its variants, the scenario's seed and the effective load (clients →
+// Workers, duration → Duration, ops → Transfers, warmup → Warmup,
+// warmup_ops → WarmupTransfers). Pipelines, connect-per-op and open-loop
+// rates do not apply and are rejected.
+func PlanParams(s Spec, v Variant, seed uint64, l workload.Load) (Params, error) {
+	p := DefaultParams()
+	if l.Pipeline > 1 || l.ConnectPerOp || l.Rate != 0 {
+		return p, errors.New("payments: pipeline, connect_per_op and rate do not apply (a transfer is four dependent round trips on one connection, in a closed loop)")
+	}
+	if s.Accounts != 0 {
+		p.Accounts = s.Accounts
+	}
+	if s.Orgs != 0 {
+		p.Orgs = s.Orgs
+	}
+	if s.UsersPerOrg != 0 {
+		p.UsersPerOrg = s.UsersPerOrg
+	}
+	if s.InitialBalance != 0 {
+		p.InitialBalance = s.InitialBalance
+	}
+	if s.AmountMin != nil {
+		p.AmountMin = *s.AmountMin
+	}
+	if s.AmountMax != 0 {
+		p.AmountMax = s.AmountMax
+	}
+	if s.Selection != "" {
+		p.Selection = s.Selection
+	}
+	p.Isolation = s.Isolation
+	if s.MaxTries != 0 {
+		p.MaxTries = s.MaxTries
+	}
+	if s.LockOrder != "" {
+		p.LockOrder = s.LockOrder
+	}
+	if s.DeleteFraction != nil {
+		p.DeleteFraction = *s.DeleteFraction
+	}
+	if s.Faults != nil {
+		p.Faults = *s.Faults
+	}
+	if s.SteadyWindow != 0 {
+		p.SteadyWindow = s.SteadyWindow
+	}
+	if s.StatsInterval != 0 {
+		p.StatsInterval = s.StatsInterval
+	}
+	p.Keep = s.Keep
+	p.Mode, p.Durability = v.Mode, v.Durability
+	if seed != 0 {
+		p.Seed = seed
+	}
+	if l.Clients != 0 {
+		p.Workers = l.Clients
+	}
+	if l.Ops != 0 || l.Duration != 0 {
+		p.Transfers, p.Duration, p.Warmup = l.Ops, l.Duration, 0
+	}
+	if l.Warmup != 0 {
+		p.Warmup = l.Warmup
+	}
+	p.WarmupTransfers = l.WarmupOps
+	return p, p.Validate()
+}
+
+// CellParams is the record of p for a result cell's params.
+func (p Params) CellParams() map[string]any {
+	m := map[string]any{
+		"accounts": p.Accounts, "orgs": p.Orgs, "users_per_org": p.UsersPerOrg,
+		"initial_balance": p.InitialBalance, "amount_min": p.AmountMin, "amount_max": p.AmountMax,
+		"selection": p.Selection, "seed": p.Seed, "clients": p.Workers,
+		"mode": p.Mode, "durability": p.Durability, "isolation": p.isolationName(),
+		"max_tries": p.MaxTries, "lock_order": p.LockOrder, "delete_fraction": p.DeleteFraction,
+		"steady_window": p.SteadyWindow.String(),
+	}
+	if p.Transfers > 0 {
+		m["transfers"], m["warmup_transfers"] = p.Transfers, p.WarmupTransfers
+	} else {
+		m["duration"], m["warmup"] = p.Duration.String(), p.Warmup.String()
+	}
+	p.Faults.each(func(name string, v float64) {
+		if v > 0 {
+			m["fault_"+name] = v
+		}
+	})
+	return m
+}
+
+func (p Params) isolationName() string {
+	if p.Isolation == "" {
+		return "default"
+	}
+	return p.Isolation
+}
