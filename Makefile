@@ -30,8 +30,15 @@ test: lint
 	./scripts/install-deps.sh chromium
 	$(GO) test -count=1 -timeout 14m ./...
 
-bench:
+# bench: the engine's and the stores' micro-benchmarks, then storebench side
+# by side with the field's own tools on the same managed servers, printed as
+# ratios (internal/bench: redis-benchmark, pgbench, memaslap; 2-3 minutes).
+# VERSUS_REPS tool/storebench pairs per comparison; the medians are printed.
+VERSUS_REPS ?= 3
+bench: deps
+	./scripts/install-deps.sh bench
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/load/ ./internal/store/...
+	$(GO) test -run '^$$' -bench Versus -benchtime 1x -timeout 15m ./internal/bench/ -versus.reps=$(VERSUS_REPS)
 
 clean:
 	rm -rf bin

@@ -11,9 +11,19 @@ pg_found || need="$need postgresql postgresql-contrib"
 have redis-server /usr/bin/redis-server || need="$need redis-server"
 have memcached /usr/bin/memcached || need="$need memcached"
 have mariadbd /usr/sbin/mariadbd || need="$need mariadb-server"
+# add PKG: adds a package to install once.
+add() { case " $need " in *" $1 "*) ;; *) need="$need $1" ;; esac; }
 for extra in "$@"; do
   case "$extra" in
-    chromium) have chromium /usr/bin/chromium || need="$need chromium" ;;
+    chromium) have chromium /usr/bin/chromium || add chromium ;;
+    # bench: the field's own load generators that `make bench` compares with.
+    # pgbench ships with Debian's server package (postgresql-NN), memaslap as
+    # memcaslap in libmemcached-tools, redis-benchmark in redis-tools.
+    bench)
+      have redis-benchmark /usr/bin/redis-benchmark || add redis-tools
+      have memcaslap /usr/bin/memcaslap || have memaslap /usr/bin/memaslap || add libmemcached-tools
+      ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || command -v pgbench >/dev/null 2>&1 || add postgresql
+      ;;
   esac
 done
 
@@ -24,7 +34,7 @@ fi
 
 if [ "$(uname -s)" = Darwin ]; then
   echo "install-deps: missing:$need"
-  echo "install-deps: on macOS run: brew install postgresql@16 redis memcached mariadb"
+  echo "install-deps: on macOS run: brew install postgresql@16 redis memcached mariadb (bench: libmemcached for memaslap)"
   exit 1
 fi
 

@@ -241,15 +241,15 @@ func spread(ps []*metrics.Phase, key string) interval {
 		}
 		return interval{v: v, lo: math.Min(lo, v), hi: math.Max(hi, v), known: true}
 	case "mean":
-		half, ok := meanHalfWidth(p)
-		return interval{v: v, lo: v - half, hi: v + half, known: ok}
+		lo, hi, ok := meanInterval(p)
+		return interval{v: v, lo: lo, hi: hi, known: ok}
 	case "ops_s":
-		half, ok := meanHalfWidth(p)
-		if !ok || p.LatencyUs.Mean <= 0 {
+		mlo, mhi, ok := meanInterval(p)
+		if !ok || p.LatencyUs.Mean <= 0 || mlo <= 0 {
 			return interval{v: v}
 		}
-		rel := half / p.LatencyUs.Mean
-		lo, hi := v/(1+rel), v/math.Max(1-rel, 1e-9)
+		// Throughput scales inversely with the mean latency at a fixed concurrency.
+		lo, hi := v*p.LatencyUs.Mean/mhi, v*p.LatencyUs.Mean/mlo
 		if rates := wholeSecondRates(p); len(rates) >= seriesMinSeconds {
 			sd := stddev(rates)
 			h := tQuantile99(len(rates)-1) * sd / math.Sqrt(float64(len(rates)))
@@ -263,12 +263,21 @@ func spread(ps []*metrics.Phase, key string) interval {
 // successes is the number of operations the latency figures cover.
 func successes(p *metrics.Phase) int64 { return p.Ops - errorCount(p) }
 
-func meanHalfWidth(p *metrics.Phase) (float64, bool) {
+// meanInterval is mean ± 2.576·σ/√n, kept within the exact min and max: a
+// heavy tail can make the half-width larger than the mean, and a mean below
+// the fastest op (or a negative one) means nothing.
+func meanInterval(p *metrics.Phase) (lo, hi float64, ok bool) {
 	n := successes(p)
 	if n <= 0 {
-		return 0, false
+		return 0, 0, false
 	}
-	return compareZ * p.LatencyUs.Stddev / math.Sqrt(float64(n)), true
+	half := compareZ * p.LatencyUs.Stddev / math.Sqrt(float64(n))
+	m := p.LatencyUs.Mean
+	lo, hi = math.Max(m-half, p.LatencyUs.Min), m+half
+	if p.LatencyUs.Max > 0 {
+		hi = math.Min(hi, p.LatencyUs.Max)
+	}
+	return math.Min(lo, m), math.Max(hi, m), true
 }
 
 // quantileInterval is the 99% distribution-free confidence interval of

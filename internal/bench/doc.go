@@ -1,0 +1,11 @@
+// Package bench holds storebench's side-by-side benchmarks against the
+// field's own load generators (versus_test.go): redis-benchmark, pgbench and
+// memaslap (Debian's memcaslap) drive the same managed server as
+// storebench's own workload, in one run, interleaved, and the figures are
+// printed as ratios (storebench ÷ tool) with the client's and the server's
+// CPU per operation of each.
+//
+// The package has no tests and starts nothing unless a benchmark runs:
+//
+//	go test -run '^$' -bench Versus -benchtime 1x ./internal/bench/
+package bench

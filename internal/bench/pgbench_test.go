@@ -1,0 +1,162 @@
+package bench
+
+import (
+	"context"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/store/postgres"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/throughput"
+)
+
+// pgbench settings: scale 1 is 100,000 pgbench_accounts rows, and
+// storebench reads a keyspace of the same size (the one of the Redis and
+// Memcached comparisons). Scale 10 would be more realistic but costs more
+// than it shows: storebench's throughput.Run loads its keyspace anew before
+// every get phase, and 1,000,000 rows (COPY, then VACUUM) took 10-15 s per
+// run here, six times, which alone would break make bench's time budget;
+// both tables fit in shared_buffers (256 MB) at either scale.
+const (
+	pgScale    = 1
+	pgKeyspace = 100000 * pgScale
+	pgDuration = 3 * time.Second
+	pgThreads  = 2 // pgbench -j: one thread per CPU here, as GOMAXPROCS
+)
+
+// BenchmarkVersusPgbench compares point reads: pgbench -S -M prepared
+// (SELECT abalance FROM pgbench_accounts WHERE aid = $1, one statement per
+// implicit transaction, aid uniform over 1..100000*scale) with storebench's
+// throughput workload's get phase on PostgreSQL (SELECT v FROM kv WHERE
+// k = $1 AND (expires_at IS NULL OR expires_at > now()), a named prepared
+// statement executed with Bind/Execute/Sync, key uniform over a keyspace of
+// as many rows), at 8 and 50 connections, on one managed server.
+//
+// The throughput get phase is the closest to pgbench -S: random point reads
+// by primary key over a pre-loaded table, one prepared statement per round
+// trip in its own implicit transaction, closed loop. The kv workload's reads
+// walk the keys in order (on one connection by default), and hotkey reads
+// one row over and over.
+//
+// Matched: connections (-c), duration (-T 3), prepared statements, rows in
+// the table, both tables vacuumed and analyzed before reading (pgbench -i
+// does it; storebench's table gets VACUUM (ANALYZE) after its COPY,
+// outside the measured part, so hint bits are set and autovacuum does not
+// land in a run), no warm-up, connections opened outside the measured part
+// (pgbench's tps excludes its connecting; its CPU and the server's, measured
+// around the whole process, have a baseline run's subtracted: the same
+// command with -t 1, one transaction per connection). pgbench runs -j 2 (a
+// thread per CPU, as Go's GOMAXPROCS) and -n (its tables were vacuumed by -i).
+// Differences: an int4 key and an int4 result in text format for pgbench
+// vs a 14-byte bytea key and a 4-byte bytea value in binary, plus the
+// expiry test; pgbench_accounts rows are ~120 bytes wide and storebench's
+// ~50; storebench checks each value read. 8 connections are enough to keep
+// 2 CPUs busy; 50 is redis-benchmark's count, and shows what 50 backends
+// cost on 2 CPUs.
+func BenchmarkVersusPgbench(b *testing.B) {
+	pgbench := requirePgbench(b)
+	srv := servertest.Start(b, server.Postgres, server.Options{})
+	u, err := url.Parse(srv.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	db := strings.TrimPrefix(u.Path, "/")
+	conn := []string{"-h", u.Hostname(), "-p", u.Port(), "-U", u.User.Username()}
+	init := runTool(b, srv, pgbench, append(conn, "-i", "-q", "-s", strconv.Itoa(pgScale), db)...)
+	b.Logf("pgbench -i -s %d: %.1f s", pgScale, init.wall.Seconds())
+
+	st, err := postgres.New(context.Background(), postgres.Config{URL: srv.URL, Namespace: namespace})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close(context.Background()) })
+	// One connection for the whole benchmark: a backend that exits moves
+	// its CPU time to the postmaster's reaped children, a jump to avoid.
+	admin, err := pgx.Connect(context.Background(), srv.URL)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { admin.Close(context.Background()) })
+	vacuum := func(ctx context.Context) error {
+		_, err := admin.Exec(ctx, `VACUUM (ANALYZE) "`+namespace+`".kv`)
+		return err
+	}
+
+	var rows []*comparison
+	for _, clients := range []int{8, 50} {
+		secs := strconv.Itoa(int(pgDuration / time.Second))
+		args := append(append([]string{}, conn...), "-S", "-M", "prepared", "-n",
+			"-c", strconv.Itoa(clients), "-j", strconv.Itoa(pgThreads), "-T", secs, db)
+		baseArgs := append(append([]string{}, args[:len(args)-3]...), "-t", "1", db)
+		c := &comparison{
+			name: fmt.Sprintf("postgres point read -c %d", clients),
+			tool: fmt.Sprintf("pgbench -S -M prepared -n -c %d -j %d -T %s (scale %d)", clients, pgThreads, secs, pgScale),
+			ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, 4-byte values, VACUUM (ANALYZE) after the load", clients, pgDuration, pgKeyspace),
+		}
+		rows = append(rows, c)
+		b.Run(fmt.Sprintf("c%d", clients), func(b *testing.B) {
+			p := throughput.Params{Keyspace: pgKeyspace, ValueSize: 4, Operations: []string{throughput.OpGet},
+				Load: workload.Load{Clients: clients, Duration: pgDuration}}
+			interleave(b, c, func() sample {
+				// The same connections doing one transaction each: what
+				// pgbench's connecting costs it and the server (50
+				// backends start and exit), taken off its run below.
+				base := runTool(b, srv, pgbench, baseArgs...)
+				r := runTool(b, srv, pgbench, args...)
+				tps, n := parsePgbench(b, r.out)
+				return toolSample(r.minus(base), tps, n)
+			}, func() sample {
+				return runOurs(b, srv, st, p, vacuum)
+			})
+		})
+	}
+	printTable(table("storebench throughput get vs pgbench -S", rows))
+}
+
+// requirePgbench returns the pgbench beside the managed server's postgres
+// (Debian ships it in postgresql-NN), else the one in PATH.
+func requirePgbench(b *testing.B) string {
+	b.Helper()
+	if bins, err := server.Locate(server.Postgres); err == nil {
+		p := filepath.Join(filepath.Dir(bins.Server), "pgbench")
+		if fi, err := os.Stat(p); err == nil && !fi.IsDir() && fi.Mode()&0o111 != 0 {
+			return p
+		}
+	}
+	return requireTool(b, "postgresql (pgbench ships with the server package)", "pgbench")
+}
+
+var (
+	pgbenchTPS = regexp.MustCompile(`(?m)^tps = ([0-9.]+) \(without initial connection time\)`)
+	pgbenchTxs = regexp.MustCompile(`(?m)^number of transactions actually processed: ([0-9]+)`)
+)
+
+// parsePgbench returns the tps (without the connection time) and the
+// transactions processed from pgbench's report.
+func parsePgbench(b *testing.B, out string) (float64, int64) {
+	b.Helper()
+	m, n := pgbenchTPS.FindStringSubmatch(out), pgbenchTxs.FindStringSubmatch(out)
+	if m == nil || n == nil {
+		b.Fatalf("pgbench: no tps or transaction count in\n%s", tail(out))
+	}
+	tps, err := strconv.ParseFloat(m[1], 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	txs, err := strconv.ParseInt(n[1], 10, 64)
+	if err != nil {
+		b.Fatal(err)
+	}
+	return tps, txs
+}

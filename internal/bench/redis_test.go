@@ -1,0 +1,149 @@
+package bench
+
+import (
+	"bufio"
+	"context"
+	"encoding/csv"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/store/redis"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/throughput"
+)
+
+// BenchmarkVersusRedisBenchmark compares storebench's throughput workload
+// with redis-benchmark -t set|get -c 50 -r 100000 -d 3 [-P 16] on one
+// managed Redis without persistence (profile "none").
+//
+// Matched: 50 connections, 3-byte values, keys drawn uniformly at random
+// from 100,000, the same number of requests per run (-n), no warm-up, and
+// for GET a keyspace fully written beforehand on both sides (storebench's
+// workload writes it, unmeasured; redis-benchmark's key:000000000000 ..
+// key:000000099999 are written here before its GET runs, since its own -t
+// get would read keys it never set and time nil replies). Each operation is
+// a run of its own on both sides, so CPU is per operation.
+// Differences: the keys' spelling (storebench:vs:key:0000000042, 28 bytes,
+// vs key:000000000042, 16 bytes); redis-benchmark is one thread with an
+// event loop (its default --threads 0), storebench one goroutine per
+// connection over rueidis, GOMAXPROCS = CPUs; storebench checks every GET's
+// value byte for byte, redis-benchmark reads the reply and drops it.
+func BenchmarkVersusRedisBenchmark(b *testing.B) {
+	tool := requireTool(b, "redis-tools", "redis-benchmark")
+	srv := servertest.Start(b, server.Redis, server.Options{Profile: "none"})
+	st, err := redis.New(context.Background(), redis.Config{URL: srv.URL, Namespace: namespace})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { st.Close(context.Background()) })
+	host, port, err := net.SplitHostPort(srv.Addr)
+	if err != nil {
+		b.Fatal(err)
+	}
+	const (
+		clients  = 50
+		keyspace = 100000
+		size     = 3
+	)
+	var rows []*comparison
+	for _, depth := range []int{1, 16} {
+		n := int64(100000) // requests per run: about 2-3 s here at P1
+		if depth > 1 {
+			n = 500000
+		}
+		for _, op := range throughput.Ops {
+			args := []string{"-h", host, "-p", port, "-t", op, "-c", strconv.Itoa(clients), "-n", strconv.FormatInt(n, 10),
+				"-r", strconv.Itoa(keyspace), "-d", strconv.Itoa(size), "--csv"}
+			if depth > 1 {
+				args = append(args, "-P", strconv.Itoa(depth))
+			}
+			c := &comparison{
+				name: fmt.Sprintf("redis %s -c %d -P %d", strings.ToUpper(op), clients, depth),
+				tool: "redis-benchmark " + strings.Join(args[4:], " "),
+				ours: fmt.Sprintf("throughput %s, %d clients, pipeline %d, %d ops, keyspace %d, %d-byte values", op, clients, depth, n, keyspace, size),
+			}
+			rows = append(rows, c)
+			b.Run(fmt.Sprintf("P%d/%s", depth, op), func(b *testing.B) {
+				if op == throughput.OpGet {
+					fillRedisBenchmarkKeys(b, srv.Addr, keyspace, size)
+				}
+				p := throughput.Params{Keyspace: keyspace, ValueSize: size, Operations: []string{op},
+					Load: workload.Load{Clients: clients, Pipeline: depth, Ops: n}}
+				interleave(b, c, func() sample {
+					r := runTool(b, srv, tool, args...)
+					return toolSample(r, parseRedisCSV(b, r.out, strings.ToUpper(op)), n)
+				}, func() sample {
+					return runOurs(b, srv, st, p, nil)
+				})
+			})
+		}
+	}
+	printTable(table("storebench throughput vs redis-benchmark", rows))
+}
+
+// parseRedisCSV returns the requests per second of test in redis-benchmark's
+// --csv output ("SET","123456.79",...).
+func parseRedisCSV(b *testing.B, out, test string) float64 {
+	b.Helper()
+	recs, err := csv.NewReader(strings.NewReader(out)).ReadAll()
+	if err != nil {
+		b.Fatalf("redis-benchmark --csv: %v\n%s", err, tail(out))
+	}
+	for _, r := range recs {
+		if len(r) >= 2 && r[0] == test {
+			v, err := strconv.ParseFloat(r[1], 64)
+			if err != nil {
+				b.Fatalf("redis-benchmark --csv: rps %q: %v", r[1], err)
+			}
+			return v
+		}
+	}
+	b.Fatalf("redis-benchmark --csv: no %s line in\n%s", test, tail(out))
+	return 0
+}
+
+// fillRedisBenchmarkKeys writes the keys redis-benchmark -r keyspace reads
+// (key:%012d) with values of size bytes, pipelined on one connection.
+func fillRedisBenchmarkKeys(b *testing.B, addr string, keyspace, size int) {
+	b.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(time.Minute)); err != nil {
+		b.Fatal(err)
+	}
+	w, r := bufio.NewWriter(conn), bufio.NewReader(conn)
+	val := strings.Repeat("x", size)
+	const chunk = 10000
+	for start := 0; start < keyspace; start += chunk {
+		end := min(start+chunk, keyspace)
+		for i := start; i < end; i++ {
+			key := fmt.Sprintf("key:%012d", i)
+			fmt.Fprintf(w, "*3\r\n$3\r\nSET\r\n$%d\r\n%s\r\n$%d\r\n%s\r\n", len(key), key, len(val), val)
+		}
+		if err := w.Flush(); err != nil {
+			b.Fatal(err)
+		}
+		for i := start; i < end; i++ {
+			line, err := r.ReadString('\n')
+			if err != nil {
+				if err == io.EOF {
+					err = io.ErrUnexpectedEOF
+				}
+				b.Fatal(err)
+			}
+			if line != "+OK\r\n" {
+				b.Fatalf("SET key:%012d: %q", i, line)
+			}
+		}
+	}
+}

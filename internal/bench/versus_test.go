@@ -1,0 +1,327 @@
+package bench
+
+// What the Versus benchmarks share: running a tool as a child process and
+// reading its CPU time, running storebench's throughput workload with the
+// server's CPU sampled around the measured part, and the table of medians.
+//
+// Each comparison runs tool and storebench alternately (A B A B ...,
+// -versus.reps pairs) against the same managed server and reports the
+// median of each figure: this machine is shared and noisy, and alternating
+// exposes both sides to the same drift.
+//
+//	go test -run '^$' -bench Versus -benchtime 1x ./internal/bench/
+
+import (
+	"bytes"
+	"cmp"
+	"context"
+	"flag"
+	"fmt"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+	"text/tabwriter"
+	"time"
+
+	"github.com/storebench/storebench/internal/load"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/throughput"
+)
+
+var reps = flag.Int("versus.reps", 3, "tool/storebench pairs per comparison (A B A B ...); the median of each figure is reported")
+
+// namespace is the key prefix / schema of storebench's side. It is short so
+// that memaslap can be given keys of the same length.
+const namespace = "vs"
+
+// toolTimeout bounds one run of a tool.
+const toolTimeout = 3 * time.Minute
+
+// sample is one run of one side.
+type sample struct {
+	opsS     float64 // operations per second
+	clientUs float64 // client CPU (user+system) per operation, µs
+	serverUs float64 // managed server's CPU per operation, µs
+}
+
+// comparison is one line of the table: the same load driven by a tool and
+// by storebench.
+type comparison struct {
+	name string // what is compared
+	tool string // the tool's command, abbreviated
+	ours string // storebench's side
+	// Runs, in the order they were made: tool[i] ran just before ours[i].
+	toolRuns, ourRuns []sample
+}
+
+func median(s []sample, f func(sample) float64) float64 {
+	if len(s) == 0 {
+		return 0
+	}
+	v := make([]float64, len(s))
+	for i, x := range s {
+		v[i] = f(x)
+	}
+	slices.Sort(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
+}
+
+// medians returns the median of each figure, separately.
+func medians(s []sample) sample {
+	return sample{
+		opsS:     median(s, func(x sample) float64 { return x.opsS }),
+		clientUs: median(s, func(x sample) float64 { return x.clientUs }),
+		serverUs: median(s, func(x sample) float64 { return x.serverUs }),
+	}
+}
+
+// ratio is storebench ÷ tool of the median throughputs.
+func (c *comparison) ratio() float64 {
+	t := medians(c.toolRuns)
+	if t.opsS == 0 {
+		return 0
+	}
+	return medians(c.ourRuns).opsS / t.opsS
+}
+
+// pairRatios are the ratios of each A B pair, to show the spread.
+func (c *comparison) pairRatios() string {
+	var parts []string
+	for i := range min(len(c.toolRuns), len(c.ourRuns)) {
+		if c.toolRuns[i].opsS > 0 {
+			parts = append(parts, fmt.Sprintf("%.2f", c.ourRuns[i].opsS/c.toolRuns[i].opsS))
+		}
+	}
+	return strings.Join(parts, " ")
+}
+
+// report records c's medians as the (sub-)benchmark's metrics. ns/op is
+// hidden: one iteration is the whole comparison, its time means nothing.
+func (c *comparison) report(b *testing.B) {
+	t, o := medians(c.toolRuns), medians(c.ourRuns)
+	b.ReportMetric(0, "ns/op")
+	b.ReportMetric(c.ratio(), "ratio")
+	b.ReportMetric(o.opsS, "ours-ops/s")
+	b.ReportMetric(t.opsS, "tool-ops/s")
+	b.ReportMetric(o.clientUs, "ours-client-µs/op")
+	b.ReportMetric(t.clientUs, "tool-client-µs/op")
+	b.ReportMetric(o.serverUs, "ours-server-µs/op")
+	b.ReportMetric(t.serverUs, "tool-server-µs/op")
+}
+
+// table renders the comparisons' medians, one line each, then what each
+// side ran.
+func table(title string, cs []*comparison) string {
+	var buf bytes.Buffer
+	fmt.Fprintf(&buf, "%s (medians of %d interleaved pairs; ratio = storebench ÷ tool)\n", title, *reps)
+	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, "comparison\ttool ops/s\tours ops/s\tratio\tpairs\ttool client µs/op\tours client µs/op\tserver µs/op (tool)\tserver µs/op (ours)\t")
+	for _, c := range cs {
+		if len(c.toolRuns) == 0 || len(c.ourRuns) == 0 {
+			fmt.Fprintf(tw, "%s\t-\t-\t-\tnot measured\t\t\t\t\t\n", c.name)
+			continue
+		}
+		t, o := medians(c.toolRuns), medians(c.ourRuns)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t\n",
+			c.name, t.opsS, o.opsS, c.ratio(), c.pairRatios(), t.clientUs, o.clientUs, t.serverUs, o.serverUs)
+	}
+	tw.Flush()
+	for _, c := range cs {
+		fmt.Fprintf(&buf, "  %s: tool `%s` vs storebench %s\n", c.name, c.tool, c.ours)
+	}
+	return buf.String()
+}
+
+// requireTool returns the path of the first of names found in PATH, and
+// fails the benchmark (never skips it) with the install command otherwise.
+func requireTool(b *testing.B, pkg string, names ...string) string {
+	b.Helper()
+	for _, n := range names {
+		if p, err := exec.LookPath(n); err == nil {
+			return p
+		}
+	}
+	b.Fatalf("%s not found in PATH: install it with `sudo apt-get install -y %s` (or `./scripts/install-deps.sh bench`; `make bench` does it)",
+		strings.Join(names, " / "), pkg)
+	return ""
+}
+
+// serverCPU returns the CPU seconds the managed server has used so far.
+func serverCPU(srv *server.Server) (float64, error) {
+	st, err := srv.Stats()
+	if err != nil {
+		return 0, err
+	}
+	return st.CPUSeconds, nil
+}
+
+// settle waits until the server's process count has been steady for 100 ms
+// (at most 5 s), then returns its CPU seconds so far. A PostgreSQL backend
+// whose client has left is still exiting, and its CPU moves from the live
+// process to the postmaster's reaped children: a sample taken meanwhile
+// would miss it and charge it to the next run. Redis and Memcached are one
+// process: this is a 100 ms pause.
+func settle(srv *server.Server) (float64, error) {
+	const step, steady, limit = 20 * time.Millisecond, 5, 5 * time.Second
+	prev, same := -1, 0
+	for deadline := time.Now().Add(limit); time.Now().Before(deadline) && same < steady; time.Sleep(step) {
+		st, err := srv.Stats()
+		if err != nil {
+			return 0, err
+		}
+		if st.Processes == prev {
+			same++
+		} else {
+			prev, same = st.Processes, 0
+		}
+	}
+	return serverCPU(srv)
+}
+
+// toolRun is what one run of a tool did.
+type toolRun struct {
+	out string
+	// cpu is the child's user+system time (getrusage of the reaped child,
+	// all its threads).
+	cpu time.Duration
+	// serverS is the server's CPU seconds from just before the child
+	// started to just after it exited.
+	serverS float64
+	wall    time.Duration
+}
+
+// runTool runs path with args to completion.
+func runTool(b *testing.B, srv *server.Server, path string, args ...string) toolRun {
+	b.Helper()
+	ctx, cancel := context.WithTimeout(b.Context(), toolTimeout)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, path, args...)
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	s0, err := settle(srv)
+	if err != nil {
+		b.Fatal(err)
+	}
+	t0 := time.Now()
+	err = cmd.Run()
+	wall := time.Since(t0)
+	if err != nil {
+		b.Fatalf("%s: %v\nstderr: %s\nstdout: %s", cmd, err, tail(errOut.String()), tail(out.String()))
+	}
+	s1, err := settle(srv) // the tool's PostgreSQL backends exit after it
+	if err != nil {
+		b.Fatal(err)
+	}
+	ps := cmd.ProcessState
+	return toolRun{out: out.String(), cpu: ps.UserTime() + ps.SystemTime(), serverS: s1 - s0, wall: wall}
+}
+
+// minus removes a baseline run's CPU (a run of the tool that only starts,
+// connects and does next to nothing) from r: what the tool and the server
+// spend on connections is not per operation, and storebench opens its
+// connections before its measured part.
+func (r toolRun) minus(base toolRun) toolRun {
+	r.cpu = max(r.cpu-base.cpu, 0)
+	r.serverS = max(r.serverS-base.serverS, 0)
+	return r
+}
+
+func tail(s string) string {
+	const n = 2000
+	if len(s) > n {
+		return "..." + s[len(s)-n:]
+	}
+	return s
+}
+
+// toolSample turns a tool's run into a sample: ops is what the CPU figures
+// are divided by.
+func toolSample(r toolRun, opsS float64, ops int64) sample {
+	if ops <= 0 {
+		return sample{opsS: opsS}
+	}
+	return sample{
+		opsS:     opsS,
+		clientUs: float64(r.cpu.Microseconds()) / float64(ops),
+		serverUs: r.serverS * 1e6 / float64(ops),
+	}
+}
+
+// serverProbe samples a managed server's CPU over a phase's measured part.
+// before, if set, runs first, outside the measured part. The engine calls
+// Begin and End on the caller's goroutine; errors are kept for runOurs.
+type serverProbe struct {
+	srv    *server.Server
+	ctx    context.Context
+	before func(context.Context) error
+	t0     float64
+	cpuS   float64
+	err    error
+}
+
+func (p *serverProbe) Begin() {
+	if p.before != nil {
+		p.err = p.before(p.ctx)
+	}
+	t0, err := settle(p.srv) // the populating connections have just left
+	p.t0, p.err = t0, cmp.Or(p.err, err)
+}
+
+func (p *serverProbe) End(*metrics.Phase) {
+	t1, err := serverCPU(p.srv)
+	p.cpuS, p.err = t1-p.t0, cmp.Or(p.err, err)
+}
+
+// runOurs runs storebench's throughput workload for one operation (p must
+// name exactly one) and returns its measured phase as a sample. The client
+// CPU is the phase's ClientCPUUsPerOp: getrusage of this whole process over
+// the measured part (engine, workload, driver, Go runtime).
+func runOurs(b *testing.B, srv *server.Server, st store.Store, p throughput.Params, before func(context.Context) error) sample {
+	b.Helper()
+	if len(p.Operations) != 1 {
+		b.Fatalf("runOurs: want one operation, got %v", p.Operations)
+	}
+	probe := &serverProbe{srv: srv, ctx: b.Context(), before: before}
+	phases, err := throughput.Run(b.Context(), st, p, workload.Hooks{Probe: func(string) load.Probe { return probe }})
+	if err != nil {
+		b.Fatal(err)
+	}
+	if probe.err != nil {
+		b.Fatal(probe.err)
+	}
+	ph := phases[len(phases)-1]
+	if len(ph.Errors) != 0 {
+		b.Fatalf("storebench %s: errors %v %v", ph.Name, ph.Errors, ph.ErrorSamples)
+	}
+	if ph.Ops == 0 {
+		b.Fatalf("storebench %s: no operation measured", ph.Name)
+	}
+	return sample{opsS: ph.ThroughputOpsS, clientUs: ph.ClientCPUUsPerOp, serverUs: probe.cpuS * 1e6 / float64(ph.Ops)}
+}
+
+// interleave runs tool then ours, -versus.reps times, into c.
+func interleave(b *testing.B, c *comparison, tool, ours func() sample) {
+	b.Helper()
+	if *reps < 1 {
+		b.Fatalf("-versus.reps must be at least 1, got %d", *reps)
+	}
+	for i := range *reps {
+		t := tool()
+		o := ours()
+		c.toolRuns, c.ourRuns = append(c.toolRuns, t), append(c.ourRuns, o)
+		b.Logf("%s pair %d: tool %.0f ops/s (client %.1f, server %.1f µs/op), storebench %.0f ops/s (client %.1f, server %.1f µs/op)",
+			c.name, i+1, t.opsS, t.clientUs, t.serverUs, o.opsS, o.clientUs, o.serverUs)
+	}
+	c.report(b)
+}
+
+// printTable writes the table to stdout once, after the sub-benchmarks: a
+// parent benchmark's b.Log is shown only under -v.
+func printTable(s string) { fmt.Print("\n", s, "\n") }
