@@ -20,6 +20,7 @@ func Text(w io.Writer, r *result.Result) {
 	kvTables(w, r)
 	cellTable(w, r)
 	ServerTimeText(w, r)
+	NetworkText(w, r)
 	PaymentsText(w, r)
 	targetTable(w, r)
 	ArticleText(w, r)

@@ -132,8 +132,14 @@ func TestSetNetwork(t *testing.T) {
 				if n5.Proxy != addr {
 					t.Errorf("the proxy was replaced (%s -> %s), not reconfigured", addr, n5.Proxy)
 				}
-				if p50 := getP50(t, inst, 20); p50 < 5*time.Millisecond*9/10 || p50 > 5*time.Millisecond*3/2 {
-					t.Errorf("gets through a 5 ms network: p50 %v", p50)
+				// One round trip per get: the best p50 of three tries (noise only adds).
+				best := time.Hour
+				for range 3 {
+					best = min(best, getP50(t, inst, 20))
+				}
+				t.Logf("%s: gets through a 5 ms network: p50 %v", name, best)
+				if best < 5*time.Millisecond*9/10 || best > 5*time.Millisecond*3/2 {
+					t.Errorf("gets through a 5 ms network: p50 %v", best)
 				}
 				params := n5.Params()
 				for _, k := range []string{"rtt_ms", "rtt_measured_ms", "rtt_direct_ms", "net_mechanism", "net_proxy", "rtt_probe"} {
