@@ -11,6 +11,7 @@ import (
 
 	"github.com/storebench/storebench/internal/cli"
 	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/workload/durability"
 )
 
 // Set by the Makefile with -ldflags.
@@ -20,6 +21,11 @@ var (
 )
 
 func main() {
+	// storebench re-runs itself as the writer of a files or SQLite durability
+	// trial, so that the writer, not storebench, is what gets killed.
+	if durability.IsChild() {
+		os.Exit(durability.ChildMain())
+	}
 	// Ctrl-C and SIGTERM cancel the run; the run stops its servers and keeps its results.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	app := &cli.App{Registry: stores(), Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Commit: commit}

@@ -23,7 +23,8 @@ import (
 // means adding it here.
 func stores() target.Registry {
 	kv := []string{"kv", "throughput", "hotkey", "web"}
-	sql := append([]string{"payments"}, kv...)
+	crash := append([]string{"durability", "sessions"}, kv...)
+	sql := append([]string{"payments"}, crash...)
 	return target.Registry{
 		{
 			Name: "memory", Batches: true, Description: "in-process map: the floor, no I/O at all", Workloads: kv,
@@ -32,7 +33,7 @@ func stores() target.Registry {
 			},
 		},
 		{
-			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Workloads: kv,
+			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Workloads: crash,
 			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns"},
 			CheckOptions: func(o map[string]string) error { _, err := boolOption(o, "fsync"); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
@@ -73,14 +74,14 @@ func stores() target.Registry {
 		},
 		{
 			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
-			Schemes: []string{"redis", "rediss"}, Workloads: kv,
+			Schemes: []string{"redis", "rediss"}, Workloads: crash,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 			},
 		},
 		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
-			Schemes: []string{"memcached"}, Workloads: kv,
+			Schemes: []string{"memcached"}, Workloads: crash,
 			ServerOptions: map[string]string{"threads": "worker threads (-t), default 4", "memory_mb": "item memory in MiB (-m), default 1024"},
 			CheckOptions: func(o map[string]string) error {
 				for _, name := range []string{"threads", "memory_mb"} {

@@ -69,4 +69,7 @@ var workloadHelp = map[string]string{
 	"throughput": "redis-benchmark-like SET then GET of small values over random keys, 50 clients, optional pipeline",
 	"hotkey":     "one small value read N times, over a persistent connection or a new one per get",
 	"web":        "an HTTP endpoint doing one store get per request, driven over loopback (pooled or per-request connections)",
+	"sessions":   "web sessions: create, read, keepalive, expiry and reaping; naive vs tuned PostgreSQL knob by knob",
+	"payments":   "payments OLTP: four round trips per transfer, many workers, invariants checked after every run",
+	"durability": "acknowledged writes lost when the server (or the writing process) is SIGKILLed, per profile",
 }

@@ -29,6 +29,8 @@ type cell struct {
 	// annotate, if set, adds the workload's own summary to the result cell
 	// after run (payments: transfers, declines, invariants).
 	annotate func(rc *result.Cell)
+	// killsServer marks a workload that kills its managed server on purpose.
+	killsServer bool
 	// net is the network between the clients and the target; nil: direct (network.go).
 	net *netem.Config
 }
@@ -59,7 +61,7 @@ func (c cell) entryName() string {
 }
 
 // idParams are the parameters that name a cell.
-var idParams = map[string]bool{"keys": true, "mode": true, "durability": true}
+var idParams = map[string]bool{"keys": true, "mode": true, "durability": true, "variant": true, "design": true, "replica": true}
 
 // planner expands one workload entry of a scenario into cells for a target.
 type planner func(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell
@@ -71,6 +73,8 @@ var planners = map[string]planner{
 	"hotkey":     planHotkey,
 	"web":        planWeb,
 	"payments":   planPayments,
+	"durability": planDurability,
+	"sessions":   planSessions,
 }
 
 // plan expands targets × workloads × parameters into cells, grouped by target

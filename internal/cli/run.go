@@ -24,6 +24,7 @@ import (
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/sessions"
 	"github.com/storebench/storebench/suites"
 )
 
@@ -49,6 +50,8 @@ type runFlags struct {
 	quick        bool
 	quiet        bool
 	failFast     bool
+	replica      bool
+	timeScale    float64
 	rtt          time.Duration
 	jitter       time.Duration
 	bandwidth    string
@@ -101,6 +104,8 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network proxy, no delay; recorded with the measured round trip)")
 	fl.DurationVar(&f.jitter, "jitter", 0, "with --rtt: vary each round trip by up to ± this much")
 	fl.StringVar(&f.bandwidth, "bandwidth", "", "with --rtt: limit each direction, e.g. 100mbit, 1gbit or 10MB/s")
+	fl.BoolVar(&f.replica, "replica", false, "sessions: also run PostgreSQL designs with reads on a managed streaming replica")
+	fl.Float64Var(&f.timeScale, "time-scale", 0, "sessions: shrink the TTL and every interval by this factor (e.g. 0.01), so a short run still sees expiry and vacuum")
 	fl.BoolVar(&f.quick, "quick", false, "the suite's quick mode: same shape, fewer keys and ops")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the summary")
 	return cmd
@@ -198,6 +203,18 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 			w.Batch = f.batch
 		}
 	}
+	if fl.Changed("time-scale") {
+		if f.timeScale <= 0 {
+			return usagef("--time-scale must be positive, got %v", f.timeScale)
+		}
+		for i := range s.Workloads {
+			if w := &s.Workloads[i]; w.Sessions != nil {
+				sp := w.Sessions.Overlay(&sessions.Spec{TimeScale: f.timeScale})
+				w.Sessions = &sp
+			}
+		}
+	}
+	sessionsReplica = f.replica
 	if fl.Changed("seed") {
 		s.Seed = f.seed
 	}
@@ -455,7 +472,7 @@ func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(s
 	rc := result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload, Name: c.entryName(), Params: c.params, StartedAt: time.Now().UTC()}
 	cellCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if inst.Server != nil {
+	if inst.Server != nil && !c.killsServer {
 		go watchServer(cellCtx, inst, cancel)
 	}
 	phases, err := c.run(cellCtx, inst, workload.Hooks{Probe: inst.Probe, OnSecond: onSecond})
@@ -465,7 +482,7 @@ func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(s
 		c.annotate(&rc)
 	}
 	rc.Status = result.CellOK
-	died := inst.Server != nil && (errors.Is(context.Cause(cellCtx), errServerDied) || !inst.Server.Running())
+	died := inst.Server != nil && !c.killsServer && (errors.Is(context.Cause(cellCtx), errServerDied) || !inst.Server.Running())
 	switch {
 	case died:
 		rc.Status, rc.Error = result.CellFailed, errServerDied.Error()+"; the phases hold what was measured until then"

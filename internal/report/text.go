@@ -22,7 +22,9 @@ func Text(w io.Writer, r *result.Result) {
 	ServerTimeText(w, r)
 	NetworkText(w, r)
 	PaymentsText(w, r)
+	DurabilityText(w, r)
 	targetTable(w, r)
+	SessionsText(w, r)
 	ArticleText(w, r)
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "skipped %s: %s\n", s.Target, s.Reason)

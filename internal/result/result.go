@@ -13,7 +13,9 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/workload/durability"
 	"github.com/storebench/storebench/internal/workload/payments"
+	"github.com/storebench/storebench/internal/workload/sessions"
 )
 
 // Schema names this document's version; bump it when a field changes meaning.
@@ -111,6 +113,15 @@ type Cell struct {
 	// transfers per second over time, declines, retries, durability as
 	// mapped to the engine, server statistics and the invariants.
 	Payments *payments.Summary `json:"payments,omitempty"`
+	// Sessions is the sessions workload's own result: the design read back
+	// from the store, correctness counters (stale reads, lost sessions),
+	// observations over time (dead tuples, HOT updates, expired keys, …).
+	Sessions *sessions.Summary `json:"sessions,omitempty"`
+	// Durability is the durability workload's own result: acknowledged
+	// writes lost per crash trial, the loss window, the recovery time, and
+	// what a process crash (what it tests) and a power loss (what it does
+	// not) mean for the configuration.
+	Durability *durability.Summary `json:"durability,omitempty"`
 }
 
 // Phase returns the cell's phase of that name.

@@ -19,7 +19,9 @@ import (
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/durability"
 	"github.com/storebench/storebench/internal/workload/payments"
+	"github.com/storebench/storebench/internal/workload/sessions"
 )
 
 // Scenario is a parsed scenario file.
@@ -43,11 +45,56 @@ type Scenario struct {
 
 // Quick is what --quick changes: fewer keys, fewer ops, shorter phases.
 type Quick struct {
-	Keys     []int64        `yaml:"keys,omitempty" json:"keys,omitempty"`
-	Ops      int64          `yaml:"ops,omitempty" json:"ops,omitempty"`
-	Duration Duration       `yaml:"duration,omitempty" json:"duration,omitempty"`
-	Warmup   Duration       `yaml:"warmup,omitempty" json:"warmup,omitempty"`
-	Payments *payments.Spec `yaml:"payments,omitempty" json:"payments,omitempty"`
+	Keys       []int64         `yaml:"keys,omitempty" json:"keys,omitempty"`
+	Ops        int64           `yaml:"ops,omitempty" json:"ops,omitempty"`
+	Duration   Duration        `yaml:"duration,omitempty" json:"duration,omitempty"`
+	Warmup     Duration        `yaml:"warmup,omitempty" json:"warmup,omitempty"`
+	Payments   *payments.Spec  `yaml:"payments,omitempty" json:"payments,omitempty"`
+	Durability *DurabilitySpec `yaml:"durability,omitempty" json:"durability,omitempty"`
+	Sessions   *sessions.Spec  `yaml:"sessions,omitempty" json:"sessions,omitempty"`
+}
+
+// DurabilitySpec is the durability workload's section: how many crashes and
+// when (zero fields take the workload's defaults).
+type DurabilitySpec struct {
+	Trials          int      `yaml:"trials,omitempty" json:"trials,omitempty"`
+	MinAcked        int64    `yaml:"min_acked,omitempty" json:"min_acked,omitempty"`
+	KillWindow      Duration `yaml:"kill_window,omitempty" json:"kill_window,omitempty"`
+	TrialTimeout    Duration `yaml:"trial_timeout,omitempty" json:"trial_timeout,omitempty"`
+	RecoveryTimeout Duration `yaml:"recovery_timeout,omitempty" json:"recovery_timeout,omitempty"`
+}
+
+// Overlay returns d with o's set fields on top.
+func (d DurabilitySpec) Overlay(o *DurabilitySpec) DurabilitySpec {
+	if o == nil {
+		return d
+	}
+	if o.Trials != 0 {
+		d.Trials = o.Trials
+	}
+	if o.MinAcked != 0 {
+		d.MinAcked = o.MinAcked
+	}
+	if o.KillWindow != 0 {
+		d.KillWindow = o.KillWindow
+	}
+	if o.TrialTimeout != 0 {
+		d.TrialTimeout = o.TrialTimeout
+	}
+	if o.RecoveryTimeout != 0 {
+		d.RecoveryTimeout = o.RecoveryTimeout
+	}
+	return d
+}
+
+// DurabilityParams builds the durability workload's parameters.
+func (s *Scenario) DurabilityParams(w Workload) durability.Params {
+	d := DurabilitySpec{}.Overlay(w.Durability)
+	return durability.Params{
+		Trials: d.Trials, Writers: s.EffectiveLoad(w).Clients, ValueSize: w.ValueSize, MinAcked: d.MinAcked,
+		KillWindow: time.Duration(d.KillWindow), Seed: s.Seed,
+		TrialTimeout: time.Duration(d.TrialTimeout), RecoveryTimeout: time.Duration(d.RecoveryTimeout),
+	}.WithDefaults()
 }
 
 // ApplyQuick shrinks the scenario as its quick section says.
@@ -75,6 +122,14 @@ func (s *Scenario) ApplyQuick() error {
 			}
 		}
 		w.Load = &l
+		if q.Sessions != nil && w.Sessions != nil {
+			sp := w.Sessions.Overlay(q.Sessions)
+			w.Sessions = &sp
+		}
+		if q.Durability != nil && w.Type == "durability" {
+			d := DurabilitySpec{}.Overlay(w.Durability).Overlay(q.Durability)
+			w.Durability = &d
+		}
 		if q.Payments != nil && w.Payments != nil {
 			sp := w.Payments.Overlay(q.Payments)
 			w.Payments = &sp
@@ -132,6 +187,10 @@ type Workload struct {
 	Value      string   `yaml:"value,omitempty" json:"value,omitempty"`
 	// Load overrides the scenario's load for this workload only.
 	Load *Load `yaml:"load,omitempty" json:"load,omitempty"`
+	// Sessions is the sessions workload's own section.
+	Sessions *sessions.Spec `yaml:"sessions,omitempty" json:"sessions,omitempty"`
+	// Durability is the durability workload's own section.
+	Durability *DurabilitySpec `yaml:"durability,omitempty" json:"durability,omitempty"`
 	// Payments is the payments workload's own section.
 	Payments *payments.Spec `yaml:"payments,omitempty" json:"payments,omitempty"`
 	// Targets restricts the workload to these targets (by name); empty = all.
@@ -268,7 +327,7 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Workloads this binary can run, with what each defaults to.
-var Workloads = []string{"kv", "throughput", "hotkey", "web", "payments"}
+var Workloads = []string{"kv", "throughput", "hotkey", "web", "sessions", "payments", "durability"}
 
 // typeDefaults are each workload type's defaults, applied under the file.
 var typeDefaults = map[string]Load{
@@ -276,6 +335,7 @@ var typeDefaults = map[string]Load{
 	"throughput": {Clients: 50, Ops: 100000},
 	"hotkey":     {Clients: 1, Ops: 10000},
 	"web":        {Clients: 1, Ops: 10000},
+	"durability": {Clients: 4},
 }
 
 // EffectiveLoad is the load a workload runs with: its type's defaults, the
@@ -433,7 +493,7 @@ func (s *Scenario) Validate(reg target.Registry) error {
 	}
 	labels := map[string]bool{}
 	for _, w := range s.Workloads {
-		if err := w.validate(s.EffectiveLoad(w)); err != nil {
+		if err := w.validate(s.EffectiveLoad(w), s.Seed); err != nil {
 			return fmt.Errorf("%s: %v", where(w.Line), err)
 		}
 		if labels[w.Label()] {
@@ -466,6 +526,14 @@ func (s *Scenario) Validate(reg target.Registry) error {
 					return fmt.Errorf("%s: %v", where(w.Line), err)
 				}
 			}
+			if w.Type == "durability" {
+				if err := durability.Check(k, t.Spec); err != nil {
+					return fmt.Errorf("%s: %v", where(w.Line), err)
+				}
+				if err := s.DurabilityParams(w).Validate(); err != nil {
+					return fmt.Errorf("%s: %v", where(w.Line), err)
+				}
+			}
 			if batches && !k.Batches {
 				return fmt.Errorf("%s: store %s cannot send several ops per round trip (pipeline, batch); drop it from this workload's targets", where(w.Line), k.Name)
 			}
@@ -474,7 +542,7 @@ func (s *Scenario) Validate(reg target.Registry) error {
 	return nil
 }
 
-func (w Workload) validate(l Load) error {
+func (w Workload) validate(l Load, seed uint64) error {
 	if err := w.checkFields(); err != nil {
 		return err
 	}
@@ -518,6 +586,22 @@ func (w Workload) validate(l Load) error {
 		if t == "web" && l.Pipeline > 1 {
 			return errors.New("web: pipeline does not apply: one get per request")
 		}
+	case "sessions":
+		if w.Sessions == nil {
+			return errors.New("sessions: the sessions section is required (phase: insert or churn, …)")
+		}
+		if err := w.Sessions.Check(seed, l.Workload()); err != nil {
+			return err
+		}
+		return nil
+	case "durability":
+		if l.Ops != 0 || l.Duration != 0 || l.Rate != 0 || l.Pipeline > 1 || wl.ConnectPerOp || l.Warmup != 0 || l.WarmupOps != 0 {
+			return errors.New("durability: writers write until the kill; ops, duration, rate, pipeline, connect_per_op and warm-up do not apply (set clients and the durability section)")
+		}
+		if l.Clients <= 0 {
+			return fmt.Errorf("durability: clients must be positive, got %d", l.Clients)
+		}
+		return nil
 	case "payments":
 		if l.Clients < 0 {
 			return fmt.Errorf("payments: clients must be positive, got %d", l.Clients)
@@ -550,13 +634,15 @@ var fieldsOf = map[string][]string{
 	"hotkey":     {"value", "value_size"},
 	"web":        {"value"},
 	"payments":   {"payments"},
+	"durability": {"durability", "value_size"},
+	"sessions":   {"sessions"},
 }
 
 func (w Workload) checkFields() error {
 	set := map[string]bool{
 		"keys": len(w.Keys) > 0, "value_size": w.ValueSize != 0, "key_mode": w.KeyMode != "", "batch": w.Batch != 0,
 		"keyspace": w.Keyspace != 0, "operations": len(w.Operations) > 0, "value": w.Value != "",
-		"payments": w.Payments != nil,
+		"payments": w.Payments != nil, "durability": w.Durability != nil, "sessions": w.Sessions != nil,
 	}
 	allowed, known := fieldsOf[w.Type]
 	if !known {

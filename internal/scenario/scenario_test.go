@@ -127,7 +127,7 @@ func TestBuiltInSuitesAreConsistent(t *testing.T) {
 		batches bool
 	}{{"memory", "", true}, {"files", "", false}, {"sqlite", "", false}, {"postgres", server.Postgres, true}, {"redis", server.Redis, true}, {"memcached", server.Memcached, true}, {"mariadb", server.MariaDB, false}} {
 		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Workloads: Workloads, Batches: k.batches, Open: open,
-			Options: map[string]string{"design": "", "fsync": ""}, ServerOptions: map[string]string{"threads": ""}})
+			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": ""}})
 	}
 	for _, name := range suites.Names() {
 		b, _ := suites.Open(name)

@@ -1,0 +1,52 @@
+package report
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/workload/durability"
+)
+
+func TestDurabilityText(t *testing.T) {
+	var none bytes.Buffer
+	DurabilityText(&none, &result.Result{Cells: []result.Cell{{Target: "redis", Workload: "kv"}}})
+	if none.Len() != 0 {
+		t.Errorf("a result without durability cells printed %q", none.String())
+	}
+	all := &durability.Summary{Trials: 2, TrialsAsked: 2, Acked: 9000, Lost: 9000, LostMax: 5000, LostMean: 4500, LossTrials: 2, LostAllTrials: 2,
+		WindowMaxS: 0.52, WindowMaxWrites: 5000, RecoveryMeanS: 0.02, RecoveryMaxS: 0.03,
+		PerTrial: []durability.Trial{{Trial: 1, Acked: 5000, Lost: 5000, LostAll: true}, {Trial: 2, Acked: 4000, Lost: 4000, LostAll: true}},
+		Verdict:  "lost every acknowledged write in 2 of 2 trials (9000 of 9000)", ProcessCrash: "everything: memory only", PowerLoss: "everything"}
+	zero := &durability.Summary{Trials: 2, TrialsAsked: 2, Acked: 1500, RecoveryMeanS: 0.4, RecoveryMaxS: 0.6,
+		Verdict: "lost no acknowledged write in 2 of 2 trials (1500 writes acknowledged)", ProcessCrash: "nothing committed", PowerLoss: "nothing committed, if the disk honours fsync",
+		Filesystem: "tmpfs (memory: nothing on it survives a power loss, fsync or not)"}
+	r := &result.Result{Cells: []result.Cell{
+		{Target: "redis:none", Workload: "durability", Status: result.CellOK, Durability: all},
+		{Target: "postgres", Workload: "durability", Status: result.CellOK, Durability: zero},
+		{Target: "mariadb", Workload: "durability", Status: result.CellFailed, Error: "durability trial 2 of 2: restart mariadb: boom\nlog tail", Durability: &durability.Summary{Trials: 1, TrialsAsked: 2, Acked: 10}},
+		{Target: "sqlite", Workload: "durability", Status: result.CellFailed, Error: "writer process: no"},
+	}}
+	var b bytes.Buffer
+	DurabilityText(&b, r)
+	out := b.String()
+	for _, want := range []string{
+		"redis:none", "2/2", "9,000", "5,000", "4,500", "5,000 / 4,000", "2 of 2", "0.52 s, 5,000 writes",
+		"postgres", "1,500",
+		"mariadb", "1/2", "mariadb failed: durability trial 2 of 2: restart mariadb: boom",
+		"sqlite failed: writer process: no",
+		"A process crash is not a power loss",
+		"redis:none: lost every acknowledged write in 2 of 2 trials",
+		"process crash: everything: memory only", "power loss:    everything",
+		"data on tmpfs",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("output lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "log tail") {
+		t.Errorf("a failed cell's error printed beyond its first line:\n%s", out)
+	}
+	t.Log("\n" + out)
+}

@@ -1,0 +1,65 @@
+package report
+
+import (
+	"bytes"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/workload/sessions"
+)
+
+// TestSessionsText: phase A beside the article's ratios, phase B with the
+// figures the issue asks for, the replica table, and nothing at all for a
+// result without sessions cells.
+func TestSessionsText(t *testing.T) {
+	ins := func(v string, meanUs float64) result.Cell {
+		return result.Cell{Target: "postgres", Workload: "sessions", Name: "phase-a", Status: result.CellOK, Params: map[string]any{"variant": v},
+			Phases:   []metrics.Phase{{Name: "insert", Ops: 100, LatencyUs: metrics.Latency{Mean: meanUs, P50: meanUs, P99: 3 * meanUs}}},
+			Sessions: &sessions.Summary{Phase: sessions.PhaseInsert, Store: "postgres", Variant: v, VariantDoc: sessions.VariantDoc[v], Inserts: 100}}
+	}
+	dead, hot, tbl, idx := int64(1234), 0.87, int64(1<<20), int64(64<<10)
+	churn := result.Cell{Target: "postgres", Workload: "sessions", Name: "phase-b", Status: result.CellOK,
+		Phases: []metrics.Phase{
+			{Name: "create", Ops: 800, ThroughputOpsS: 200},
+			{Name: "read", Ops: 4000, ThroughputOpsS: 1000, LatencyUs: metrics.Latency{P50: 210, P99: 1800}},
+			{Name: "keepalive", Ops: 40, LatencyUs: metrics.Latency{P50: 900, P99: 2500}},
+			{Name: "reap", Ops: 8, LatencyUs: metrics.Latency{P99: 4000}},
+		},
+		Sessions: &sessions.Summary{Phase: sessions.PhaseChurn, Store: "postgres", Design: "tuned",
+			Timing:   &sessions.Timing{Scale: 1.0 / 450, TTLS: 4, DurationS: 8, WarmupS: 5.3},
+			Counters: &sessions.Counters{Reads: 5000, Stale: 0, Lost: 2, Reaps: 8, Reaped: 900},
+			Figures:  &sessions.Figures{PeakDeadTuples: &dead, HOTRatio: &hot, TableBytes: &tbl, IndexBytes: &idx, EndBytes: tbl + idx, EndRows: 900, LingerMaxS: 0.7}}}
+	replica := churn
+	replica.Sessions = &sessions.Summary{Phase: sessions.PhaseChurn, Store: "postgres", Design: "tuned,persistence=unlogged",
+		Counters: &sessions.Counters{Reads: 10}, Replica: &sessions.Replica{Reads: 10, Misses: 10, Errors: 10, ErrorSample: "cannot access temporary or unlogged relations"}}
+	r := &result.Result{Cells: []result.Cell{ins("unlogged", 40), ins("logged", 320), ins("tx", 120), churn, replica}}
+	// The report reads results back from JSON.
+	b, err := json.Marshal(r)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back result.Result
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	var out bytes.Buffer
+	SessionsText(&out, &back)
+	s := out.String()
+	for _, want := range []string{
+		"phase A", "× unlogged", "8.00", "3.00", "0.24", "3.2",
+		"phase B", "1/450", "1,234", "87%", "1,800", "2,500", "reads on replica",
+		"cannot access temporary or unlogged relations", "FOR UPDATE SKIP LOCKED",
+	} {
+		if !strings.Contains(s, want) {
+			t.Errorf("output lacks %q:\n%s", want, s)
+		}
+	}
+	out.Reset()
+	SessionsText(&out, &result.Result{Cells: []result.Cell{{Workload: "kv"}}})
+	if out.Len() != 0 {
+		t.Errorf("output without sessions cells: %q", out.String())
+	}
+}

@@ -1,0 +1,93 @@
+package sqlite
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"path/filepath"
+	"strconv"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// Attached is a Store opened on a namespace table that another Store
+// created (in this process or another one), without emptying it: the
+// durability workload's writer process uses it, and so does whoever reads
+// the keys back after a crash. It never drops anything: Close closes its
+// connections and leaves the table and the file to their creator, and Reset
+// refuses.
+type Attached struct {
+	*Store
+}
+
+var _ store.Store = (*Attached)(nil)
+
+// errAttached is returned by Attached.Reset.
+var errAttached = errors.New("sqlite: an attached store does not reset the table it did not create")
+
+// Attach opens the existing database file and the namespace's table, which
+// must be recorded in storebench_owned (else store.ErrNotOwned), with the
+// configured journal mode and synchronous setting, and keeps every row. The
+// first connection recovers the file after a crash (hot journal rollback or
+// WAL replay), as SQLite always does.
+func Attach(ctx context.Context, cfg Config) (*Attached, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	cfg.setDefaults()
+	p, err := filepath.Abs(cfg.Path)
+	if err != nil {
+		return nil, fmt.Errorf("sqlite: %w", err)
+	}
+	cfg.Path = p
+	if _, err := os.Stat(p); err != nil {
+		return nil, fmt.Errorf("sqlite: attach: %w", err)
+	}
+	s := &Store{cfg: cfg}
+	s.table = `"` + cfg.Namespace + `_kv"`
+	s.getSQL = `SELECT v FROM ` + s.table + ` WHERE k = ? AND (expires_at IS NULL OR expires_at > ?)`
+	s.setSQL = `INSERT INTO ` + s.table + `(k, v, expires_at) VALUES (?, ?, ?)
+		ON CONFLICT(k) DO UPDATE SET v = excluded.v, expires_at = excluded.expires_at`
+	s.delSQL = `DELETE FROM ` + s.table + ` WHERE k = ?`
+	// The same DSN as New: the PRAGMAs apply on every new connection.
+	dsn := "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + url.Values{
+		"_journal_mode": {cfg.JournalMode},
+		"_synchronous":  {cfg.Synchronous},
+		"_busy_timeout": {strconv.FormatInt(cfg.BusyTimeout.Milliseconds(), 10)},
+		"_txlock":       {"immediate"},
+	}.Encode()
+	if s.db, err = sql.Open("sqlite3", dsn); err != nil {
+		return nil, fmt.Errorf("sqlite: open %s: %w", p, err)
+	}
+	exists, owned, err := s.state(ctx, s.db)
+	if err == nil && (!exists || !owned) {
+		err = fmt.Errorf("sqlite: attach: table %s is not a storebench table of this file (exists %v, recorded %v): %w", s.table, exists, owned, store.ErrNotOwned)
+	}
+	if err != nil {
+		s.db.Close()
+		return nil, err
+	}
+	return &Attached{Store: s}, nil
+}
+
+// Reset refuses: the table belongs to the store that created it.
+func (a *Attached) Reset(context.Context) error { return errAttached }
+
+// Close closes the database handle and keeps the table and the file.
+// Closing twice is not an error.
+func (a *Attached) Close(context.Context) error {
+	s := a.Store
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.db.Close(); err != nil {
+		return fmt.Errorf("sqlite: close: %w", err)
+	}
+	return nil
+}

@@ -1,0 +1,548 @@
+// Package durability is the crash-loss workload: clients write, each its
+// own sequence of keys one at a time, and keep a journal of the writes the
+// store acknowledged; at a seeded random moment storebench SIGKILLs the
+// server (or, for files and SQLite, the process that writes them), restarts
+// it on the same data dir, times the recovery (restart → first successful
+// read) and reads every acknowledged write back: those missing or holding
+// another value are lost, and the journal says how long before the kill
+// they were acknowledged.
+//
+// Trials share one server and one namespace: each trial writes keys of its
+// own ("durability:<trial>:<writer>:<seq>") and counts only those, so it is
+// independent of the others, yet the server recovers a data dir that
+// earlier crashes went through, as a production server does. A fresh server
+// per trial would cost an initdb or mariadb-install-db each time and
+// measure the same crash.
+//
+// The kill is SIGKILL of a process: the OS page cache survives it. See
+// NotPowerLoss and Summary.PowerLoss.
+package durability
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/storebench/storebench/internal/load"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload"
+)
+
+// Hooks are the shared workload hooks.
+type Hooks = workload.Hooks
+
+// maxConsecutiveErrors aborts a trial whose writes fail before any kill:
+// the store is broken, and retrying for the whole trial timeout helps no one.
+const maxConsecutiveErrors = 1000
+
+// Check reports, before any work, whether the workload can crash a target
+// of kind k: a managed server, or files and SQLite (run in a child writer
+// process; managed or given by URL alike). External servers cannot be
+// killed by storebench, and the memory store lives in the writer's process.
+func Check(k target.Kind, spec target.Spec) error {
+	switch {
+	case k.Server != "" && spec.Managed():
+		return nil
+	case k.Server != "":
+		return fmt.Errorf("durability: %s is an external server, which storebench cannot kill and restart; use a managed target", spec.Label())
+	case k.Name == "files" || k.Name == "sqlite":
+		return nil
+	}
+	return fmt.Errorf("durability: store %s cannot be crashed and reopened (supported: managed servers, files, sqlite)", k.Name)
+}
+
+// Run runs p.Trials crashes against inst and returns the summary, one write
+// phase per trial ("write-1", ...), and the first error. The store is never
+// reset: the keys of every trial stay until the store is closed. A managed
+// server is running again when Run returns, unless Run failed half-way.
+func Run(ctx context.Context, inst *target.Instance, p Params, h Hooks) (Summary, []metrics.Phase, error) {
+	if err := p.Validate(); err != nil {
+		return Summary{}, nil, err
+	}
+	p = p.WithDefaults()
+	c, err := newCrasher(inst, p)
+	if err != nil {
+		return Summary{}, nil, err
+	}
+	r := &runner{inst: inst, p: p, h: h, crash: c}
+	return r.run(ctx)
+}
+
+// crasher is what differs between a managed server and an in-process store.
+type crasher interface {
+	// clients opens the trial's n write clients.
+	clients(ctx context.Context, n int) ([]store.KV, func(), error)
+	// kill crashes the store; writes in flight fail.
+	kill() error
+	// restart brings the store back and says how long the server took to
+	// answer (0 for an in-process store).
+	restart(ctx context.Context) (time.Duration, error)
+	// close ends what the crasher started (a writer process).
+	close()
+	crash() string
+	dataDir() string
+}
+
+func newCrasher(inst *target.Instance, p Params) (crasher, error) {
+	if inst == nil || inst.Store == nil {
+		return nil, errors.New("durability: no store")
+	}
+	if inst.Server != nil {
+		return &serverCrasher{inst: inst}, nil
+	}
+	spec, err := childSpecFor(inst.Kind.Name, inst.Info)
+	if err != nil {
+		return nil, err
+	}
+	spec.Writers = p.Writers
+	return &childCrasher{spec: spec, argv: p.ChildCommand}, nil
+}
+
+// serverCrasher kills a managed server's whole process tree.
+type serverCrasher struct{ inst *target.Instance }
+
+func (s *serverCrasher) clients(ctx context.Context, n int) ([]store.KV, func(), error) {
+	return openKV(ctx, s.inst.Store, n)
+}
+
+func (s *serverCrasher) kill() error { return s.inst.Server.Kill() }
+
+func (s *serverCrasher) restart(ctx context.Context) (time.Duration, error) {
+	t0 := time.Now()
+	if err := s.inst.Server.Restart(ctx); err != nil {
+		return time.Since(t0), err
+	}
+	d := time.Since(t0)
+	// The store's own connection (Info, Reset, Close) died with the server.
+	if rc, ok := s.inst.Store.(store.Reconnector); ok {
+		if err := rc.Reconnect(ctx); err != nil {
+			return d, fmt.Errorf("durability: reconnect after the restart: %w", err)
+		}
+	}
+	return d, nil
+}
+
+func (s *serverCrasher) close() {}
+
+func (s *serverCrasher) crash() string {
+	return fmt.Sprintf("SIGKILL of the %s server's processes (pid %d and its children), then a restart on the same data dir and port", s.inst.Server.Kind, s.inst.Server.PID)
+}
+
+func (s *serverCrasher) dataDir() string { return s.inst.Server.DataDir }
+
+// childCrasher runs the writes in a child process and kills that.
+type childCrasher struct {
+	spec  *childSpec
+	argv  []string
+	child *childProc
+}
+
+func (c *childCrasher) clients(ctx context.Context, n int) ([]store.KV, func(), error) {
+	c.close()
+	ch, err := startChild(ctx, c.argv, c.spec)
+	if err != nil {
+		return nil, nil, err
+	}
+	c.child = ch
+	out := make([]store.KV, n)
+	for i := range out {
+		out[i] = ch.kv(i)
+	}
+	return out, func() {}, nil
+}
+
+func (c *childCrasher) kill() error {
+	if c.child == nil {
+		return nil
+	}
+	return c.child.kill()
+}
+
+func (c *childCrasher) restart(context.Context) (time.Duration, error) { return 0, nil }
+
+func (c *childCrasher) close() {
+	if c.child != nil {
+		_ = c.child.kill()
+		c.child = nil
+	}
+}
+
+func (c *childCrasher) crash() string {
+	return "SIGKILL of the writer process (a child of storebench that has the " + c.spec.Store +
+		" store open and writes through it); storebench then reads through its own handle"
+}
+
+func (c *childCrasher) dataDir() string {
+	if c.spec.Files != nil {
+		return c.spec.Files.Dir
+	}
+	if c.spec.SQLite != nil {
+		return filepath.Dir(c.spec.SQLite.Path)
+	}
+	return ""
+}
+
+type runner struct {
+	inst  *target.Instance
+	p     Params
+	h     Hooks
+	crash crasher
+}
+
+func (r *runner) run(ctx context.Context) (Summary, []metrics.Phase, error) {
+	defer r.crash.close()
+	p := r.p
+	s := Summary{
+		TrialsAsked: p.Trials, Writers: p.Writers, ValueSize: p.ValueSize, MinAcked: p.MinAcked,
+		KillWindowS: p.KillWindow.Seconds(), Seed: p.Seed,
+		Crash: r.crash.crash(), NotPowerLoss: NotPowerLoss, Claim: r.inst.Info.Durability,
+		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
+	}
+	s.ProcessCrash, s.PowerLoss = expectations(r.inst.Kind.Name, r.inst.Info.Settings)
+	s.Verdict = s.verdict()
+	var phases []metrics.Phase
+	for i := 1; i <= p.Trials; i++ {
+		t, ph, err := r.trial(ctx, i)
+		if ph.Name != "" {
+			phases = append(phases, ph)
+		}
+		if err != nil {
+			return s, phases, fmt.Errorf("durability trial %d of %d: %w", i, p.Trials, err)
+		}
+		s.add(t)
+	}
+	return s, phases, nil
+}
+
+// trial state shared by the writers and the controller.
+type trial struct {
+	n        int
+	p        Params
+	start    time.Time
+	total    atomic.Int64  // acknowledged writes, all writers
+	reached  chan struct{} // closed at p.MinAcked acknowledgements
+	stopping atomic.Bool   // set just before the kill: no new write starts
+	abortMu  sync.Mutex
+	abortErr error
+	aborted  chan struct{}
+}
+
+func (t *trial) abort(err error) {
+	t.abortMu.Lock()
+	defer t.abortMu.Unlock()
+	if t.abortErr == nil {
+		t.abortErr = err
+		close(t.aborted)
+	}
+}
+
+// appendKey appends the key of writer w's write seq in this trial.
+func appendKey(dst []byte, trial, w int, seq int64) []byte {
+	dst = append(dst, "durability:"...)
+	dst = strconv.AppendInt(dst, int64(trial), 10)
+	dst = append(dst, ':')
+	dst = strconv.AppendInt(dst, int64(w), 10)
+	dst = append(dst, ':')
+	return strconv.AppendInt(dst, seq, 10)
+}
+
+// valueIndex makes (trial, writer, seq) one index for workload.AppendValue.
+func valueIndex(trial, w int, seq int64) int64 {
+	return int64(trial)<<48 | int64(w)<<32 | seq
+}
+
+type writer struct {
+	t        *trial
+	id       int
+	kv       store.KV
+	j        journal
+	key, val []byte
+	errs     int
+}
+
+// Do writes the writer's next seq; a failed write is retried with the same
+// key and value, so the acknowledged seqs stay contiguous.
+func (w *writer) Do(ctx context.Context, _ int64) error {
+	if w.t.stopping.Load() {
+		<-ctx.Done() // parked until the trial ends: no write may reach the restarted store
+		return ctx.Err()
+	}
+	seq := w.j.acked
+	w.key = appendKey(w.key[:0], w.t.n, w.id, seq)
+	w.val = workload.AppendValue(w.val[:0], w.t.p.Seed, valueIndex(w.t.n, w.id, seq), 0, w.t.p.ValueSize)
+	w.j.sent = true
+	if err := w.kv.Set(ctx, w.key, w.val, 0); err != nil {
+		if w.t.stopping.Load() {
+			<-ctx.Done() // the kill's doing, not the store's failure
+			return ctx.Err()
+		}
+		if w.errs++; w.errs >= maxConsecutiveErrors {
+			w.t.abort(fmt.Errorf("writer %d: %d writes in a row failed before any kill, the last: %w", w.id, w.errs, err))
+		}
+		return err
+	}
+	w.errs = 0
+	w.j.ack(time.Since(w.t.start))
+	if w.t.total.Add(1) == w.t.p.MinAcked {
+		close(w.t.reached)
+	}
+	return nil
+}
+
+// kill is what the controller did.
+type kill struct {
+	done    bool
+	at      time.Duration // since the trial's start
+	delay   time.Duration
+	err     error
+	timeout bool
+}
+
+func (r *runner) trial(ctx context.Context, n int) (Trial, metrics.Phase, error) {
+	p := r.p
+	name := "write-" + strconv.Itoa(n)
+	res := Trial{Trial: n}
+	kvs, closeClients, err := r.crash.clients(ctx, p.Writers)
+	if err != nil {
+		return res, metrics.Phase{}, err
+	}
+	closeKV := sync.OnceFunc(closeClients)
+	defer closeKV()
+	t := &trial{n: n, p: p, reached: make(chan struct{}), aborted: make(chan struct{})}
+	writers := make([]*writer, p.Writers)
+	workers := make([]load.Worker, p.Writers)
+	for i := range writers {
+		writers[i] = &writer{t: t, id: i, kv: kvs[i], key: make([]byte, 0, 48), val: make([]byte, 0, p.ValueSize)}
+		workers[i] = writers[i]
+	}
+	// The phase runs until the controller cancels it after the kill; its
+	// duration is only a backstop behind the controller's own timeout.
+	cfg := r.h.Apply(load.Config{Name: name, Workers: p.Writers, Duration: p.TrialTimeout + p.KillWindow + time.Minute})
+	var fp *freezeProbe
+	if cfg.Probe != nil {
+		fp = &freezeProbe{inner: cfg.Probe}
+		cfg.Probe = fp
+	}
+	loadCtx, cancelLoad := context.WithCancel(ctx)
+	defer cancelLoad()
+	rng := rand.New(rand.NewPCG(p.Seed, uint64(n)))
+	var k kill
+	ctrlDone := make(chan struct{})
+	t.start = time.Now()
+	go func() {
+		defer close(ctrlDone)
+		defer cancelLoad()
+		timeout := time.NewTimer(p.TrialTimeout)
+		defer timeout.Stop()
+		select {
+		case <-t.reached:
+		case <-t.aborted:
+			return
+		case <-timeout.C:
+			k.timeout = true
+			return
+		case <-loadCtx.Done():
+			return
+		}
+		k.delay = time.Duration(rng.Int64N(int64(p.KillWindow) + 1))
+		wait := time.NewTimer(k.delay)
+		defer wait.Stop()
+		select {
+		case <-wait.C:
+		case <-t.aborted:
+			return
+		case <-loadCtx.Done():
+			return
+		}
+		t.stopping.Store(true)
+		if fp != nil {
+			fp.freeze(t.total.Load() + int64(p.Writers))
+		}
+		k.at = time.Since(t.start)
+		k.err = r.crash.kill()
+		k.done = true
+	}()
+	ph, runErr := load.Run(loadCtx, cfg, workers)
+	cancelLoad()
+	<-ctrlDone
+	closeKV() // their connections died with the server
+	switch {
+	case ctx.Err() != nil:
+		return res, ph, ctx.Err()
+	case t.abortErr != nil:
+		return res, ph, t.abortErr
+	case k.timeout:
+		return res, ph, fmt.Errorf("%d writes acknowledged in %v, fewer than the %d wanted before the kill (raise trial_timeout or lower min_acked)",
+			t.total.Load(), p.TrialTimeout, p.MinAcked)
+	case k.err != nil:
+		return res, ph, k.err
+	case !k.done:
+		if runErr == nil {
+			runErr = errors.New("the write phase ended before the kill")
+		}
+		return res, ph, runErr
+	}
+	res.KillAfterS, res.KillDelayS = k.at.Seconds(), k.delay.Seconds()
+	for _, w := range writers {
+		res.Acked += w.j.acked
+		if w.j.sent {
+			res.InFlight++
+		}
+	}
+
+	rctx, cancel := context.WithTimeout(ctx, p.RecoveryTimeout)
+	defer cancel()
+	restartAt := time.Now()
+	restart, err := r.crash.restart(rctx)
+	res.RestartS = restart.Seconds()
+	if err != nil {
+		return res, ph, err
+	}
+	if err := firstRead(rctx, r.inst.Store, appendKey(nil, n, 0, 0)); err != nil {
+		return res, ph, fmt.Errorf("no successful read within %v of the restart: %w", p.RecoveryTimeout, err)
+	}
+	res.RecoveryS = time.Since(restartAt).Seconds()
+	if err := r.verify(ctx, t, writers, k.at, &res); err != nil {
+		return res, ph, err
+	}
+	return res, ph, nil
+}
+
+// firstRead opens a client and reads key until a read succeeds (found or
+// not): the store answers again.
+func firstRead(ctx context.Context, st store.Store, key []byte) error {
+	var last error
+	for {
+		if c, err := st.Open(ctx); err != nil {
+			last = err
+		} else {
+			kv, ok := c.(store.KV)
+			if !ok {
+				c.Close()
+				return store.ErrUnsupported
+			}
+			_, _, err = kv.Get(ctx, key, nil)
+			c.Close()
+			if err == nil {
+				return nil
+			}
+			last = err
+		}
+		select {
+		case <-ctx.Done():
+			return errors.Join(ctx.Err(), last)
+		case <-time.After(10 * time.Millisecond):
+		}
+	}
+}
+
+// verify reads every acknowledged write of the trial back, one client per
+// writer, and fills res's losses and window.
+func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt time.Duration, res *Trial) error {
+	kvs, closeKV, err := openKV(ctx, r.inst.Store, len(writers))
+	if err != nil {
+		return fmt.Errorf("open clients to read back: %w", err)
+	}
+	defer closeKV()
+	type outcome struct {
+		lost, wrong   int64
+		oldest        int64 // oldest lost seq, -1 if none
+		inflightThere bool
+		err           error
+	}
+	outs := make([]outcome, len(writers))
+	var wg sync.WaitGroup
+	for i, w := range writers {
+		wg.Go(func() {
+			o := &outs[i]
+			o.oldest = -1
+			kv := kvs[i]
+			var key, want, got []byte
+			for seq := int64(0); seq < w.j.acked; seq++ {
+				key = appendKey(key[:0], t.n, w.id, seq)
+				var ok bool
+				if got, ok, o.err = kv.Get(ctx, key, got[:0]); o.err != nil {
+					o.err = fmt.Errorf("read back %s: %w", key, o.err)
+					return
+				}
+				want = workload.AppendValue(want[:0], t.p.Seed, valueIndex(t.n, w.id, seq), 0, t.p.ValueSize)
+				switch {
+				case !ok:
+					o.lost++
+				case !bytes.Equal(got, want):
+					o.wrong++
+				default:
+					continue
+				}
+				if o.oldest < 0 {
+					o.oldest = seq
+				}
+			}
+			if w.j.sent {
+				key = appendKey(key[:0], t.n, w.id, w.j.acked)
+				if _, o.inflightThere, o.err = kv.Get(ctx, key, got[:0]); o.err != nil {
+					o.err = fmt.Errorf("read back %s: %w", key, o.err)
+				}
+			}
+		})
+	}
+	wg.Wait()
+	oldestAt := time.Duration(-1)
+	for i, o := range outs {
+		if o.err != nil {
+			return o.err
+		}
+		res.Lost += o.lost
+		res.Wrong += o.wrong
+		if o.inflightThere {
+			res.InFlightPresent++
+		}
+		if o.oldest >= 0 {
+			if at, ok := writers[i].j.ackedAt(o.oldest); ok && (oldestAt < 0 || at < oldestAt) {
+				oldestAt = at
+				res.OldestLost = string(appendKey(nil, t.n, i, o.oldest))
+			}
+		}
+	}
+	res.LostAll = res.Acked > 0 && res.Lost+res.Wrong == res.Acked
+	if oldestAt >= 0 {
+		res.WindowS = max(killAt-oldestAt, 0).Seconds()
+		for _, w := range writers {
+			res.WindowWrites += w.j.ackedSince(oldestAt)
+		}
+	}
+	return nil
+}
+
+func openKV(ctx context.Context, st store.Store, n int) ([]store.KV, func(), error) {
+	var out []store.KV
+	closeAll := func() {
+		for _, c := range out {
+			c.(store.Client).Close()
+		}
+	}
+	for range n {
+		c, err := st.Open(ctx)
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		kv, ok := c.(store.KV)
+		if !ok {
+			c.Close()
+			closeAll()
+			return nil, nil, fmt.Errorf("durability: %w", store.ErrUnsupported)
+		}
+		out = append(out, kv)
+	}
+	return out, closeAll, nil
+}

@@ -1,0 +1,224 @@
+package durability
+
+import (
+	"fmt"
+	"strings"
+)
+
+// NotPowerLoss is said in every result and report: what this workload's
+// crash is, and what it is not.
+const NotPowerLoss = "A process crash is not a power loss: storebench SIGKILLs the process, " +
+	"and whatever it had handed to the kernel (write(2) into the OS page cache) survives and reaches the disk later. " +
+	"Only what the process still held in its own memory is lost. An OS crash or a power loss also loses " +
+	"every write that was not fsynced; this run does not test that (see what each configuration would lose on a power loss)."
+
+// phasesNote is Summary.Phases.
+const phasesNote = "write-N is trial N's writes until the kill: latency and throughput of the writes acknowledged, " +
+	"writes in flight at the kill not counted; a managed server's CPU, disk and server-side time are read just before the kill"
+
+// Summary is a durability cell's own result, beside its write phases.
+type Summary struct {
+	// Trials is how many trials ran to the end (kill, restart, count);
+	// TrialsAsked how many were asked for.
+	Trials      int `json:"trials"`
+	TrialsAsked int `json:"trials_asked"`
+	// The parameters, for the record.
+	Writers     int     `json:"writers"`
+	ValueSize   int     `json:"value_size"`
+	MinAcked    int64   `json:"min_acked"`
+	KillWindowS float64 `json:"kill_window_s"`
+	Seed        uint64  `json:"seed"`
+
+	// Crash says what was killed, and how.
+	Crash string `json:"crash"`
+	// NotPowerLoss is the NotPowerLoss text.
+	NotPowerLoss string `json:"not_power_loss"`
+	// ProcessCrash is what this configuration is expected to lose on a
+	// process crash (this test), PowerLoss what it would lose on an OS crash
+	// or power loss (not tested here), from the effective settings.
+	ProcessCrash string `json:"process_crash"`
+	PowerLoss    string `json:"power_loss"`
+	// Phases says what the cell's phases are.
+	Phases string `json:"phases"`
+	// Claim is the store's own account of its durability (store.Info).
+	Claim string `json:"claim,omitempty"`
+	// Filesystem holds the data; on tmpfs even an fsync survives no reboot.
+	Filesystem string `json:"filesystem,omitempty"`
+
+	// Acked is every acknowledged write over all trials; Lost those missing
+	// after the restart and Wrong those present with another value (both
+	// count as lost in LostMax and LostMean).
+	Acked    int64   `json:"acked"`
+	Lost     int64   `json:"lost"`
+	Wrong    int64   `json:"wrong"`
+	LostMax  int64   `json:"lost_max"`
+	LostMean float64 `json:"lost_mean"`
+	// LossTrials counts trials that lost at least one acknowledged write,
+	// LostAllTrials those that lost every one.
+	LossTrials    int `json:"loss_trials"`
+	LostAllTrials int `json:"lost_all_trials"`
+	// WindowMaxS and WindowMaxWrites are the widest loss window of any
+	// trial: how long before the kill the oldest lost write was
+	// acknowledged, and how many acknowledged writes came from then on.
+	WindowMaxS      float64 `json:"window_max_s"`
+	WindowMaxWrites int64   `json:"window_max_writes"`
+	// RecoveryMeanS and RecoveryMaxS: restart → first successful read.
+	RecoveryMeanS float64 `json:"recovery_mean_s"`
+	RecoveryMaxS  float64 `json:"recovery_max_s"`
+	// Verdict says the outcome in one line.
+	Verdict  string  `json:"verdict"`
+	PerTrial []Trial `json:"per_trial"`
+}
+
+// Trial is one crash.
+type Trial struct {
+	Trial int `json:"trial"`
+	// Acked is how many writes were acknowledged before the kill (all
+	// writers); Lost how many of them were missing after the restart, Wrong
+	// how many held another value.
+	Acked   int64 `json:"acked"`
+	Lost    int64 `json:"lost"`
+	Wrong   int64 `json:"wrong"`
+	LostAll bool  `json:"lost_all"`
+	// InFlight counts writes sent and not acknowledged when the kill came;
+	// InFlightPresent those of them found after the restart. Either outcome
+	// is correct for them.
+	InFlight        int `json:"in_flight"`
+	InFlightPresent int `json:"in_flight_present"`
+	// KillAfterS is the time from the start of the trial's writes to the kill;
+	// KillDelayS its seeded random part, after MinAcked acknowledgements.
+	KillAfterS float64 `json:"kill_after_s"`
+	KillDelayS float64 `json:"kill_delay_s"`
+	// WindowS is how long before the kill the oldest lost write was
+	// acknowledged (±1 ms), WindowWrites how many acknowledged writes of all
+	// writers came from then to the kill; both 0 when nothing was lost.
+	WindowS      float64 `json:"window_s"`
+	WindowWrites int64   `json:"window_writes"`
+	// OldestLost is the key of the oldest lost write.
+	OldestLost string `json:"oldest_lost,omitempty"`
+	// RestartS is the server's restart until it answered its readiness
+	// probe (crash recovery included); 0 for an in-process store.
+	RestartS float64 `json:"restart_s"`
+	// RecoveryS is the time from the restart (for an in-process store: from
+	// the writer's death) to the first successful read.
+	RecoveryS float64 `json:"recovery_s"`
+}
+
+func (s *Summary) add(t Trial) {
+	s.PerTrial = append(s.PerTrial, t)
+	s.Trials = len(s.PerTrial)
+	s.Acked += t.Acked
+	s.Lost += t.Lost
+	s.Wrong += t.Wrong
+	bad := t.Lost + t.Wrong
+	s.LostMax = max(s.LostMax, bad)
+	if bad > 0 {
+		s.LossTrials++
+	}
+	if t.LostAll {
+		s.LostAllTrials++
+	}
+	if t.WindowS > s.WindowMaxS {
+		s.WindowMaxS = t.WindowS
+	}
+	s.WindowMaxWrites = max(s.WindowMaxWrites, t.WindowWrites)
+	s.RecoveryMaxS = max(s.RecoveryMaxS, t.RecoveryS)
+	var lost int64
+	var rec float64
+	for _, x := range s.PerTrial {
+		lost += x.Lost + x.Wrong
+		rec += x.RecoveryS
+	}
+	s.LostMean = float64(lost) / float64(s.Trials)
+	s.RecoveryMeanS = rec / float64(s.Trials)
+	s.Verdict = s.verdict()
+}
+
+func (s *Summary) verdict() string {
+	n := s.Trials
+	switch {
+	case n == 0:
+		return "no trial finished"
+	case s.LossTrials == 0:
+		return fmt.Sprintf("lost no acknowledged write in %d of %d trials (%d writes acknowledged)", n, n, s.Acked)
+	case s.LostAllTrials == n:
+		return fmt.Sprintf("lost every acknowledged write in %d of %d trials (%d of %d)", n, n, s.Lost+s.Wrong, s.Acked)
+	}
+	return fmt.Sprintf("lost acknowledged writes in %d of %d trials: up to %d (mean %.1f), acknowledged up to %.3f s (%d writes) before the kill",
+		s.LossTrials, n, s.LostMax, s.LostMean, s.WindowMaxS, s.WindowMaxWrites)
+}
+
+// expectations says what a configuration loses on a process crash and on a
+// power loss, from the store kind and its effective settings (store.Info
+// merged with the managed server's, as the target records them).
+func expectations(kind string, set map[string]string) (processCrash, powerLoss string) {
+	get := func(k string) string { return strings.ToLower(strings.TrimSpace(set[k])) }
+	switch kind {
+	case "redis":
+		switch {
+		case get("appendonly") == "yes" && get("appendfsync") == "always":
+			return "nothing acknowledged: the AOF is written and fsynced before the reply",
+				"nothing acknowledged (fsync before every reply), if the disk honours fsync"
+		case get("appendonly") == "yes" && get("appendfsync") == "everysec":
+			return "almost nothing: Redis write()s the AOF before replying, so the page cache keeps it; only a write delayed behind a slow background fsync can be lost",
+				"up to ~1-2 s of acknowledged writes (the AOF is fsynced once a second)"
+		case get("appendonly") == "yes":
+			return "almost nothing: the AOF is written before the reply and left to the OS",
+				"whatever the OS had not flushed, typically up to ~30 s"
+		case get("save") != "":
+			return "every write since the last RDB snapshot (save " + set["save"] + ")",
+				"every write since the last RDB snapshot that reached the disk"
+		}
+		return "everything: memory only, nothing is written", "everything"
+	case "memcached":
+		return "everything: memory only", "everything"
+	case "postgres":
+		switch {
+		case get("design") == "unlogged" || get("table_persistence") == "unlogged":
+			return "the whole table: crash recovery truncates UNLOGGED tables",
+				"the whole table (truncated by crash recovery)"
+		case get("fsync") == "off":
+			return "nothing acknowledged: the WAL reaches the page cache at commit (fsync off only matters to the OS)",
+				"anything, and the database may be corrupt (fsync off)"
+		case get("synchronous_commit") == "off":
+			return "the commits still in the WAL buffers (shared memory, gone with the processes): up to 3 × wal_writer_delay",
+				"up to 3 × wal_writer_delay of commits (" + set["wal_writer_delay"] + " each); never corrupt"
+		}
+		return "nothing committed: the WAL is fsynced at every commit",
+			"nothing committed (WAL fsynced at every commit), if the disk honours fsync"
+	case "mariadb", "mysql":
+		switch get("innodb_flush_log_at_trx_commit") {
+		case "1":
+			return "nothing committed: the redo log is written and fsynced at every commit",
+				"nothing committed, if the disk honours fsync"
+		case "2":
+			return "nothing committed: the redo log is written to the OS at every commit (the page cache survives a killed process)",
+				"up to ~1 s of commits (the redo log is fsynced once a second)"
+		case "0":
+			return "up to ~1 s of commits: the redo log stays in InnoDB's buffer until the once-a-second write",
+				"up to ~1 s of commits"
+		}
+		return "unknown (innodb_flush_log_at_trx_commit=" + set["innodb_flush_log_at_trx_commit"] + ")", "unknown"
+	case "sqlite":
+		j, sync := strings.ToUpper(set["journal_mode"]), strings.ToUpper(set["synchronous"])
+		switch {
+		case j == "OFF" || j == "MEMORY":
+			return "nothing committed, but a kill in the middle of a commit can corrupt the database (journal " + j + ")",
+				"recent commits, and the database may be corrupt (journal " + j + ")"
+		case sync == "OFF":
+			return "nothing committed: every commit is written to the OS before it returns",
+				"recent commits, and the database may be corrupt (no fsync at all)"
+		case j == "WAL" && sync == "NORMAL":
+			return "nothing committed: the WAL is written to the OS at every commit",
+				"the commits since the last checkpoint's fsync (WAL, synchronous=NORMAL); never corrupt"
+		}
+		return "nothing committed", "nothing committed (fsync at every commit), if the disk honours fsync"
+	case "files":
+		if get("fsync") == "true" {
+			return "nothing acknowledged", "nothing acknowledged (file and directory fsynced before the write returns), if the disk honours fsync"
+		}
+		return "nothing acknowledged: each write is in the OS page cache before it returns",
+			"recent writes (no fsync); a file renamed before its data reached the disk may come back empty"
+	}
+	return "unknown", "unknown"
+}

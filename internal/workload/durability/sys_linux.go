@@ -1,0 +1,41 @@
+package durability
+
+import (
+	"strconv"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// childSysProcAttr makes the kernel kill the writer process if storebench
+// dies first, so no child outlives a run.
+func childSysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+}
+
+// filesystem names the filesystem holding path, "" when unknown.
+func filesystem(path string) string {
+	var st unix.Statfs_t
+	if path == "" || unix.Statfs(path, &st) != nil {
+		return ""
+	}
+	switch uint32(st.Type) {
+	case unix.EXT4_SUPER_MAGIC:
+		return "ext2/3/4"
+	case unix.XFS_SUPER_MAGIC:
+		return "xfs"
+	case unix.TMPFS_MAGIC:
+		return "tmpfs (memory: nothing on it survives a power loss, fsync or not)"
+	case unix.BTRFS_SUPER_MAGIC:
+		return "btrfs"
+	case unix.OVERLAYFS_SUPER_MAGIC:
+		return "overlayfs"
+	case 0x2fc12fc1:
+		return "zfs"
+	case unix.NFS_SUPER_MAGIC:
+		return "nfs"
+	case unix.F2FS_SUPER_MAGIC:
+		return "f2fs"
+	}
+	return "0x" + strconv.FormatUint(uint64(uint32(st.Type)), 16)
+}

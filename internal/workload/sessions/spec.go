@@ -1,0 +1,297 @@
+package sessions
+
+import (
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/storebench/storebench/internal/workload"
+)
+
+// Spec is the sessions section of a scenario's workload entry
+// (`sessions:` in YAML). Zero fields take Defaults' values. One entry is
+// one phase; Variants (phase A) and Designs (phase B) expand into one cell
+// each.
+type Spec struct {
+	// Phase is "insert" (phase A) or "churn" (phase B).
+	Phase string `yaml:"phase" json:"phase"`
+	// Variants are phase A's variants (default: all of Variants). Phase A
+	// runs on postgres targets only.
+	Variants []string `yaml:"variants,omitempty" json:"variants,omitempty"`
+	// Designs maps a store (postgres, redis, memcached, files, sqlite,
+	// mariadb, or "*" for the others) to its phase B designs (default:
+	// postgres naive and tuned, every other store tuned).
+	Designs map[string][]string `yaml:"designs,omitempty" json:"designs,omitempty"`
+	// ReplicaDesigns are the postgres designs run once more with reads on a
+	// streaming replica when the run asks for one (default: tuned, and
+	// tuned with an UNLOGGED table).
+	ReplicaDesigns []string `yaml:"replica_designs,omitempty" json:"replica_designs,omitempty"`
+
+	PayloadSize    int           `yaml:"payload_size,omitempty" json:"payload_size,omitempty"`
+	TTL            time.Duration `yaml:"ttl,omitempty" json:"ttl,omitempty"`
+	RefreshBelow   time.Duration `yaml:"refresh_below,omitempty" json:"refresh_below,omitempty"`
+	KeepaliveEvery time.Duration `yaml:"keepalive_every,omitempty" json:"keepalive_every,omitempty"`
+	KeepaliveChunk int           `yaml:"keepalive_chunk,omitempty" json:"keepalive_chunk,omitempty"`
+	ReapEvery      time.Duration `yaml:"reap_every,omitempty" json:"reap_every,omitempty"`
+	ReapBatch      int           `yaml:"reap_batch,omitempty" json:"reap_batch,omitempty"`
+	// ReapMaxBatches is a pointer so that 0 (until drained) differs from unset.
+	ReapMaxBatches *int          `yaml:"reap_max_batches,omitempty" json:"reap_max_batches,omitempty"`
+	ActiveMean     time.Duration `yaml:"active_mean,omitempty" json:"active_mean,omitempty"`
+	CreateRate     float64       `yaml:"create_rate,omitempty" json:"create_rate,omitempty"`
+	CreateClients  int           `yaml:"create_clients,omitempty" json:"create_clients,omitempty"`
+	// ExpiredReads is a pointer so that 0 (never read an expired session) differs from unset.
+	ExpiredReads *float64      `yaml:"expired_reads,omitempty" json:"expired_reads,omitempty"`
+	TimeScale    float64       `yaml:"time_scale,omitempty" json:"time_scale,omitempty"`
+	ObserveEvery time.Duration `yaml:"observe_every,omitempty" json:"observe_every,omitempty"`
+}
+
+// Overlay returns s with o's set fields on top (a quick section over the
+// full one, or --time-scale).
+func (s Spec) Overlay(o *Spec) Spec {
+	if o == nil {
+		return s
+	}
+	if o.Phase != "" {
+		s.Phase = o.Phase
+	}
+	if len(o.Variants) > 0 {
+		s.Variants = o.Variants
+	}
+	if len(o.Designs) > 0 {
+		s.Designs = o.Designs
+	}
+	if len(o.ReplicaDesigns) > 0 {
+		s.ReplicaDesigns = o.ReplicaDesigns
+	}
+	setInt := func(dst *int, v int) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	setDur := func(dst *time.Duration, v time.Duration) {
+		if v != 0 {
+			*dst = v
+		}
+	}
+	setInt(&s.PayloadSize, o.PayloadSize)
+	setDur(&s.TTL, o.TTL)
+	setDur(&s.RefreshBelow, o.RefreshBelow)
+	setDur(&s.KeepaliveEvery, o.KeepaliveEvery)
+	setInt(&s.KeepaliveChunk, o.KeepaliveChunk)
+	setDur(&s.ReapEvery, o.ReapEvery)
+	setInt(&s.ReapBatch, o.ReapBatch)
+	if o.ReapMaxBatches != nil {
+		s.ReapMaxBatches = o.ReapMaxBatches
+	}
+	setDur(&s.ActiveMean, o.ActiveMean)
+	if o.CreateRate != 0 {
+		s.CreateRate = o.CreateRate
+	}
+	setInt(&s.CreateClients, o.CreateClients)
+	if o.ExpiredReads != nil {
+		s.ExpiredReads = o.ExpiredReads
+	}
+	if o.TimeScale != 0 {
+		s.TimeScale = o.TimeScale
+	}
+	setDur(&s.ObserveEvery, o.ObserveEvery)
+	return s
+}
+
+// Cell is one cell of a Spec on one store: a phase A variant, or a phase B
+// design, possibly read on a replica.
+type Cell struct {
+	Phase   string
+	Variant string // phase A
+	Design  string // phase B
+	Replica bool
+}
+
+// DefaultReplicaDesigns are what --replica compares: the logged tuned
+// design, whose reads the replica serves, and the same with an UNLOGGED
+// table, which the replica cannot read.
+var DefaultReplicaDesigns = []string{"tuned", "tuned,persistence=unlogged"}
+
+// storeKey is the key of a store in Designs: the registry's name.
+func storeKey(store string) string {
+	switch store {
+	case "mysql":
+		return "mariadb"
+	case "pg", "postgresql":
+		return "postgres"
+	}
+	return store
+}
+
+// Cells expands the spec for one store (the registry's name: postgres,
+// redis, memcached, files, sqlite, mariadb). Phase A has cells on postgres
+// only. With replica, postgres gets ReplicaDesigns once more, read on a
+// replica, after its other cells.
+func (s Spec) Cells(store string, replica bool) []Cell {
+	store = storeKey(store)
+	var out []Cell
+	switch s.Phase {
+	case PhaseInsert:
+		if store != "postgres" {
+			return nil
+		}
+		vs := s.Variants
+		if len(vs) == 0 {
+			vs = Variants
+		}
+		for _, v := range vs {
+			out = append(out, Cell{Phase: PhaseInsert, Variant: v})
+		}
+	case PhaseChurn:
+		for _, d := range s.designsFor(store) {
+			out = append(out, Cell{Phase: PhaseChurn, Design: d})
+		}
+		if replica && store == "postgres" {
+			rd := s.ReplicaDesigns
+			if len(rd) == 0 {
+				rd = DefaultReplicaDesigns
+			}
+			for _, d := range rd {
+				out = append(out, Cell{Phase: PhaseChurn, Design: d, Replica: true})
+			}
+		}
+	}
+	return out
+}
+
+func (s Spec) designsFor(store string) []string {
+	if s.Designs == nil {
+		if store == "postgres" {
+			return []string{"naive", "tuned"}
+		}
+		return []string{"tuned"}
+	}
+	for k, v := range s.Designs {
+		if storeKey(k) == store {
+			return v
+		}
+	}
+	return s.Designs["*"]
+}
+
+// Check validates the spec before any work: the phase, every variant and
+// design, and the parameters of one cell of each.
+func (s Spec) Check(seed uint64, l workload.Load) error {
+	var errs []error
+	switch s.Phase {
+	case PhaseInsert:
+		for _, v := range s.Variants {
+			if _, err := VariantDesign(v); err != nil {
+				errs = append(errs, fmt.Errorf("sessions: %w", err))
+			}
+		}
+	case PhaseChurn:
+		for k, ds := range s.Designs {
+			for _, d := range ds {
+				if _, err := ParseDesign(d); err != nil {
+					errs = append(errs, fmt.Errorf("sessions: designs for %s: %w", k, err))
+				}
+			}
+		}
+		for _, d := range s.ReplicaDesigns {
+			if _, err := ParseDesign(d); err != nil {
+				errs = append(errs, fmt.Errorf("sessions: replica designs: %w", err))
+			}
+		}
+	default:
+		return fmt.Errorf("sessions: phase %q: want %s (phase A) or %s (phase B)", s.Phase, PhaseInsert, PhaseChurn)
+	}
+	for _, store := range []string{"postgres", "redis"} {
+		for _, c := range s.Cells(store, true) {
+			if _, err := PlanParams(s, c, seed, l); err != nil {
+				errs = append(errs, err)
+			}
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// PlanParams builds one cell's Params from a scenario's sessions section,
+// one of its cells, the scenario's seed and the effective load. Phase A:
+// ops → Inserts, warmup_ops → WarmupOps, one client. Phase B: clients →
+// Clients (readers), rate → ReadRate (0: closed loop), duration →
+// Duration, warmup → Warmup. Pipelines and connect-per-op do not apply.
+func PlanParams(s Spec, c Cell, seed uint64, l workload.Load) (Params, error) {
+	p := Defaults()
+	if l.Pipeline > 1 || l.ConnectPerOp {
+		return p, errors.New("sessions: pipeline and connect_per_op do not apply")
+	}
+	p.Phase, p.Variant, p.Design, p.Replica = c.Phase, c.Variant, c.Design, c.Replica
+	if seed != 0 {
+		p.Seed = seed
+	}
+	if s.PayloadSize != 0 {
+		p.PayloadSize = s.PayloadSize
+	}
+	if c.Phase == PhaseInsert {
+		if l.Clients > 1 || l.Rate != 0 {
+			return p, errors.New("sessions: phase A (insert) is the article's one connection, one insert at a time: clients 1, no rate")
+		}
+		if l.Ops != 0 {
+			p.Inserts = l.Ops
+		}
+		p.WarmupOps = l.WarmupOps
+		return p, p.Validate()
+	}
+	durs := []struct {
+		dst *time.Duration
+		v   time.Duration
+	}{
+		{&p.TTL, s.TTL}, {&p.RefreshBelow, s.RefreshBelow}, {&p.KeepaliveEvery, s.KeepaliveEvery}, {&p.ReapEvery, s.ReapEvery},
+		{&p.ActiveMean, s.ActiveMean}, {&p.ObserveEvery, s.ObserveEvery},
+	}
+	for _, d := range durs {
+		if d.v != 0 {
+			*d.dst = d.v
+		}
+	}
+	if s.KeepaliveChunk != 0 {
+		p.KeepaliveChunk = s.KeepaliveChunk
+	}
+	if s.ReapBatch != 0 {
+		p.ReapBatch = s.ReapBatch
+	}
+	if s.ReapMaxBatches != nil {
+		p.ReapMaxBatches = *s.ReapMaxBatches
+	}
+	if s.CreateRate != 0 {
+		p.CreateRate = s.CreateRate
+	}
+	if s.CreateClients != 0 {
+		p.CreateClients = s.CreateClients
+	}
+	if s.ExpiredReads != nil {
+		p.ExpiredReads = *s.ExpiredReads
+	}
+	if s.TimeScale != 0 {
+		p.TimeScale = s.TimeScale
+	}
+	if l.Clients != 0 {
+		p.Clients = l.Clients
+	}
+	p.ReadRate = l.Rate
+	p.Duration, p.Warmup = l.Duration, l.Warmup
+	return p, p.Validate()
+}
+
+// CellParams are a cell's parameters as the result records them
+// (Cell.Params): what names it and what it ran with.
+func CellParams(p Params) map[string]any {
+	m := map[string]any{"phase": p.Phase, "payload_size": p.PayloadSize, "seed": p.Seed}
+	if p.Phase == PhaseInsert {
+		m["variant"], m["inserts"], m["warmup_ops"] = p.Variant, p.Inserts, p.WarmupOps
+		return m
+	}
+	t := p.Timing()
+	m["design"], m["replica"], m["time_scale"] = p.Design, p.Replica, p.TimeScale
+	m["ttl"], m["refresh_below"], m["keepalive_every"], m["keepalive_chunk"] = p.TTL.String(), p.RefreshBelow.String(), p.KeepaliveEvery.String(), p.KeepaliveChunk
+	m["reap_every"], m["reap_batch"], m["reap_max_batches"] = p.ReapEvery.String(), p.ReapBatch, p.ReapMaxBatches
+	m["active_mean"], m["create_rate"], m["read_rate"], m["clients"], m["create_clients"] = p.ActiveMean.String(), p.CreateRate, p.ReadRate, p.Clients, p.CreateClients
+	m["expired_reads"], m["duration"], m["warmup"] = p.ExpiredReads, t.Duration.String(), t.Warmup.String()
+	return m
+}
