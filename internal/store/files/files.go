@@ -240,8 +240,8 @@ func (s *Store) Info(context.Context) (store.Info, error) {
 	}
 	var st unix.Statfs_t
 	if err := unix.Statfs(s.dir, &st); err == nil {
-		set["filesystem"] = fsName(st.Type)
-		set["block_size"] = strconv.FormatInt(st.Bsize, 10)
+		set["filesystem"] = fsName(int64(st.Type))
+		set["block_size"] = strconv.FormatInt(int64(st.Bsize), 10)
 	}
 	version := "unknown"
 	var u unix.Utsname
@@ -465,7 +465,7 @@ func (c *Client) write(fd, dirfd int, val []byte, ttl time.Duration) error {
 	if ttl > 0 {
 		exp = unix.NsecToTimespec(time.Now().Add(ttl).UnixNano())
 	}
-	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, exp} // atime untouched, mtime = expiry
+	ts := [2]unix.Timespec{{Nsec: utimeOmit}, exp} // atime untouched, mtime = expiry
 	if err := unix.UtimesNanoAt(dirfd, c.tmp, ts[:], 0); err != nil {
 		return err
 	}

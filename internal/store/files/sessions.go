@@ -191,7 +191,7 @@ func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (i
 		_ = unix.Unlinkat(dirfd, c.tmp, 0)
 		return 0, pathErr("create session", "write", c.tmp, err)
 	}
-	err = unix.Renameat2(dirfd, c.tmp, dirfd, name, unix.RENAME_NOREPLACE)
+	err = renameNoReplace(dirfd, c.tmp, dirfd, name)
 	if err == unix.EINVAL || err == unix.ENOSYS { // no RENAME_NOREPLACE here
 		if e := unix.Faccessat(dirfd, name, unix.F_OK, 0); e == nil {
 			err = unix.EEXIST
@@ -222,7 +222,7 @@ func (h *sessionClient) write(fd, dirfd int, payload []byte) error {
 		}
 		payload = payload[n:]
 	}
-	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(time.Now().Add(h.d.TTL).UnixNano())}
+	ts := [2]unix.Timespec{{Nsec: utimeOmit}, unix.NsecToTimespec(time.Now().Add(h.d.TTL).UnixNano())}
 	if err := unix.UtimesNanoAt(dirfd, h.c.tmp, ts[:], 0); err != nil {
 		return err
 	}
@@ -269,7 +269,7 @@ func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte,
 }
 
 func (h *sessionClient) touch(dirfd int, name string, now time.Time) error {
-	ts := [2]unix.Timespec{{Nsec: unix.UTIME_OMIT}, unix.NsecToTimespec(now.Add(h.d.TTL).UnixNano())}
+	ts := [2]unix.Timespec{{Nsec: utimeOmit}, unix.NsecToTimespec(now.Add(h.d.TTL).UnixNano())}
 	return unix.UtimesNanoAt(dirfd, name, ts[:], unix.AT_SYMLINK_NOFOLLOW)
 }
 
