@@ -220,20 +220,6 @@ func TestPhaseJSON(t *testing.T) {
 	}
 }
 
-func TestProcessCPU(t *testing.T) {
-	a, ok := ProcessCPU()
-	if !ok {
-		t.Skip("no process CPU on this platform")
-	}
-	x := 0
-	for i := range 20_000_000 {
-		x += i % 7
-	}
-	b, _ := ProcessCPU()
-	if b <= a {
-		t.Fatalf("CPU did not advance: %v -> %v (%d)", a, b, x)
-	}
-}
 
 // Percentiles never exceed the exact max nor fall below the exact min, even
 // though a histogram bucket's highest equivalent value may.
