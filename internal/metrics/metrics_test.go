@@ -220,7 +220,6 @@ func TestPhaseJSON(t *testing.T) {
 	}
 }
 
-
 // Percentiles never exceed the exact max nor fall below the exact min, even
 // though a histogram bucket's highest equivalent value may.
 func TestPercentilesStayWithinMinAndMax(t *testing.T) {
