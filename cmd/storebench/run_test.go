@@ -177,3 +177,22 @@ func TestServerDyingMidRun(t *testing.T) {
 		t.Errorf("left in the data dir: %v", entries)
 	}
 }
+
+// TestPinnedPlacementIsRecorded: the client pinned to one CPU may still start
+// a server pinned to another, and both placements land in the result.
+func TestPinnedPlacementIsRecorded(t *testing.T) {
+	out := t.TempDir()
+	r := storebench(t, nil, "run", "kv", "--stores", "redis", "--keys", "200", "--client-cpus", "0", "--server-cpus", "1",
+		"--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json"))
+	res, err := result.Read(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Environment.ClientCPUs != "0" || res.Environment.ServerCPUs != "1" {
+		t.Errorf("placement recorded as client %q server %q, want 0 and 1", res.Environment.ClientCPUs, res.Environment.ServerCPUs)
+	}
+}

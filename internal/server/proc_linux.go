@@ -98,16 +98,25 @@ func deviceWrites(path string) (string, uint64) {
 	return name, sectors * 512
 }
 
-// checkCPUs refuses CPUs this process may not run on: the kernel would
-// silently pin the server to the remaining ones only (or fail late if none).
+// startAffinity is the CPU set this process was started with, read once
+// before anything (such as --client-cpus) narrows the process's own mask:
+// that is what a server may be given.
+var startAffinity, startAffinityErr = func() (unix.CPUSet, error) {
+	var set unix.CPUSet
+	return set, unix.SchedGetaffinity(0, &set)
+}()
+
+// checkCPUs refuses CPUs this process was not allowed to run on when it
+// started: the kernel would silently pin the server to the remaining ones
+// only (or fail late if none).
 func checkCPUs(cpus []int) error {
 	if len(cpus) == 0 {
 		return nil
 	}
-	var allowed unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &allowed); err != nil {
-		return err
+	if startAffinityErr != nil {
+		return startAffinityErr
 	}
+	allowed := startAffinity
 	var bad, ok []int
 	for _, c := range cpus {
 		if !allowed.IsSet(c) {
