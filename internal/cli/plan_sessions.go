@@ -15,17 +15,13 @@ import (
 	"github.com/storebench/storebench/internal/workload/sessions"
 )
 
-// sessionsReplica is set by --replica: PostgreSQL designs are also measured
-// with reads served by a managed streaming replica.
-var sessionsReplica bool
-
 // planSessions makes one cell per phase-A variant or phase-B design of the
 // store (and per replica design with --replica).
 func planSessions(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
 	spec := *w.Sessions
 	load := s.EffectiveLoad(w).Workload()
 	var cells []cell
-	for _, sc := range spec.Cells(t.Spec.Store, sessionsReplica) {
+	for _, sc := range spec.Cells(t.Spec.Store, s.Replica) {
 		p, _ := sessions.PlanParams(spec, sc, s.Seed, load) // checked by scenario validation
 		var sum *sessions.Summary
 		cells = append(cells, cell{

@@ -214,7 +214,7 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 			}
 		}
 	}
-	sessionsReplica = f.replica
+	s.Replica = f.replica
 	if fl.Changed("seed") {
 		s.Seed = f.seed
 	}

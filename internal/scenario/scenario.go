@@ -39,6 +39,9 @@ type Scenario struct {
 	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
 	// Article is the published experiment a suite reproduces.
 	Article *result.Article `yaml:"article,omitempty" json:"-"`
+	// Replica (--replica) adds sessions cells whose reads go to a managed
+	// PostgreSQL streaming replica.
+	Replica bool `yaml:"-" json:"replica,omitempty"`
 	// Source is the file name, for error messages.
 	Source string `yaml:"-" json:"source,omitempty"`
 }
