@@ -368,7 +368,7 @@ func tQuantile99(df int) float64 {
 var runSpecific = regexp.MustCompile(`storebench-[a-z]+-[0-9]+|127\.0\.0\.1:[0-9]+`)
 
 // ignoredSettings differ between any two runs of managed servers.
-var ignoredSettings = map[string]bool{"port": true}
+var ignoredSettings = map[string]bool{"port": true, "tcpport": true, "udpport": true, "pid_file": true, "unix_socket_directories": true}
 
 // setupDiffs lists what differs between two runs' machines, binaries and targets.
 func setupDiffs(a, b *result.Result) []string {
