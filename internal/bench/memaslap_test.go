@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -22,7 +23,6 @@ import (
 // 50 × 2048 = 102,400 keys, storebench's keyspace.
 const (
 	mcClients  = 50
-	mcThreads  = 2 // memaslap -T: a thread per CPU, as its manual advises (and as GOMAXPROCS)
 	mcWindow   = 2048
 	mcKeyspace = mcClients * mcWindow
 	mcValue    = 3
@@ -32,7 +32,8 @@ const (
 // BenchmarkVersusMemaslap compares Memcached gets: memaslap (Debian's
 // memcaslap, libmemcached-tools) get-only (its config's cmd line "1 1.0")
 // with storebench's throughput workload's get phase, on one managed
-// memcached (4 threads, the default profile).
+// memcached (4 threads, the default profile). Both sides run on the same
+// client CPUs, the server on others (-versus.client-cpus, -versus.server-cpus).
 //
 // Matched: 50 connections, ASCII protocol single gets, 3-byte values, keys
 // of the same length as storebench's "sb:vs:<gen>:key:0000000042" (22
@@ -47,7 +48,8 @@ const (
 // value read.
 func BenchmarkVersusMemaslap(b *testing.B) {
 	tool := requireTool(b, "libmemcached-tools", "memcaslap", "memaslap")
-	srv := servertest.Start(b, server.Memcached, server.Options{})
+	srv := servertest.Start(b, server.Memcached, server.Options{CPUs: *serverCPUs})
+	threads := pinClient(b) // memaslap -T: a thread per client CPU, as its manual advises (and as GOMAXPROCS)
 	st, err := memcached.New(context.Background(), memcached.Config{URL: srv.URL, Namespace: namespace})
 	if err != nil {
 		b.Fatal(err)
@@ -60,12 +62,13 @@ func BenchmarkVersusMemaslap(b *testing.B) {
 		b.Fatal(err)
 	}
 	secs := strconv.Itoa(int(mcDuration / time.Second))
-	args := []string{"-s", srv.Addr, "-F", cfg, "-T", strconv.Itoa(mcThreads), "-c", strconv.Itoa(mcClients),
+	args := []string{"-s", srv.Addr, "-F", cfg, "-T", strconv.Itoa(threads), "-c", strconv.Itoa(mcClients),
 		"-w", strconv.Itoa(mcWindow/1024) + "k", "-t", secs + "s", "-S", secs + "s"}
 	c := &comparison{
 		name: fmt.Sprintf("memcached GET -c %d", mcClients),
 		tool: fmt.Sprintf("%s %s (key %d B, value %d B, get 1.0)", filepath.Base(tool), strings.Join(args[4:], " "), keyLen, mcValue),
-		ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, %d-byte values", mcClients, mcDuration, mcKeyspace, mcValue),
+		ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, %d-byte values, GOMAXPROCS %d; client CPUs %q, server CPUs %q",
+			mcClients, mcDuration, mcKeyspace, mcValue, runtime.GOMAXPROCS(0), *clientCPUs, *serverCPUs),
 	}
 	p := throughput.Params{Keyspace: mcKeyspace, ValueSize: mcValue, Operations: []string{throughput.OpGet},
 		Load: workload.Load{Clients: mcClients, Duration: mcDuration}}

@@ -18,6 +18,7 @@ import (
 	"flag"
 	"fmt"
 	"os/exec"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -33,6 +34,40 @@ import (
 )
 
 var reps = flag.Int("versus.reps", 3, "tool/storebench pairs per comparison (A B A B ...); the median of each figure is reported")
+
+// CPU placement of the memaslap comparison, alike for both sides: the
+// server (server.Options.CPUs) on one set of CPUs, the client on another:
+// storebench's goroutines (GOMAXPROCS = its CPU count) or the tool, which
+// inherits this process's mask and runs a thread per client CPU. By default
+// neither is pinned: client and server share every CPU, the tool runs a
+// thread per CPU and storebench GOMAXPROCS of them. Pinning (e.g. client 0,
+// server 1) measured no better ratio on a 2-CPU machine.
+var (
+	serverCPUs = flag.String("versus.server-cpus", "", "pin the managed memcached to these CPUs (e.g. 1); \"\" leaves it unpinned")
+	clientCPUs = flag.String("versus.client-cpus", "", "pin this process and the tools it runs to these CPUs (e.g. 0) once the server has started, with GOMAXPROCS and memaslap -T that many; \"\" leaves them unpinned")
+)
+
+// pinClient pins this process (and so the tools it starts) to
+// -versus.client-cpus, with GOMAXPROCS that many CPUs, until b ends, and
+// returns how many CPUs the client has.
+func pinClient(b *testing.B) int {
+	b.Helper()
+	if *clientCPUs == "" {
+		return runtime.GOMAXPROCS(0)
+	}
+	restore, n, err := pinSelf(*clientCPUs)
+	if err != nil {
+		b.Fatal(err)
+	}
+	prev := runtime.GOMAXPROCS(n)
+	b.Cleanup(func() {
+		runtime.GOMAXPROCS(prev)
+		if err := restore(); err != nil {
+			b.Error(err)
+		}
+	})
+	return n
+}
 
 // namespace is the key prefix / schema of storebench's side. It is short so
 // that memaslap can be given keys of the same length.

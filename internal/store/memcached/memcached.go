@@ -57,6 +57,9 @@ type Config struct {
 	// Namespace follows "sb:" in every key.
 	Namespace string
 	// Timeout bounds connecting and each round trip; 0 means DefaultTimeout.
+	// A stalled get, set or delete fails after between Timeout and
+	// 1.25×Timeout: the connection's deadline is moved only now and then
+	// (trackedConn.SetDeadline).
 	Timeout time.Duration
 }
 

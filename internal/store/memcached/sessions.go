@@ -112,7 +112,7 @@ func (h *sessionClient) begin(ctx context.Context) error {
 	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
 		dl = d
 	}
-	if err := h.c.conn.SetDeadline(dl); err != nil {
+	if err := h.c.conn.setDeadline(dl); err != nil {
 		h.c.broken()
 		return err
 	}
