@@ -39,7 +39,7 @@ func (c *Client) bkey(key []byte) string {
 }
 
 // doMulti sends c.cmds with rueidis's DoMulti: on this client's one
-// connection and, with cmdCtx's context, on the caller's goroutine (write
+// connection and, with store.SyncContext's context, on the caller's goroutine (write
 // every command, flush once, read every reply), which is what
 // redis-benchmark -P does. It returns the replies and forgets the commands,
 // which rueidis recycles.
@@ -65,7 +65,7 @@ func (c *Client) setBatch(ctx context.Context, op string, keys, vals [][]byte, t
 	if len(keys) == 0 {
 		return nil
 	}
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return opErr(op, err)
 	}
@@ -96,7 +96,7 @@ func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool)
 	if len(keys) == 0 {
 		return dst, nil
 	}
-	if ctx, err = cmdCtx(ctx); err != nil {
+	if ctx, err = store.SyncContext(ctx); err != nil {
 		return dst, opErr("get batch", err)
 	}
 	c.reserve(keys)

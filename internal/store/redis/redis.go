@@ -360,21 +360,10 @@ func pxOf(ttl time.Duration) int64 {
 	return int64((ttl + time.Millisecond - 1) / time.Millisecond)
 }
 
-// cmdCtx keeps commands on the synchronous path (see the package doc).
-func cmdCtx(ctx context.Context) (context.Context, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, err
-	}
-	if _, ok := ctx.Deadline(); ok {
-		return ctx, nil
-	}
-	return context.Background(), nil
-}
-
 // Get appends the value of key to dst[:0].
 func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
 	dst = dst[:0]
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return dst, false, opErr("get", err)
 	}
@@ -391,7 +380,7 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 
 // Set stores val; ttl > 0 is sent as PX in whole milliseconds, rounded up.
 func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return opErr("set", err)
 	}
@@ -405,7 +394,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 
 // Delete removes key; a missing key is not an error.
 func (c *Client) Delete(ctx context.Context, key []byte) error {
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return opErr("delete", err)
 	}

@@ -90,7 +90,7 @@ func (h *sessionClient) keyOf(id int64) string {
 
 // Setup unlinks the session keys of an earlier run of this namespace.
 func (h *sessionClient) Setup(ctx context.Context) error {
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return opErr("sessions setup", err)
 	}
@@ -119,7 +119,7 @@ func (h *sessionClient) Setup(ctx context.Context) error {
 
 // Create stores the session under id with SET … PX ttl NX.
 func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (int64, error) {
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return 0, opErr("create session", err)
 	}
@@ -140,7 +140,7 @@ func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (i
 // Read gets the session, extending it with GETEX when the design says so.
 func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte, bool, error) {
 	dst = dst[:0]
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return dst, false, opErr("read session", err)
 	}
@@ -164,7 +164,7 @@ func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte,
 
 // KeepAlive extends the sessions, SessionChunk ids per round trip.
 func (h *sessionClient) KeepAlive(ctx context.Context, ids []int64) (int64, error) {
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return 0, opErr("keepalive", err)
 	}
@@ -206,7 +206,7 @@ func (h *sessionClient) Reap(context.Context, int) (int64, error) { return 0, ni
 // Observe reads INFO: expired keys so far and the estimated share of
 // expired keys still in memory, memory used, and the keyspace.
 func (h *sessionClient) Observe(ctx context.Context) (store.SessionSample, error) {
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return store.SessionSample{}, opErr("observe sessions", err)
 	}
@@ -247,7 +247,7 @@ func (h *sessionClient) Observe(ctx context.Context) (store.SessionSample, error
 // Describe reads the persistence and expiry settings back with CONFIG GET
 // and says which commands the design sends.
 func (h *sessionClient) Describe(ctx context.Context) (map[string]string, error) {
-	ctx, err := cmdCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return nil, opErr("describe sessions", err)
 	}

@@ -571,7 +571,7 @@ func (pc *paymentsConn) row(ctx context.Context, st *sql.Stmt, n int, args ...an
 
 // Token is RT1/RT3.
 func (pc *paymentsConn) Token(ctx context.Context, hash *[16]byte, permission string, out *store.PaymentsTokenRow) (bool, error) {
-	ctx, err := stmtCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return false, opErr("payments: token", err)
 	}
@@ -589,7 +589,7 @@ func (pc *paymentsConn) Token(ctx context.Context, hash *[16]byte, permission st
 
 // Card is RT2.
 func (pc *paymentsConn) Card(ctx context.Context, id int64, out *store.PaymentsCardRow) (bool, error) {
-	ctx, err := stmtCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return false, opErr("payments: card", err)
 	}
@@ -608,7 +608,7 @@ func (pc *paymentsConn) Card(ctx context.Context, id int64, out *store.PaymentsC
 // Transfer is RT4: BEGIN IMMEDIATE, two UPDATEs, INSERT … RETURNING, COMMIT.
 func (pc *paymentsConn) Transfer(ctx context.Context, t *store.PaymentsTransfer) error {
 	t.ID, t.CreatedUs, t.Insufficient = 0, 0, false
-	ctx, err := stmtCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return opErr("payments: transfer", err)
 	}
@@ -660,7 +660,7 @@ func (pc *paymentsConn) steps(ctx context.Context, t *store.PaymentsTransfer) er
 
 // DeleteTransfer deletes the first transfer at or after fromID.
 func (pc *paymentsConn) DeleteTransfer(ctx context.Context, fromID int64, out *store.PaymentsDeleted) (bool, error) {
-	ctx, err := stmtCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return false, opErr("payments: delete", err)
 	}

@@ -149,7 +149,7 @@ func (h *sessionClient) payloadArg(p []byte) any {
 
 // Create inserts a session and returns its rowid.
 func (h *sessionClient) Create(ctx context.Context, _ int64, payload []byte) (int64, error) {
-	ctx, err := stmtCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return 0, opErr("create session", err)
 	}
@@ -171,7 +171,7 @@ func (h *sessionClient) Create(ctx context.Context, _ int64, payload []byte) (in
 // UPDATE … RETURNING extends it in the same statement.
 func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte, bool, error) {
 	dst = dst[:0]
-	ctx, err := stmtCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return dst, false, opErr("read session", err)
 	}
@@ -221,7 +221,7 @@ func (h *sessionClient) KeepAlive(ctx context.Context, ids []int64) (int64, erro
 	if len(ids) == 0 {
 		return 0, nil
 	}
-	ctx, err := stmtCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return 0, opErr("keepalive", err)
 	}
@@ -259,7 +259,7 @@ func (h *sessionClient) KeepAlive(ctx context.Context, ids []int64) (int64, erro
 // Reap deletes up to limit expired sessions through a rowid sub-select, or
 // every expired one when limit is 0.
 func (h *sessionClient) Reap(ctx context.Context, limit int) (int64, error) {
-	ctx, err := stmtCtx(ctx)
+	ctx, err := store.SyncContext(ctx)
 	if err != nil {
 		return 0, opErr("reap", err)
 	}

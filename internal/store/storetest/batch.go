@@ -24,10 +24,7 @@ func RunBatchOptions(t *testing.T, open Opener, o Options) {
 	if o.LargeValue == 0 {
 		o.LargeValue = 1 << 20
 	}
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, s store.Store, o Options)
-	}{
+	tests := []testCase{
 		{"RoundTrip", testBatchRoundTrip},
 		{"MixedWithSingleOps", testBatchMixed},
 		{"DstReuse", testBatchDst},
@@ -39,20 +36,7 @@ func RunBatchOptions(t *testing.T, open Opener, o Options) {
 		{"Reset", testBatchReset},
 		{"BulkLoad", testBulkLoad},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s := open(t)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := s.Close(ctx); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			})
-			tc.fn(t, s, o)
-		})
-	}
+	runCases(t, open, o, tests)
 }
 
 // BatchClient opens a client that must implement store.KV and store.Batcher.

@@ -56,10 +56,7 @@ func RunKVOptions(t *testing.T, open Opener, o Options) {
 	if o.LargeValue == 0 {
 		o.LargeValue = 1 << 20
 	}
-	tests := []struct {
-		name string
-		fn   func(t *testing.T, s store.Store, o Options)
-	}{
+	tests := []testCase{
 		{"RoundTrip", testRoundTrip},
 		{"BinaryKeysAndValues", testBinary},
 		{"LargeValue", testLarge},
@@ -73,20 +70,7 @@ func RunKVOptions(t *testing.T, open Opener, o Options) {
 		{"Reset", testReset},
 		{"Close", testClose},
 	}
-	for _, tc := range tests {
-		t.Run(tc.name, func(t *testing.T) {
-			t.Parallel()
-			s := open(t)
-			t.Cleanup(func() {
-				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-				defer cancel()
-				if err := s.Close(ctx); err != nil {
-					t.Errorf("Close: %v", err)
-				}
-			})
-			tc.fn(t, s, o)
-		})
-	}
+	runCases(t, open, o, tests)
 }
 
 func ctxT(t *testing.T) context.Context {
@@ -478,5 +462,30 @@ func ErrIs(t *testing.T, err, target error) {
 	t.Helper()
 	if !errors.Is(err, target) {
 		t.Fatalf("error = %v, want %v", err, target)
+	}
+}
+
+// testCase is one conformance subtest, run on a fresh store.
+type testCase struct {
+	name string
+	fn   func(t *testing.T, s store.Store, o Options)
+}
+
+// runCases runs every case in parallel, each on a store of its own that is
+// closed when the case ends.
+func runCases(t *testing.T, open Opener, o Options, tests []testCase) {
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			s := open(t)
+			t.Cleanup(func() {
+				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+				defer cancel()
+				if err := s.Close(ctx); err != nil {
+					t.Errorf("Close: %v", err)
+				}
+			})
+			tc.fn(t, s, o)
+		})
 	}
 }
