@@ -10,6 +10,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"time"
 )
 
@@ -206,6 +207,25 @@ type PaymentsConfig struct {
 	// Isolation is "" (the engine's default), "read-committed",
 	// "repeatable-read" or "serializable".
 	Isolation string
+}
+
+// Check validates c for a store (named in errors) that offers both modes and
+// maps isolation levels through isolations (names to the engine's words).
+func (c PaymentsConfig) Check(storeName string, isolations map[string]string) error {
+	switch c.Mode {
+	case PaymentsRoutine, PaymentsClient:
+	default:
+		return fmt.Errorf("%s: payments mode %q: want %s or %s", storeName, c.Mode, PaymentsRoutine, PaymentsClient)
+	}
+	switch c.Durability {
+	case PaymentsStrict, PaymentsRelaxed:
+	default:
+		return fmt.Errorf("%s: payments durability %q: want %s or %s", storeName, c.Durability, PaymentsStrict, PaymentsRelaxed)
+	}
+	if _, ok := isolations[c.Isolation]; c.Isolation != "" && !ok {
+		return fmt.Errorf("%s: payments isolation %q: want read-committed, repeatable-read or serializable (or empty for the default)", storeName, c.Isolation)
+	}
+	return nil
 }
 
 // PaymentsSettings is how a store maps a PaymentsConfig, as read back.

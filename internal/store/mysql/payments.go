@@ -138,23 +138,6 @@ var myIsolation = map[string]string{
 
 func (s *Store) sql(q string) string { return strings.ReplaceAll(q, "@.", s.db+".") }
 
-func checkPaymentsConfig(cfg store.PaymentsConfig) error {
-	switch cfg.Mode {
-	case store.PaymentsRoutine, store.PaymentsClient:
-	default:
-		return fmt.Errorf("mysql: payments mode %q: want %s or %s", cfg.Mode, store.PaymentsRoutine, store.PaymentsClient)
-	}
-	switch cfg.Durability {
-	case store.PaymentsStrict, store.PaymentsRelaxed:
-	default:
-		return fmt.Errorf("mysql: payments durability %q: want %s or %s", cfg.Durability, store.PaymentsStrict, store.PaymentsRelaxed)
-	}
-	if _, ok := myIsolation[cfg.Isolation]; cfg.Isolation != "" && !ok {
-		return fmt.Errorf("mysql: payments isolation %q: want read-committed, repeatable-read or serializable (or empty for the default)", cfg.Isolation)
-	}
-	return nil
-}
-
 // globals reads global variables; missing ones are absent from the map.
 func (s *Store) globals(ctx context.Context, names ...string) (map[string]string, error) {
 	rows, err := s.admin.QueryContext(ctx, `SHOW GLOBAL VARIABLES WHERE Variable_name IN ('`+strings.Join(names, `', '`)+`')`)
@@ -187,7 +170,7 @@ func (s *Store) mariaDB(ctx context.Context) (bool, error) {
 // PaymentsPrepare checks that the server's global durability settings are
 // the level asked for; it does not change them.
 func (s *Store) PaymentsPrepare(ctx context.Context, cfg store.PaymentsConfig) (store.PaymentsSettings, error) {
-	if err := checkPaymentsConfig(cfg); err != nil {
+	if err := cfg.Check("mysql", myIsolation); err != nil {
 		return store.PaymentsSettings{}, err
 	}
 	s.mu.Lock()
@@ -625,7 +608,7 @@ const createdUsT = `CAST(UNIX_TIMESTAMP(t.created_at) * 1000000 AS SIGNED)`
 // PaymentsOpen connects a worker (CLIENT_FOUND_ROWS), sets its session and
 // prepares its statements.
 func (s *Store) PaymentsOpen(ctx context.Context, cfg store.PaymentsConfig) (store.PaymentsConn, error) {
-	if err := checkPaymentsConfig(cfg); err != nil {
+	if err := cfg.Check("mysql", myIsolation); err != nil {
 		return nil, err
 	}
 	maria, err := func() (bool, error) {

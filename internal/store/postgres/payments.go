@@ -108,23 +108,6 @@ var pgIsolation = map[string]string{
 	"serializable":    "SERIALIZABLE",
 }
 
-func checkPaymentsConfig(cfg store.PaymentsConfig) error {
-	switch cfg.Mode {
-	case store.PaymentsRoutine, store.PaymentsClient:
-	default:
-		return fmt.Errorf("postgres: payments mode %q: want %s or %s", cfg.Mode, store.PaymentsRoutine, store.PaymentsClient)
-	}
-	switch cfg.Durability {
-	case store.PaymentsStrict, store.PaymentsRelaxed:
-	default:
-		return fmt.Errorf("postgres: payments durability %q: want %s or %s", cfg.Durability, store.PaymentsStrict, store.PaymentsRelaxed)
-	}
-	if _, ok := pgIsolation[cfg.Isolation]; cfg.Isolation != "" && !ok {
-		return fmt.Errorf("postgres: payments isolation %q: want read-committed, repeatable-read or serializable (or empty for the default)", cfg.Isolation)
-	}
-	return nil
-}
-
 func syncCommit(durability string) string {
 	if durability == store.PaymentsRelaxed {
 		return "off"
@@ -135,7 +118,7 @@ func syncCommit(durability string) string {
 // PaymentsPrepare checks cfg against the server: strict durability needs
 // fsync on.
 func (s *Store) PaymentsPrepare(ctx context.Context, cfg store.PaymentsConfig) (store.PaymentsSettings, error) {
-	if err := checkPaymentsConfig(cfg); err != nil {
+	if err := cfg.Check("postgres", pgIsolation); err != nil {
 		return store.PaymentsSettings{}, err
 	}
 	s.mu.Lock()
@@ -434,7 +417,7 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 
 // PaymentsOpen connects a worker and prepares its statements.
 func (s *Store) PaymentsOpen(ctx context.Context, cfg store.PaymentsConfig) (store.PaymentsConn, error) {
-	if err := checkPaymentsConfig(cfg); err != nil {
+	if err := cfg.Check("postgres", pgIsolation); err != nil {
 		return nil, err
 	}
 	conn, err := s.connect(ctx)
