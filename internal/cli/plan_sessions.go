@@ -26,9 +26,6 @@ func planSessions(s *scenario.Scenario, w scenario.Workload, t scenario.Target) 
 		var sum *sessions.Summary
 		cells = append(cells, cell{
 			target: t, workload: w.Type, name: w.Label(), params: sessions.CellParams(p),
-			// Some tuned knobs need a server restart (autovacuum_max_workers):
-			// the watchdog must not take it for a death.
-			killsServer: true,
 			run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
 				env := sessions.Env{Store: inst.Store}
 				if inst.Server != nil {

@@ -39,10 +39,7 @@ func (s *Server) Reconfigure(ctx context.Context, settings map[string]string) er
 	}
 	s.want = merged
 	if !reloaded {
-		if err := s.Shutdown(ctx); err != nil {
-			return fmt.Errorf("reconfigure %s: %w", s.Kind, err)
-		}
-		if err := s.Restart(ctx); err != nil {
+		if err := s.restartOnPurpose(ctx); err != nil {
 			return fmt.Errorf("reconfigure %s: %w", s.Kind, err)
 		}
 	}
@@ -135,4 +132,21 @@ func (s *Server) reload(ctx context.Context, settings map[string]string) (bool, 
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
+}
+
+// restartOnPurpose stops and starts the server while Running keeps saying
+// true, so a watchdog does not take the restart for a death.
+func (s *Server) restartOnPurpose(ctx context.Context) error {
+	s.setRestarting(true)
+	defer s.setRestarting(false)
+	if err := s.Shutdown(ctx); err != nil {
+		return err
+	}
+	return s.Restart(ctx)
+}
+
+func (s *Server) setRestarting(v bool) {
+	s.mu.Lock()
+	s.restarting = v
+	s.mu.Unlock()
 }

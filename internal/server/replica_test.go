@@ -112,3 +112,36 @@ func TestReconfigure(t *testing.T) {
 		t.Error("a reserved setting was accepted")
 	}
 }
+
+// A restart that Reconfigure does on purpose never shows as a dead server,
+// so the run's watchdog leaves the cell alone.
+func TestReconfigureRestartKeepsRunning(t *testing.T) {
+	s := servertest.Start(t, server.Postgres, server.Options{})
+	pid := s.PID
+	stop := make(chan struct{})
+	sawDown := make(chan bool, 1)
+	go func() {
+		down := false
+		for {
+			select {
+			case <-stop:
+				sawDown <- down
+				return
+			default:
+			}
+			down = down || !s.Running()
+			time.Sleep(time.Millisecond)
+		}
+	}()
+	err := s.Reconfigure(context.Background(), map[string]string{"autovacuum_max_workers": "6"})
+	close(stop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if <-sawDown {
+		t.Error("Running was false during Reconfigure's restart")
+	}
+	if s.PID == pid {
+		t.Errorf("autovacuum_max_workers should need a restart; pid stayed %d", pid)
+	}
+}

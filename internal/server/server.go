@@ -95,10 +95,12 @@ type Server struct {
 	cpuSet   []int
 	timeout  time.Duration
 
-	mu      sync.Mutex
-	proc    *process
-	cmdline string
-	removed bool
+	mu   sync.Mutex
+	proc *process
+	// restarting is true while Reconfigure restarts the server on purpose.
+	restarting bool
+	cmdline    string
+	removed    bool
 }
 
 // driver is what differs between kinds.
@@ -629,11 +631,13 @@ func (s *Server) Restart(ctx context.Context) error {
 	return nil
 }
 
-// Running reports whether the server process is alive.
+// Running reports whether the server process is alive, or being restarted on
+// purpose by Reconfigure.
 func (s *Server) Running() bool {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.proc != nil && !s.proc.exited()
+	// A restart that Reconfigure does on purpose is not a death.
+	return s.restarting || s.proc != nil && !s.proc.exited()
 }
 
 // CommandLine is the server's last command line, for the record.
