@@ -4,14 +4,17 @@
 // seen the way an application on another machine sees it, not only over
 // loopback.
 //
-// Two mechanisms could do it. The kernel's netem qdisc on a veth pair into a
-// network namespace delays packets where the kernel has netem; Detect checks
-// for it, but that path is not implemented (the kernels this was built on have
-// no netem qdisc to test it with). What is implemented is an in-process
-// delaying TCP proxy, built on Shopify's toxiproxy used as a library (its proxy
-// and toxic chain, no toxiproxy server and no HTTP API): Start listens on
-// 127.0.0.1:0 in front of a target's host:port and delays each direction by
-// RTT/2. MeasureRTT measures the round trip a client really gets through it.
+// Two mechanisms do it, behind one Path interface; Detect says which can
+// run here. The kernel's (Kernel): a veth pair into a network namespace
+// storebench creates, with a netem qdisc on each end delaying each direction
+// by RTT/2, and a relay in the namespace forwarding to the target; it needs
+// root (CAP_NET_ADMIN, CAP_SYS_ADMIN) and a kernel with netem. Otherwise an
+// in-process delaying TCP proxy (Proxy), built on Shopify's toxiproxy used
+// as a library (its proxy and toxic chain, no toxiproxy server and no HTTP
+// API): it listens on 127.0.0.1:0 in front of a target's host:port and
+// delays each direction by RTT/2. MeasureRTT measures the round trip a
+// client really gets through either, and Calibrate takes the path's own
+// cost off its delays.
 package netem
 
 import (

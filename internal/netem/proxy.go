@@ -93,37 +93,6 @@ func (p *Proxy) apply(c Config, offset time.Duration) error {
 	return nil
 }
 
-// Calibration is what Calibrate did.
-type Calibration struct {
-	// Offset is how much shorter than asked the proxy's delays are, in
-	// total over a round trip, so that the measured round trip is the
-	// asked RTT on top of the direct one.
-	Offset time.Duration
-	// Rounds is how many measurements it took.
-	Rounds int
-	// Measured is a measurement through the proxy at the final setting
-	// (of two, the one with the lower first quartile).
-	Measured RTT
-}
-
-// calibrationRounds bounds Calibrate's measurements.
-const calibrationRounds = 4
-
-// measureLeast measures twice and keeps the measurement with the lower
-// first quartile: a busy machine only ever adds to a round trip, and one
-// descheduled probe must not make the calibration shorten the delays.
-func (p *Proxy) measureLeast(ctx context.Context, x Exchange, n int) (RTT, error) {
-	a, err := MeasureRTT(ctx, p.addr, x, n)
-	if err != nil {
-		return a, err
-	}
-	b, err := MeasureRTT(ctx, p.addr, x, n)
-	if err != nil || a.P25 <= b.P25 {
-		return a, err
-	}
-	return b, nil
-}
-
 // Calibrate makes the round trip through the proxy what was asked: the
 // asked RTT on top of direct, the same exchange measured without the proxy.
 // An idle Go process wakes a goroutine tens of µs late on each hop (the
@@ -141,37 +110,9 @@ func (p *Proxy) measureLeast(ctx context.Context, x Exchange, n int) (RTT, error
 func (p *Proxy) Calibrate(ctx context.Context, x Exchange, direct time.Duration, n int) (Calibration, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	var cal Calibration
-	for cal.Rounds < calibrationRounds {
-		m, err := p.measureLeast(ctx, x, n)
-		if err != nil {
-			return cal, err
-		}
-		cal.Rounds++
-		cal.Measured, cal.Offset = m, p.offset
-		c := p.cfg
-		if c.RTT == 0 {
-			return cal, nil
-		}
-		excess := m.P25 - direct - c.RTT
-		if excess.Abs() <= max(c.RTT*3/100, 10*time.Microsecond) || cal.Rounds == calibrationRounds {
-			break
-		}
-		offset := min(max(p.offset+excess, 0), c.RTT/2)
-		if offset == p.offset {
-			break
-		}
-		if err := p.apply(c, offset); err != nil {
-			return cal, err
-		}
-	}
-	// The figure to record: measured anew at the final setting.
-	m, err := p.measureLeast(ctx, x, n)
-	if err != nil {
-		return cal, err
-	}
-	cal.Measured, cal.Offset = m, p.offset
-	return cal, nil
+	c := p.cfg
+	return calibrate(ctx, calibration{addr: p.addr, cfg: c, offset: p.offset, maxOffset: c.RTT / 2,
+		apply: func(offset time.Duration) error { return p.apply(c, offset) }}, x, direct, n)
 }
 
 func (p *Proxy) add(name, typ, dir string, attrs any) error {

@@ -20,9 +20,9 @@ type Instance struct {
 	Server *server.Server // nil for external and in-process targets
 	Info   store.Info
 
-	url   string       // the server's own URL: a managed server's or the spec's
-	args  StartArgs    // what the store was opened with, to reopen it (network.go)
-	proxy *netem.Proxy // the network proxy in front of the server, while a cell asks for one
+	url  string     // the server's own URL: a managed server's or the spec's
+	args StartArgs  // what the store was opened with, to reopen it (network.go)
+	path netem.Path // the network path in front of the server, while a cell asks for one
 }
 
 // StartArgs are the run-wide settings a target needs to start.
@@ -31,8 +31,9 @@ type StartArgs struct {
 	RunDir    string // where in-process stores keep their files
 	BaseDir   string // parent of managed servers' data dirs
 	CPUs      string // CPU list to pin managed servers to
-	// Network is how this run applies a cell's network (netem.Detect),
-	// recorded in each cell that asks for one.
+	// Network is how this run applies a cell's network (netem.Detect or
+	// netem.Choose): the kernel path when KernelNetem, otherwise the proxy.
+	// Its name is recorded in each cell that asks for one.
 	Network netem.Mechanism
 }
 
@@ -94,7 +95,8 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 }
 
 // Stop closes the store (removing what it created), then the network
-// proxy in front of it, and stops a managed server.
+// path in front of it (proxy, or namespace and links), and stops a managed
+// server. The run calls it on every way out, Ctrl-C included.
 func (i *Instance) Stop(ctx context.Context) error {
 	var errs []error
 	if i.Store != nil {
@@ -103,11 +105,11 @@ func (i *Instance) Stop(ctx context.Context) error {
 		}
 		i.Store = nil
 	}
-	if i.proxy != nil {
-		if err := i.proxy.Close(); err != nil {
-			errs = append(errs, fmt.Errorf("close the network proxy of %s: %w", i.Spec.Label(), err))
+	if i.path != nil {
+		if err := i.path.Close(); err != nil {
+			errs = append(errs, fmt.Errorf("close the network path of %s: %w", i.Spec.Label(), err))
 		}
-		i.proxy = nil
+		i.path = nil
 	}
 	if err := i.stopServer(ctx); err != nil {
 		errs = append(errs, err)

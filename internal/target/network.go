@@ -20,16 +20,19 @@ const rttSamples = 31
 // Network is what a cell records about the network it ran through.
 type Network struct {
 	Asked     netem.Config
-	Mechanism string // e.g. "proxy (kernel has no netem qdisc)"
-	Proxy     string // the proxy's 127.0.0.1:port
-	Probe     string // how the round trip was measured
+	Mechanism string // e.g. "netem (veth + netns)", "proxy (kernel has no netem qdisc)"
+	// Proxy is where the clients connect: the proxy's 127.0.0.1:port, or
+	// the kernel path's namespace address:port.
+	Proxy string
+	Probe string // how the round trip was measured
 	// Direct is the probe's round trip straight to the server, without
-	// the proxy (0 when the probe has no direct form).
+	// the path (0 when the probe has no direct form).
 	Direct time.Duration
-	// Measured is the probe's round trip through the proxy, after calibration.
+	// Measured is the probe's round trip through the path, after calibration.
 	Measured time.Duration
-	// Offset is how much the proxy's delays were shortened so that
-	// Measured is Asked.RTT on top of Direct (netem.Proxy.Calibrate).
+	// Offset is how much the path's delays were shortened so that
+	// Measured is Asked.RTT on top of Direct (netem.Path.Calibrate): the
+	// proxy's or the relay's own cost.
 	Offset time.Duration
 	// ProbeError says why the round trip could not be measured.
 	ProbeError string
@@ -76,21 +79,22 @@ func (k Kind) NetworkCapable() bool { return k.Server != "" }
 var ErrNoNetwork = errors.New("runs inside storebench's process: it has no network to delay (rtt, jitter and bandwidth apply to server stores)")
 
 // SetNetwork puts the target behind net (nil: reached directly, as
-// started) before a cell. The first time, it starts a proxy in front of the
-// server and reopens the store through it; later it reconfigures the same
-// proxy; with nil it reopens the store directly and closes the proxy.
-// Reopening closes the store, which removes what it created: every
-// workload starts from a reset store anyway. It then measures the round
-// trip through the proxy and calibrates the proxy to the asked one. The
-// mechanism recorded is StartArgs.Network's.
+// started) before a cell. The first time, it starts a network path in
+// front of the server (the kernel's when StartArgs.Network.KernelNetem,
+// otherwise the proxy) and reopens the store through it; later it
+// reconfigures the same path; with nil it reopens the store directly and
+// closes the path. Reopening closes the store, which removes what it
+// created: every workload starts from a reset store anyway. It then
+// measures the round trip through the path and calibrates the path to the
+// asked one. The mechanism recorded is StartArgs.Network's.
 func (i *Instance) SetNetwork(ctx context.Context, net *netem.Config) (*Network, error) {
 	if net == nil {
-		if i.proxy == nil {
+		if i.path == nil {
 			return nil, nil
 		}
 		err := i.reopen(ctx, i.url)
-		cerr := i.proxy.Close()
-		i.proxy = nil
+		cerr := i.path.Close()
+		i.path = nil
 		return nil, errors.Join(err, cerr)
 	}
 	if !i.Kind.NetworkCapable() {
@@ -100,24 +104,24 @@ func (i *Instance) SetNetwork(ctx context.Context, net *netem.Config) (*Network,
 	if err != nil {
 		return nil, err
 	}
-	if i.proxy == nil {
-		px, err := netem.Start(upstream, *net)
+	if i.path == nil {
+		p, err := netem.StartPath(i.args.Network, upstream, *net)
 		if err != nil {
 			return nil, err
 		}
-		i.proxy = px
-		if err := i.reopen(ctx, proxiedURL(i.url, px.Addr())); err != nil {
-			i.proxy = nil
-			_ = px.Close()
+		i.path = p
+		if err := i.reopen(ctx, proxiedURL(i.url, p.Addr())); err != nil {
+			i.path = nil
+			err = errors.Join(err, p.Close())
 			if rerr := i.reopen(ctx, i.url); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
-			return nil, fmt.Errorf("reach %s through the network proxy: %w", i.Spec.Label(), err)
+			return nil, fmt.Errorf("reach %s through the network path: %w", i.Spec.Label(), err)
 		}
-	} else if err := i.proxy.Set(*net); err != nil {
+	} else if err := i.path.Set(*net); err != nil {
 		return nil, err
 	}
-	n := &Network{Asked: *net, Mechanism: i.args.Network.Name, Proxy: i.proxy.Addr()}
+	n := &Network{Asked: *net, Mechanism: i.args.Network.Name, Proxy: i.path.Addr()}
 	if n.Mechanism == "" {
 		n.Mechanism = "proxy" // not checked: the caller did not run netem.Detect
 	}
@@ -126,7 +130,7 @@ func (i *Instance) SetNetwork(ctx context.Context, net *netem.Config) (*Network,
 }
 
 // measureNetwork probes the round trip with the kind's no-op exchange,
-// straight to the server and through the calibrated proxy; a kind without
+// straight to the server and through the calibrated path; a kind without
 // one (MariaDB needs authentication before any request) is timed with a
 // get of a missing key through the store's own client, uncalibrated.
 func (i *Instance) measureNetwork(ctx context.Context, upstream string, n *Network) {
@@ -154,7 +158,7 @@ func (i *Instance) measureNetwork(ctx context.Context, upstream string, n *Netwo
 			direct = m
 		}
 	}
-	cal, err := i.proxy.Calibrate(ctx, x, direct.P25, rttSamples)
+	cal, err := i.path.Calibrate(ctx, x, direct.P25, rttSamples)
 	if err != nil {
 		n.ProbeError = err.Error()
 		return
@@ -220,19 +224,19 @@ func (i *Instance) reopen(ctx context.Context, rawURL string) error {
 func upstreamAddr(raw string) (string, error) {
 	u, err := url.Parse(raw)
 	if err != nil || u.Host == "" {
-		return "", fmt.Errorf("cannot put a network proxy in front of %s: no host:port in its URL", store.RedactURL(raw))
+		return "", fmt.Errorf("cannot put a network path in front of %s: no host:port in its URL", store.RedactURL(raw))
 	}
 	if u.Port() != "" {
 		return u.Host, nil
 	}
 	port, ok := defaultPorts[u.Scheme]
 	if !ok {
-		return "", fmt.Errorf("cannot put a network proxy in front of %s: no port", store.RedactURL(raw))
+		return "", fmt.Errorf("cannot put a network path in front of %s: no port", store.RedactURL(raw))
 	}
 	return net.JoinHostPort(u.Hostname(), port), nil
 }
 
-// proxiedURL is raw with its host:port replaced by the proxy's.
+// proxiedURL is raw with its host:port replaced by the path's.
 func proxiedURL(raw, addr string) string {
 	u, err := url.Parse(raw)
 	if err != nil {

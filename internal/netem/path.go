@@ -1,0 +1,118 @@
+package netem
+
+import (
+	"context"
+	"time"
+)
+
+// Path is a delayed network path in front of one upstream host:port: the
+// in-process Proxy or the Kernel's veth pair into a network namespace.
+// Clients connect to Addr instead of the upstream.
+type Path interface {
+	// Addr is where clients connect: host:port.
+	Addr() string
+	// Config is the network the path applies now.
+	Config() Config
+	// Set applies c to new and open connections alike; it undoes a calibration.
+	Set(c Config) error
+	// Calibrate shortens the path's delays by what its own forwarding costs,
+	// so that the round trip is the asked RTT on top of direct.
+	Calibrate(ctx context.Context, x Exchange, direct time.Duration, n int) (Calibration, error)
+	// Close removes everything the path created. It may be called more than once.
+	Close() error
+}
+
+var (
+	_ Path = (*Proxy)(nil)
+	_ Path = (*Kernel)(nil)
+)
+
+// StartPath starts the path m names in front of upstream: the Kernel's when
+// m.KernelNetem, otherwise the Proxy.
+func StartPath(m Mechanism, upstream string, c Config) (Path, error) {
+	if m.KernelNetem {
+		return StartKernel(upstream, c)
+	}
+	return Start(upstream, c)
+}
+
+// Calibration is what Calibrate did.
+type Calibration struct {
+	// Offset is how much shorter than asked the path's delays are, in
+	// total over a round trip, so that the measured round trip is the
+	// asked RTT on top of the direct one.
+	Offset time.Duration
+	// Rounds is how many measurements it took.
+	Rounds int
+	// Measured is a measurement through the path at the final setting
+	// (of two, the one with the lower first quartile).
+	Measured RTT
+}
+
+// calibrationRounds bounds Calibrate's measurements.
+const calibrationRounds = 4
+
+// measureLeast measures twice and keeps the measurement with the lower
+// first quartile: a busy machine only ever adds to a round trip, and one
+// descheduled probe must not make the calibration shorten the delays.
+func measureLeast(ctx context.Context, addr string, x Exchange, n int) (RTT, error) {
+	a, err := MeasureRTT(ctx, addr, x, n)
+	if err != nil {
+		return a, err
+	}
+	b, err := MeasureRTT(ctx, addr, x, n)
+	if err != nil || a.P25 <= b.P25 {
+		return a, err
+	}
+	return b, nil
+}
+
+// calibration is one path's state for calibrate: where to measure, what is
+// asked, the offset applied now, the largest allowed, and how to apply another.
+type calibration struct {
+	addr      string
+	cfg       Config
+	offset    time.Duration
+	maxOffset time.Duration
+	apply     func(offset time.Duration) error
+}
+
+// calibrate is Calibrate's loop, shared by the paths: measure the round
+// trip's first quartile, shorten the delays by its excess over direct+RTT
+// (within [0, maxOffset]) and measure again, until the excess is within 3%
+// of the RTT or 10 µs. Without a delay it measures once. The caller holds
+// the path's lock.
+func calibrate(ctx context.Context, p calibration, x Exchange, direct time.Duration, n int) (Calibration, error) {
+	var cal Calibration
+	for cal.Rounds < calibrationRounds {
+		m, err := measureLeast(ctx, p.addr, x, n)
+		if err != nil {
+			return cal, err
+		}
+		cal.Rounds++
+		cal.Measured, cal.Offset = m, p.offset
+		c := p.cfg
+		if c.RTT == 0 {
+			return cal, nil
+		}
+		excess := m.P25 - direct - c.RTT
+		if excess.Abs() <= max(c.RTT*3/100, 10*time.Microsecond) || cal.Rounds == calibrationRounds {
+			break
+		}
+		offset := min(max(p.offset+excess, 0), p.maxOffset)
+		if offset == p.offset {
+			break
+		}
+		if err := p.apply(offset); err != nil {
+			return cal, err
+		}
+		p.offset = offset
+	}
+	// The figure to record: measured anew at the final setting.
+	m, err := measureLeast(ctx, p.addr, x, n)
+	if err != nil {
+		return cal, err
+	}
+	cal.Measured, cal.Offset = m, p.offset
+	return cal, nil
+}
