@@ -79,6 +79,7 @@ func TestBadInput(t *testing.T) {
 	aFile := write("plain-file", "x")
 	badOption := write("bad-option.yaml", "name: x\ntargets:\n  - {store: files, options: {fsync: maybe}}\nworkloads:\n  - type: kv\n")
 	unknownOption := write("unknown-option.yaml", "name: x\ntargets:\n  - {store: redis, options: {colour: red}}\nworkloads:\n  - type: kv\n")
+	badStall := write("bad-stall.yaml", "name: x\ntargets: [redis]\nworkloads:\n  - type: hotkey\n    load: {duration: 2s}\n    stall: {after: 1s, for: 0s}\n")
 	closed := closedPort(t)
 	privateDir := filepath.Join(dir, "private") // 0700 and owned by root: postgres runs as an unprivileged user
 	if err := os.Mkdir(privateDir, 0o700); err != nil {
@@ -114,6 +115,12 @@ func TestBadInput(t *testing.T) {
 		{"server CPUs that do not exist", nil, []string{"run", "kv", "--stores", "redis", "--server-cpus", "64"}, []string{"--server-cpus", "64"}},
 		{"bad store option value", nil, []string{"run", badOption}, []string{badOption + ":3:", `fsync="maybe"`}},
 		{"unknown store option", nil, []string{"run", unknownOption}, []string{unknownOption + ":3:", `unknown option "colour"`}},
+		{"stall of an in-process store", nil, []string{"run", "hotkey", "--stores", "memory", "--duration", "2s", "--stall", "1s:500ms"}, []string{"stall", "memory is an in-process store"}},
+		{"stall of an external server", nil, []string{"run", "hotkey", "--stores", "redis://127.0.0.1:" + closed, "--duration", "2s", "--stall", "1s:500ms"}, []string{"stall", "external server"}},
+		{"stall after the phase", nil, []string{"run", "hotkey", "--stores", "redis", "--duration", "2s", "--stall", "2s:500ms"}, []string{"stall", "after (2s) must fall inside the measured phase (duration 2s)"}},
+		{"stall of a counted phase", nil, []string{"run", "hotkey", "--stores", "redis", "--stall", "1s:500ms"}, []string{"stall", "needs a timed phase"}},
+		{"stall flag malformed", nil, []string{"run", "hotkey", "--stores", "redis", "--duration", "2s", "--stall", "500ms"}, []string{"--stall", "AFTER:FOR"}},
+		{"stall of no time", nil, []string{"run", badStall}, []string{badStall + ":4:", "for must be positive"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -33,6 +33,8 @@ type cell struct {
 	killsServer bool
 	// net is the network between the clients and the target; nil: direct (network.go).
 	net *netem.Config
+	// stall stops the managed server in each measured phase; nil: none (stall.go).
+	stall *target.Stall
 }
 
 // id names the cell in tables and in the result: target/workload/param=value…
@@ -86,7 +88,7 @@ func plan(s *scenario.Scenario, targets []scenario.Target) []cell {
 			if !w.AppliesTo(t.Spec.Label()) {
 				continue
 			}
-			cells = append(cells, withNetwork(planners[w.Type](s, w, t), s.EffectiveLoad(w))...)
+			cells = append(cells, withStall(withNetwork(planners[w.Type](s, w, t), s.EffectiveLoad(w)), w.Stall)...)
 		}
 	}
 	return cells

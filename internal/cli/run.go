@@ -55,6 +55,7 @@ type runFlags struct {
 	rtt          time.Duration
 	jitter       time.Duration
 	bandwidth    string
+	stall        string
 }
 
 func (a *App) runCmd() *cobra.Command {
@@ -104,6 +105,7 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network proxy, no delay; recorded with the measured round trip)")
 	fl.DurationVar(&f.jitter, "jitter", 0, "with --rtt: vary each round trip by up to ± this much")
 	fl.StringVar(&f.bandwidth, "bandwidth", "", "with --rtt: limit each direction, e.g. 100mbit, 1gbit or 10MB/s")
+	fl.StringVar(&f.stall, "stall", "", "stop each managed server AFTER into every measured phase for FOR (SIGSTOP, then SIGCONT), e.g. 1s:500ms; needs --duration")
 	fl.BoolVar(&f.replica, "replica", false, "sessions: also run PostgreSQL designs with reads on a managed streaming replica")
 	fl.Float64Var(&f.timeScale, "time-scale", 0, "sessions: shrink the TTL and every interval by this factor (e.g. 0.01), so a short run still sees expiry and vacuum")
 	fl.BoolVar(&f.quick, "quick", false, "the suite's quick mode: same shape, fewer keys and ops")
@@ -201,6 +203,15 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 		}
 		if fl.Changed("batch") {
 			w.Batch = f.batch
+		}
+	}
+	if fl.Changed("stall") {
+		st, err := parseStall(f.stall)
+		if err != nil {
+			return usagef("--stall: %v", err)
+		}
+		for i := range s.Workloads {
+			s.Workloads[i].Stall = &st
 		}
 	}
 	if fl.Changed("time-scale") {
@@ -475,7 +486,12 @@ func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(s
 	if inst.Server != nil && !c.killsServer {
 		go watchServer(cellCtx, inst, cancel)
 	}
-	phases, err := c.run(cellCtx, inst, workload.Hooks{Probe: inst.Probe, OnSecond: onSecond})
+	hooks := workload.Hooks{Probe: inst.Probe, OnSecond: onSecond}
+	if c.stall != nil {
+		hooks.Probe = stallHook(cellCtx, inst, *c.stall)
+		defer resumeServer(inst) // a server is never left stopped, whatever happened to the phase
+	}
+	phases, err := c.run(cellCtx, inst, hooks)
 	rc.Seconds = time.Since(rc.StartedAt).Seconds()
 	rc.Phases = phases
 	if c.annotate != nil {

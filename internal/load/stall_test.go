@@ -66,15 +66,9 @@ func stalledRun(t *testing.T, srv *server.Server, cfg load.Config, stallAt, stal
 
 func slowOps(t *testing.T, p metrics.Phase, over time.Duration) int64 {
 	t.Helper()
-	h, err := p.DecodeHistogram()
+	n, err := p.SlowerThan(over)
 	if err != nil {
 		t.Fatal(err)
-	}
-	var n int64
-	for _, b := range h.Distribution() {
-		if b.From >= over.Nanoseconds() {
-			n += b.Count
-		}
 	}
 	return n
 }

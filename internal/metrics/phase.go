@@ -279,3 +279,19 @@ func DecodeHistogram(s string) (*hdr.Histogram, error) {
 
 // DecodeHistogram decodes the phase's histogram. Values are in nanoseconds.
 func (p *Phase) DecodeHistogram() (*hdr.Histogram, error) { return DecodeHistogram(p.Histogram) }
+
+// SlowerThan counts the ops (calls, with a pipeline) in the phase's
+// histogram that took d or longer.
+func (p *Phase) SlowerThan(d time.Duration) (int64, error) {
+	h, err := p.DecodeHistogram()
+	if err != nil {
+		return 0, err
+	}
+	var n int64
+	for _, b := range h.Distribution() {
+		if b.From >= d.Nanoseconds() {
+			n += b.Count
+		}
+	}
+	return n, nil
+}

@@ -63,6 +63,7 @@ func (p *page) render() {
 	p.s("<main>\n")
 	p.targetsSummary()
 	p.articleSection()
+	p.coordinatedSection()
 	for _, s := range kvSweeps(r, "write", "read") {
 		p.sweepSection(s)
 	}
@@ -124,6 +125,9 @@ func (p *page) header() {
 	p.s(`<a href="#targets">targets</a>`)
 	if r.Article != nil {
 		p.s(`<a href="#article">the article</a>`)
+	}
+	if rows, _ := coordinated(r); len(rows) > 0 {
+		p.f(`<a href="#%s">coordinated omission</a>`, coordinatedID)
 	}
 	for _, s := range kvSweeps(r, "write", "read") {
 		p.f(`<a href="#%s">%s sweep</a>`, esc(sweepID(s)), esc(s.name))

@@ -136,6 +136,7 @@ func Markdown(w io.Writer, r *result.Result) error {
 			}
 		}
 		serverTimeMarkdown(&b, r)
+		coordinatedMarkdown(&b, r)
 		var notes []string
 		for _, c := range r.Cells {
 			if c.Error != "" {

@@ -21,6 +21,7 @@ func Text(w io.Writer, r *result.Result) {
 	cellTable(w, r)
 	ServerTimeText(w, r)
 	NetworkText(w, r)
+	CoordinatedOmissionText(w, r)
 	PaymentsText(w, r)
 	DurabilityText(w, r)
 	targetTable(w, r)

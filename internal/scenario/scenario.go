@@ -196,6 +196,8 @@ type Workload struct {
 	Durability *DurabilitySpec `yaml:"durability,omitempty" json:"durability,omitempty"`
 	// Payments is the payments workload's own section.
 	Payments *payments.Spec `yaml:"payments,omitempty" json:"payments,omitempty"`
+	// Stall stops the managed server for a while in each measured phase.
+	Stall *Stall `yaml:"stall,omitempty" json:"stall,omitempty"`
 	// Targets restricts the workload to these targets (by name); empty = all.
 	Targets []string `yaml:"targets,omitempty" json:"targets,omitempty"`
 	Line    int      `yaml:"-" json:"-"`
@@ -212,6 +214,48 @@ func (w Workload) Label() string {
 		return w.Name
 	}
 	return w.Type
+}
+
+// Stall stops a managed server (SIGSTOP) After into each measured phase of
+// a workload, and continues it (SIGCONT) For later: a stall that an open
+// loop records for every op due during it and a closed loop only for the
+// ops in flight (coordinated omission).
+type Stall struct {
+	After Duration `yaml:"after" json:"after"`
+	For   Duration `yaml:"for" json:"for"`
+}
+
+// Target is the stall as the target package runs it.
+func (s Stall) Target() target.Stall {
+	return target.Stall{After: time.Duration(s.After), For: time.Duration(s.For)}
+}
+
+// check validates the stall against the workload's load: it must fall
+// inside a timed phase.
+func (s Stall) check(l Load) error {
+	switch {
+	case s.For <= 0:
+		return fmt.Errorf("stall: for must be positive (how long the server stays stopped), got %v", time.Duration(s.For))
+	case s.After < 0:
+		return fmt.Errorf("stall: after must not be negative, got %v", time.Duration(s.After))
+	case l.Duration <= 0:
+		return errors.New("stall: needs a timed phase (a load duration or --duration, e.g. 5s), so that after can be checked against it")
+	case s.After >= l.Duration:
+		return fmt.Errorf("stall: after (%v) must fall inside the measured phase (duration %v)", time.Duration(s.After), time.Duration(l.Duration))
+	}
+	return nil
+}
+
+// checkStallTarget refuses a stall of anything but a managed server: only a
+// process storebench started is its to stop.
+func checkStallTarget(k target.Kind, spec target.Spec) error {
+	switch {
+	case k.Server == "":
+		return fmt.Errorf("stall: target %s is an in-process store, with no server to stop; stall a managed server such as redis or postgres", spec.Label())
+	case !spec.Managed():
+		return fmt.Errorf("stall: target %s is an external server, which storebench does not stop; stall a managed one (give the store without a URL)", spec.Label())
+	}
+	return nil
 }
 
 // Load is how hard the clients drive each target. Zero fields are unset: a
@@ -513,11 +557,21 @@ func (s *Scenario) Validate(reg target.Registry) error {
 				return fmt.Errorf("%s: workload %s names target %q, which the scenario does not have", where(w.Line), w.Label(), name)
 			}
 		}
+		if w.Stall != nil {
+			if err := w.Stall.check(s.EffectiveLoad(w)); err != nil {
+				return fmt.Errorf("%s: %s: %v", where(w.Line), w.Label(), err)
+			}
+		}
 		for _, t := range s.Targets {
 			if !w.AppliesTo(t.Spec.Label()) {
 				continue
 			}
 			k, _ := reg.Lookup(t.Spec.Store)
+			if w.Stall != nil {
+				if err := checkStallTarget(k, t.Spec); err != nil {
+					return fmt.Errorf("%s: %s: %v", where(w.Line), w.Label(), err)
+				}
+			}
 			if net != nil && !k.NetworkCapable() {
 				return fmt.Errorf("%s: %s: store %s %v", where(w.Line), w.Label(), k.Name, target.ErrNoNetwork)
 			}
@@ -633,9 +687,9 @@ func (w Workload) validate(l Load, seed uint64) error {
 // that ignores it is an error rather than silently doing nothing.
 var fieldsOf = map[string][]string{
 	"kv":         {"keys", "value_size", "key_mode", "batch"},
-	"throughput": {"keyspace", "value_size", "key_mode", "operations"},
-	"hotkey":     {"value", "value_size"},
-	"web":        {"value"},
+	"throughput": {"keyspace", "value_size", "key_mode", "operations", "stall"},
+	"hotkey":     {"value", "value_size", "stall"},
+	"web":        {"value", "stall"},
 	"payments":   {"payments"},
 	"durability": {"durability", "value_size"},
 	"sessions":   {"sessions"},
@@ -646,6 +700,7 @@ func (w Workload) checkFields() error {
 		"keys": len(w.Keys) > 0, "value_size": w.ValueSize != 0, "key_mode": w.KeyMode != "", "batch": w.Batch != 0,
 		"keyspace": w.Keyspace != 0, "operations": len(w.Operations) > 0, "value": w.Value != "",
 		"payments": w.Payments != nil, "durability": w.Durability != nil, "sessions": w.Sessions != nil,
+		"stall": w.Stall != nil,
 	}
 	allowed, known := fieldsOf[w.Type]
 	if !known {

@@ -203,3 +203,42 @@ quick: {ops: 1000, duration: 1s}
 		t.Errorf("unknown workload target: %v", err)
 	}
 }
+
+// A stall is checked before any work: it must fall inside a timed phase of
+// a workload that drives a managed server.
+func TestStallIsChecked(t *testing.T) {
+	const head = "name: t\ntargets: [redis, memory, {name: mine, url: \"redis://10.0.0.1:6379\"}]\nworkloads:\n"
+	ok := head + "  - {type: hotkey, targets: [redis], load: {duration: 3s, rate: 100}, stall: {after: 1s, for: 500ms}}\n"
+	s, err := Parse("t.yaml", strings.NewReader(ok))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Defaults()
+	if err := s.Validate(registry()); err != nil {
+		t.Fatal(err)
+	}
+	if got := s.Workloads[0].Stall.Target(); got.After != time.Second || got.For != 500*time.Millisecond {
+		t.Errorf("stall %+v", got)
+	}
+	for _, c := range []struct{ wl, want string }{
+		{"{type: hotkey, targets: [redis], load: {duration: 3s}, stall: {after: 1s, for: 0s}}", "t.yaml:4: hotkey: stall: for must be positive"},
+		{"{type: hotkey, targets: [redis], load: {duration: 3s}, stall: {after: 1s}}", "stall: for must be positive"},
+		{"{type: hotkey, targets: [redis], load: {duration: 3s}, stall: {after: -1s, for: 1s}}", "stall: after must not be negative"},
+		{"{type: hotkey, targets: [redis], load: {duration: 3s}, stall: {after: 3s, for: 1s}}", "after (3s) must fall inside the measured phase (duration 3s)"},
+		{"{type: hotkey, targets: [redis], load: {ops: 1000}, stall: {after: 1s, for: 1s}}", "stall: needs a timed phase"},
+		{"{type: hotkey, targets: [redis], load: {duration: 3s}, stall: {after: 1s, for: soon}}", `t.yaml:4: "soon" is not a duration`},
+		{"{type: hotkey, targets: [redis], load: {duration: 3s}, stall: {after: 1s, for: 1s, signal: TERM}}", "t.yaml:4: field signal not found"},
+		{"{type: hotkey, targets: [memory], load: {duration: 3s}, stall: {after: 1s, for: 1s}}", "stall: target memory is an in-process store"},
+		{"{type: throughput, targets: [mine], load: {duration: 3s}, stall: {after: 1s, for: 1s}}", "stall: target mine is an external server"},
+		{"{type: kv, targets: [redis], stall: {after: 1s, for: 1s}}", "kv: field stall does not apply"},
+	} {
+		s, err := Parse("t.yaml", strings.NewReader(head+"  - "+c.wl+"\n"))
+		if err == nil {
+			s.Defaults()
+			err = s.Validate(registry())
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: error %v, want %q", c.wl, err, c.want)
+		}
+	}
+}

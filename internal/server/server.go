@@ -553,6 +553,7 @@ func (s *Server) Shutdown(ctx context.Context) error {
 	if p == nil || p.exited() {
 		return nil
 	}
+	_ = s.Resume() // a server stopped by Pause cannot act on the stop signal
 	tree := processTree(p.cmd.Process.Pid)
 	if err := p.cmd.Process.Signal(s.drv.stopSignal()); err != nil && !p.exited() {
 		return fmt.Errorf("stop %s: %w", s.Kind, err)

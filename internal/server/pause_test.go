@@ -1,0 +1,95 @@
+package server_test
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/server/servertest"
+)
+
+// procState is the state letter of /proc/PID/stat ("T" when stopped), "" if gone.
+func procState(pid int) string {
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	if len(f) == 0 {
+		return ""
+	}
+	return f[0]
+}
+
+// TestPausePostgres: Pause stops the postmaster and every backend (each
+// leads a process group of its own), Resume continues them all, and Stop of
+// a paused server is prompt: it must not wait out StopGrace.
+func TestPausePostgres(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t, server.Postgres, server.Options{})
+	pids := s.PIDs()
+	if len(pids) < 2 {
+		t.Fatalf("postgres has %d processes, want the postmaster and its children", len(pids))
+	}
+	what, err := s.Pause()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("postgres pid %d and its", s.PID); !strings.Contains(what, want) {
+		t.Errorf("Pause says %q, want it to name %s", what, want)
+	}
+	// Signals are delivered asynchronously; a process that exited meanwhile
+	// (a short-lived worker) counts as neither.
+	if bad := waitStates(pids, func(st string) bool { return st == "T" || st == "" }); len(bad) > 0 {
+		t.Errorf("not stopped after Pause: %v", bad)
+	}
+	if err := s.Resume(); err != nil {
+		t.Fatal(err)
+	}
+	if bad := waitStates(pids, func(st string) bool { return st != "T" }); len(bad) > 0 {
+		t.Errorf("still stopped after Resume: %v", bad)
+	}
+	if _, err := s.Pause(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	if err := s.Stop(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if d := time.Since(start); d > server.StopGrace/2 {
+		t.Errorf("Stop of a paused server took %v", d)
+	}
+	for _, pid := range pids {
+		if alive(pid) {
+			t.Errorf("pid %d alive after Stop", pid)
+		}
+	}
+	if _, err := s.Pause(); err == nil {
+		t.Error("Pause of a stopped server succeeded")
+	}
+	if err := s.Resume(); err != nil {
+		t.Errorf("Resume of a stopped server: %v", err)
+	}
+}
+
+// waitStates waits up to a second for every pid's state to satisfy ok and
+// returns those that do not ("pid:state").
+func waitStates(pids []int, ok func(string) bool) []string {
+	deadline := time.Now().Add(time.Second)
+	for {
+		var bad []string
+		for _, pid := range pids {
+			if st := procState(pid); !ok(st) {
+				bad = append(bad, fmt.Sprintf("%d:%s", pid, st))
+			}
+		}
+		if len(bad) == 0 || time.Now().After(deadline) {
+			return bad
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
