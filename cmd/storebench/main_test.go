@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"net"
@@ -14,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/netem"
 	"github.com/storebench/storebench/internal/server/servertest"
 )
 
@@ -121,6 +123,16 @@ func TestBadInput(t *testing.T) {
 		{"stall of a counted phase", nil, []string{"run", "hotkey", "--stores", "redis", "--stall", "1s:500ms"}, []string{"stall", "needs a timed phase"}},
 		{"stall flag malformed", nil, []string{"run", "hotkey", "--stores", "redis", "--duration", "2s", "--stall", "500ms"}, []string{"--stall", "AFTER:FOR"}},
 		{"stall of no time", nil, []string{"run", badStall}, []string{badStall + ":4:", "for must be positive"}},
+		{"net mechanism unknown", nil, []string{"run", "hotkey", "--stores", "redis", "--rtt", "1ms", "--net-mechanism", "tc"}, []string{"--net-mechanism", "auto, netem or proxy"}},
+	}
+	// Asking for the kernel path where it cannot run is bad input; where it
+	// can, internal/netem's kernel tests run it.
+	if m := netem.Detect(context.Background()); !m.KernelNetem {
+		cases = append(cases, struct {
+			name      string
+			env, args []string
+			want      []string
+		}{"netem asked without kernel netem", nil, []string{"run", "hotkey", "--stores", "redis", "--rtt", "1ms", "--net-mechanism", "netem"}, []string{"--net-mechanism", "kernel netem path cannot run here"}})
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -27,14 +27,15 @@ func withNetwork(cells []cell, l scenario.Load) []cell {
 }
 
 // networkMechanism checks, once per run and only when a cell asks for a
-// network, how the delay can be applied (netem.Detect).
-func networkMechanism(ctx context.Context, cells []cell) netem.Mechanism {
+// network, how the delay can be applied: want is --net-mechanism
+// (netem.Choose).
+func networkMechanism(ctx context.Context, cells []cell, want string) (netem.Mechanism, error) {
 	for _, c := range cells {
 		if c.net != nil {
-			return netem.Detect(ctx)
+			return netem.Choose(ctx, want)
 		}
 	}
-	return netem.Mechanism{}
+	return netem.Mechanism{}, nil
 }
 
 // setNetwork puts the cell's target behind the cell's network (or reaches

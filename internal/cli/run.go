@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -55,6 +56,7 @@ type runFlags struct {
 	rtt          time.Duration
 	jitter       time.Duration
 	bandwidth    string
+	netMechanism string
 	stall        string
 }
 
@@ -102,9 +104,10 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
-	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network proxy, no delay; recorded with the measured round trip)")
+	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network path, no delay; recorded with the measured round trip)")
 	fl.DurationVar(&f.jitter, "jitter", 0, "with --rtt: vary each round trip by up to ± this much")
 	fl.StringVar(&f.bandwidth, "bandwidth", "", "with --rtt: limit each direction, e.g. 100mbit, 1gbit or 10MB/s")
+	fl.StringVar(&f.netMechanism, "net-mechanism", "auto", "with --rtt: how the delay is made: netem (veth pair into a network namespace with the kernel's netem qdisc), proxy (in-process delaying TCP proxy) or auto (netem where the kernel has it)")
 	fl.StringVar(&f.stall, "stall", "", "stop each managed server AFTER into every measured phase for FOR (SIGSTOP, then SIGCONT), e.g. 1s:500ms; needs --duration")
 	fl.BoolVar(&f.replica, "replica", false, "sessions: also run PostgreSQL designs with reads on a managed streaming replica")
 	fl.Float64Var(&f.timeScale, "time-scale", 0, "sessions: shrink the TTL and every interval by this factor (e.g. 0.01), so a short run still sees expiry and vacuum")
@@ -310,6 +313,9 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if st, err := os.Stat(f.dataDir); err != nil || !st.IsDir() {
 		return usagef("--data-dir %s: not a directory", f.dataDir)
 	}
+	if !slices.Contains([]string{"auto", "netem", "proxy"}, f.netMechanism) {
+		return usagef("--net-mechanism %q: want auto, netem or proxy", f.netMechanism)
+	}
 	if f.serverCPUs != "" {
 		if _, err := parseCPUList(f.serverCPUs); err != nil {
 			return usagef("--server-cpus: %v", err)
@@ -318,6 +324,11 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	targets, skipped, err := a.preflight(ctx, s, f.dataDir, f.serverCPUs)
 	if err != nil {
 		return err
+	}
+	cells := plan(s, targets)
+	mechanism, err := networkMechanism(ctx, cells, f.netMechanism)
+	if err != nil {
+		return usagef("--net-mechanism: %v", err)
 	}
 	if f.clientCPUs != "" {
 		if err := pinProcess(f.clientCPUs); err != nil {
@@ -352,9 +363,8 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	defer os.RemoveAll(scratch)
 
-	cells := plan(s, targets)
 	prog.begin(cells)
-	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs, Network: networkMechanism(ctx, cells)}, logf, prog, f.failFast)
+	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs, Network: mechanism}, logf, prog, f.failFast)
 
 	status := result.StatusComplete
 	switch {
