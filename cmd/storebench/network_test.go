@@ -16,12 +16,13 @@ import (
 	"github.com/storebench/storebench/internal/server/servertest"
 )
 
-// TestRunNetworkQuick is the network suite's acceptance: per-store p50 at
-// each RTT; at 5 ms the stores' p50s differ by less than the RTT, at 0
-// (through the proxy) by about what they do on loopback; every measured
-// round trip is within 20% of the asked one at 1 ms and 5 ms; and nothing
-// of the network is left: no proxy answers on a recorded address, no
-// namespace, link or qdisc of storebench exists.
+// TestRunNetworkQuick is the network suite's acceptance: per-store p50 of
+// gets, sets and session reads at each RTT; at 5 ms the stores' p50s differ
+// by less than the RTT (and every session read paid the round trip), at 0
+// (through the network path) gets and sets differ by about what they do on
+// loopback; every measured round trip is within 20% of the asked one at
+// 1 ms and 5 ms; and nothing of the network is left: nothing answers on a
+// recorded address, no namespace, link or qdisc of storebench exists.
 func TestRunNetworkQuick(t *testing.T) {
 	out := t.TempDir()
 	r := storebench(t, nil, "run", "network", "--quick", "--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
@@ -108,10 +109,27 @@ func TestRunNetworkQuick(t *testing.T) {
 		}
 	}
 
+	// The sessions read path: one reader reading sessions by id, one at a
+	// time, beside light creates and keepalives.
+	reads := p50["read"]
+	for _, rtt := range []string{"direct", "0", "0.1", "0.5", "1", "5"} {
+		if len(reads[rtt]) != 3 {
+			t.Fatalf("sessions read at rtt %s: p50 of %d stores, want 3 (postgres, redis, memcached): %v", rtt, len(reads[rtt]), reads[rtt])
+		}
+	}
+	if s := spread(reads["5"]); s >= 5000 {
+		t.Errorf("sessions read at 5 ms: the stores' p50s differ by %.0f µs, not less than the RTT: %v", s, reads["5"])
+	}
+	for target, v := range reads["5"] {
+		if v < 0.9*5000 {
+			t.Errorf("sessions read at 5 ms: %s's p50 is %.0f µs: the reads did not pay the round trip", target, v)
+		}
+	}
+
 	for addr := range proxies {
 		if c, err := net.DialTimeout("tcp", addr, time.Second); err == nil {
 			c.Close()
-			t.Errorf("proxy %s still answers after the run", addr)
+			t.Errorf("%s (a network path) still answers after the run", addr)
 		}
 	}
 	for _, args := range [][]string{{"netns", "list"}, {"link", "show"}} {

@@ -11,14 +11,23 @@ import (
 	"github.com/storebench/storebench/internal/result"
 )
 
+// networkPhases are, for a workload type, the phases the network section
+// shows; the phases of a type not listed are all shown. Of a sessions cell
+// only the read path is: its creates, keepalives and reaps run beside the
+// reads so that there is something to read.
+var networkPhases = map[string][]string{"sessions": {"read"}}
+
 // NetworkText prints, when a run put a network between the clients and its
 // targets (cells with an rtt_ms parameter), one table per workload type and
-// phase: a row per round-trip time (direct = loopback without the proxy),
-// the round trip the probe measured, each target's p50 per op, the spread
-// between the targets' p50s and that spread over the RTT. It shows where
-// the difference between stores disappears into the round trip. Then the
-// proxy's own cost: each target's p50 at rtt 0 through the proxy minus its
-// p50 direct. It prints nothing for a run without a network.
+// phase (throughput set and get, sessions read): a row per round-trip time
+// (direct = loopback, without the network path), the round trip the probe
+// measured, each target's p50 per op, the spread between the targets' p50s
+// and that spread over the RTT, then from which RTT on the targets differ by
+// less than the RTT. It shows where the difference between stores
+// disappears into the round trip. Then the path's own cost: each target's
+// p50 at rtt 0 through the path (the proxy or the kernel's veth pair and
+// relay) minus its p50 direct. Last, the mechanism and where the clients
+// connected. It prints nothing for a run without a network.
 func NetworkText(w io.Writer, r *result.Result) {
 	groups, order := networkGroups(r)
 	if len(order) == 0 {
@@ -35,19 +44,15 @@ func NetworkText(w io.Writer, r *result.Result) {
 		fmt.Fprintln(tw, "spread µs\tspread/rtt\t")
 		for _, row := range g.rows {
 			fmt.Fprintf(tw, "%s\t%s\t", row.label(), row.measured())
-			var p50s []float64
 			for _, t := range g.targets {
-				v, ok := row.p50[t]
-				if !ok {
+				if v, ok := row.p50[t]; ok {
+					fmt.Fprintf(tw, "%s\t", us(v))
+				} else {
 					fmt.Fprint(tw, "—\t")
-					continue
 				}
-				p50s = append(p50s, v)
-				fmt.Fprintf(tw, "%s\t", us(v))
 			}
 			spread, rel := "—", "—"
-			if len(p50s) > 1 {
-				s := slices.Max(p50s) - slices.Min(p50s)
+			if s, ok := row.spread(); ok {
 				spread = us(s)
 				if row.rttMs != nil && *row.rttMs > 0 {
 					rel = fmt.Sprintf("%.2f", s/(*row.rttMs*1000))
@@ -56,6 +61,9 @@ func NetworkText(w io.Writer, r *result.Result) {
 			fmt.Fprintf(tw, "%s\t%s\t\n", spread, rel)
 		}
 		tw.Flush()
+		if s := g.reading(); s != "" {
+			fmt.Fprintf(w, "  %s\n", s)
+		}
 		direct, zero := g.find(nil), g.find(ptr(0))
 		if direct != nil && zero != nil {
 			var parts []string
@@ -67,18 +75,35 @@ func NetworkText(w io.Writer, r *result.Result) {
 				}
 			}
 			if len(parts) > 0 {
-				fmt.Fprintf(w, "  the proxy's own cost (p50 at rtt 0 through the proxy - p50 direct): %s\n", strings.Join(parts, ", "))
+				fmt.Fprintf(w, "  the path's own cost (p50 at rtt 0 through the path - p50 direct): %s\n", strings.Join(parts, ", "))
 			}
 		}
 	}
 	mechs := map[string]bool{}
+	via := map[string][]string{} // target -> where its clients connected
+	var targets []string
 	for _, c := range r.Cells {
 		if m, ok := c.Params["net_mechanism"].(string); ok {
 			mechs[m] = true
 		}
+		if a, ok := c.Params["net_proxy"].(string); ok && a != "" {
+			if via[c.Target] == nil {
+				targets = append(targets, c.Target)
+			}
+			if !slices.Contains(via[c.Target], a) {
+				via[c.Target] = append(via[c.Target], a)
+			}
+		}
 	}
 	for _, m := range sortedKeys(mechs) {
 		fmt.Fprintf(w, "  network mechanism: %s\n", m)
+	}
+	if len(targets) > 0 {
+		var parts []string
+		for _, t := range targets {
+			parts = append(parts, t+" via "+strings.Join(via[t], ", "))
+		}
+		fmt.Fprintf(w, "  clients connect to %s\n", strings.Join(parts, "; "))
 	}
 }
 
@@ -93,9 +118,26 @@ func (r *netRow) label() string {
 	case r.rttMs == nil:
 		return "direct"
 	case *r.rttMs == 0:
-		return "0 (proxy)"
+		return "0 (path)"
 	}
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", *r.rttMs), "0"), ".") + " ms"
+	return rttLabel(*r.rttMs)
+}
+
+// rttLabel is an RTT in ms as "0.5 ms".
+func rttLabel(ms float64) string {
+	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", ms), "0"), ".") + " ms"
+}
+
+// spread is the slowest p50 minus the fastest, when the row has two or more.
+func (r *netRow) spread() (float64, bool) {
+	if len(r.p50) < 2 {
+		return 0, false
+	}
+	var v []float64
+	for _, x := range r.p50 {
+		v = append(v, x)
+	}
+	return slices.Max(v) - slices.Min(v), true
 }
 
 func (r *netRow) measured() string {
@@ -124,10 +166,40 @@ func (g *netGroup) find(rtt *float64) *netRow {
 	return nil
 }
 
+// reading says from which RTT on the targets' p50s differ by less than the
+// RTT (at that RTT and every longer one), or that they never do; "" when no
+// row with an RTT above 0 has two targets.
+func (g *netGroup) reading() string {
+	from, seen := -1.0, false
+	for _, r := range g.rows { // sorted by rtt
+		if r.rttMs == nil || *r.rttMs <= 0 {
+			continue
+		}
+		s, ok := r.spread()
+		if !ok {
+			continue
+		}
+		seen = true
+		switch {
+		case s >= *r.rttMs*1000:
+			from = -1
+		case from < 0:
+			from = *r.rttMs
+		}
+	}
+	switch {
+	case !seen:
+		return ""
+	case from < 0:
+		return "the stores' p50s differ by the RTT or more at the longest RTT measured"
+	}
+	return "the stores' p50s differ by less than the RTT from " + rttLabel(from) + " on"
+}
+
 func ptr(v float64) *float64 { return &v }
 
 // networkGroups collects the cells of workload types that have a network
-// cell, by type and phase; rows sorted by rtt, direct first.
+// cell, by type and phase (networkPhases); rows sorted by rtt, direct first.
 func networkGroups(r *result.Result) (map[string]*netGroup, []string) {
 	withNet := map[string]bool{}
 	for _, c := range r.Cells {
@@ -146,6 +218,9 @@ func networkGroups(r *result.Result) (map[string]*netGroup, []string) {
 			rtt = &v
 		}
 		for _, p := range c.Phases {
+			if only, ok := networkPhases[c.Workload]; ok && !slices.Contains(only, p.Name) {
+				continue
+			}
 			key := c.Workload + "/" + p.Name
 			g := groups[key]
 			if g == nil {

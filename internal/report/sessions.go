@@ -106,6 +106,12 @@ func sessionsChurn(w io.Writer, cells []*result.Cell) {
 	}
 	fmt.Fprintln(w, "(latency µs per call; keepalive calls carry many ids; stale = a session read after it expired, lost = a live session missing; linger = longest an expired session stayed stored)")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	// Several workload entries (the network suite's one per RTT) would
+	// print rows that cannot be told apart: name them.
+	named := false
+	for _, c := range cells {
+		named = named || c.Name != cells[0].Name
+	}
 	fmt.Fprintln(tw, "target\tdesign\tcreates/s\treads/s\tread p50\tread p99\tkeepalive p50\tkeepalive p99\treap p99\tpeak dead tuples\tHOT\tsize (end)\trows (end)\tstale\tlost\tlinger max\tstatus\t")
 	for _, c := range cells {
 		s := c.Sessions
@@ -143,6 +149,9 @@ func sessionsChurn(w io.Writer, cells []*result.Cell) {
 		design := s.Design
 		if s.Replica != nil {
 			design += " (reads on replica)"
+		}
+		if named {
+			design = c.Name + ": " + design
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Target, design,
 			sessThousands(int64(math.Round(cr.ThroughputOpsS))), sessThousands(int64(math.Round(rd.ThroughputOpsS))),
