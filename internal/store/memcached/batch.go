@@ -14,21 +14,22 @@ import (
 	"github.com/storebench/storebench/internal/store"
 )
 
-// Batches.
+// Batches, and the direct path of Get and Set (get.go).
 //
 // GetBatch is gomemcache's GetMulti: one "gets k1 k2 …" command on the
 // client's connection.
 //
 // gomemcache has no pipelined set, so SetBatch writes the text protocol's
 // "set" commands itself, back to back, flushes once and then reads the
-// replies, on the very connection gomemcache uses: Open installs a dialer
-// that records the connection gomemcache dials (trackedConn). A client is
-// used by one goroutine and gomemcache keeps at most one idle connection, so
-// between two calls that connection is idle and nobody else reads or writes
-// it; each reply is read in full, so no byte is left for the other reader.
-// When gomemcache has closed it (after an error) SetBatch first has it dial
-// a new one with a version command. A reply SetBatch cannot follow closes
-// every connection of the client, so the next operation starts clean.
+// replies, on the very connection gomemcache uses: the client's dialer
+// shares one connection (trackedConn) between gomemcache and the direct
+// path, whichever dialed it. A client is used by one goroutine and
+// gomemcache keeps at most one idle connection, so between two calls that
+// connection is idle and nobody else reads or writes it; each reply is read
+// in full, so no byte is left for the other reader. When gomemcache has
+// closed it (after an error) the direct path dials a new one. A reply it
+// cannot follow closes every connection of the client, so the next
+// operation starts clean.
 //
 // At most PipelineChunk sets are in flight: memcached stops reading a
 // connection whose replies the client does not read, so an unbounded
@@ -47,6 +48,8 @@ var (
 type trackedConn struct {
 	net.Conn
 	closed atomic.Bool // GetMulti closes from a goroutine of its own
+	// adopted: gomemcache has it (dial), and closes it with its own.
+	adopted bool
 
 	slack time.Duration // how much later than asked a deadline may be
 	until time.Time     // the deadline set on Conn; zero when none
@@ -99,8 +102,24 @@ func (t *trackedConn) Close() error {
 	return t.Conn.Close()
 }
 
-// dial is gomemcache's DialContext for this client.
+// dial is gomemcache's DialContext for this client. A connection the
+// direct path (get.go) dialed and gomemcache does not know yet is handed
+// over, so that a client keeps one connection whichever path dialed it.
 func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	if c.conn != nil && !c.conn.adopted && !c.conn.closed.Load() {
+		c.conn.adopted = true
+		return c.conn, nil
+	}
+	nc, err := c.dialNew(ctx, network, addr)
+	if err != nil {
+		return nil, err
+	}
+	nc.adopted = true
+	return nc, nil
+}
+
+// dialNew connects and makes the new connection the client's.
+func (c *Client) dialNew(ctx context.Context, network, addr string) (*trackedConn, error) {
 	d := net.Dialer{Timeout: c.s.cfg.Timeout}
 	nc, err := d.DialContext(ctx, network, addr)
 	if err != nil {
@@ -110,14 +129,13 @@ func (c *Client) dial(ctx context.Context, network, addr string) (net.Conn, erro
 	return c.conn, nil
 }
 
-// pipe returns the client's live connection with SetBatch's buffers on it.
+// pipe returns the client's live connection with the direct path's buffers
+// on it, dialing one (without a round trip: a lazily opened client's first
+// get costs the handshake and the get) when there is none.
 func (c *Client) pipe() error {
 	if c.conn == nil || c.conn.closed.Load() {
-		if err := c.mc.Ping(); err != nil { // dials through c.dial
+		if _, err := c.dialNew(context.Background(), "tcp", c.s.addr); err != nil {
 			return err
-		}
-		if c.conn == nil || c.conn.closed.Load() {
-			return errors.New("no connection after ping")
 		}
 	}
 	if c.bw == nil {
@@ -132,11 +150,20 @@ func (c *Client) pipe() error {
 	return nil
 }
 
-// broken closes the client's connections after a reply SetBatch could not
-// follow; gomemcache dials afresh on the next operation.
+// broken closes the client's connections after a reply the direct path
+// could not follow; the next operation dials afresh.
 func (c *Client) broken() {
-	c.mc.Close()
+	c.closeConns()
+}
+
+// closeConns closes gomemcache's connections and the direct path's own.
+func (c *Client) closeConns() error {
+	err := c.mc.Close()
+	if c.conn != nil && !c.conn.adopted && !c.conn.closed.Load() {
+		err = errors.Join(err, c.conn.Close())
+	}
 	c.conn = nil
+	return err
 }
 
 var (
@@ -179,7 +206,7 @@ func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
 	if err := c.pipe(); err != nil {
 		return store.WithClass(store.ClassUnavailable, fmt.Errorf("connect %s: %w", c.s.addr, err))
 	}
-	if err := c.conn.setDeadline(time.Now().Add(c.s.cfg.Timeout)); err != nil {
+	if err := c.conn.SetDeadline(time.Now().Add(c.s.cfg.Timeout)); err != nil {
 		c.broken()
 		return err
 	}

@@ -281,7 +281,8 @@ type Client struct {
 	gen    uint64 // generation prefix was built for
 	prefix []byte // "sb:<namespace>:<generation>:"
 	key    []byte // scratch
-	item   memcache.Item
+	// one and oneVal carry Set's pair to pipelineSets without allocating.
+	one, oneVal [1][]byte
 
 	// Pipelined sets (batch.go) on the connection gomemcache dialed last.
 	conn  *trackedConn
@@ -295,7 +296,7 @@ var _ store.KV = (*Client)(nil)
 
 // Close closes the connection.
 func (c *Client) Close() error {
-	if err := c.mc.Close(); err != nil {
+	if err := c.closeConns(); err != nil {
 		return opErr("close", err)
 	}
 	return nil
@@ -336,30 +337,28 @@ func (c *Client) appendKey(k, key []byte) []byte {
 	return k
 }
 
-// Get appends the value of key to dst[:0].
+// Get appends the value of key to dst[:0] (the direct path, get.go).
 func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
 	dst = dst[:0]
 	if err := ctx.Err(); err != nil {
 		return dst, false, opErr("get", err)
 	}
-	it, err := c.mc.Get(c.keyFor(key))
+	v, ok, err := c.get(key, dst)
 	if err != nil {
-		if err == memcache.ErrCacheMiss {
-			return dst, false, nil
-		}
 		return dst, false, opErr("get", err)
 	}
-	return append(dst, it.Value...), true, nil
+	return v, ok, nil
 }
 
-// Set stores val; ttl > 0 is rounded up to whole seconds, the protocol's unit.
+// Set stores val (the direct path, get.go); ttl > 0 is rounded up to whole
+// seconds, the protocol's unit.
 func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
 	if err := ctx.Err(); err != nil {
 		return opErr("set", err)
 	}
-	c.item = memcache.Item{Key: c.keyFor(key), Value: val, Expiration: expiration(ttl)}
-	err := c.mc.Set(&c.item)
-	c.item.Value = nil // keep no reference to the caller's buffer
+	c.one[0], c.oneVal[0] = key, val
+	err := c.pipelineSets(c.one[:], c.oneVal[:], expiration(ttl))
+	c.one[0], c.oneVal[0] = nil, nil // keep no reference to the caller's buffers
 	if err != nil {
 		return opErr("set", err)
 	}

@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"strconv"
 	"time"
 
@@ -172,41 +171,22 @@ func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte,
 	} else {
 		h.line = append(h.line[:0], "get "...)
 	}
+	k := len(h.line)
 	h.line = h.key(h.line, id)
+	key := h.line[k:]
 	h.line = append(h.line, "\r\n"...)
 	h.c.bw.Write(h.line)
 	if err := h.c.bw.Flush(); err != nil {
 		return dst, false, h.fail("read session", err)
 	}
-	line, err := h.c.br.ReadSlice('\n')
-	if err != nil {
+	v, ok, err := h.c.readValue(key, dst)
+	switch {
+	case errors.Is(err, errServer):
+		return dst, false, opErr("read session", err)
+	case err != nil:
 		return dst, false, h.fail("read session", err)
 	}
-	if bytes.Equal(line, replyEnd) {
-		return dst, false, nil
-	}
-	if !bytes.HasPrefix(line, prefixValue) {
-		return dst, false, h.fail("read session", fmt.Errorf("unexpected reply: %q", line))
-	}
-	f := bytes.Fields(line)
-	if len(f) < 4 {
-		return dst, false, h.fail("read session", fmt.Errorf("unexpected reply: %q", line))
-	}
-	n, err := strconv.Atoi(string(f[3]))
-	if err != nil || n < 0 {
-		return dst, false, h.fail("read session", fmt.Errorf("bad length in %q", line))
-	}
-	if cap(dst) < n+2 {
-		dst = make([]byte, 0, n+2)
-	}
-	dst = dst[:n+2]
-	if _, err := io.ReadFull(h.c.br, dst); err != nil {
-		return dst[:0], false, h.fail("read session", err)
-	}
-	if end, err := h.c.br.ReadSlice('\n'); err != nil || !bytes.Equal(end, replyEnd) {
-		return dst[:0], false, h.fail("read session", fmt.Errorf("no END after the value: %q, %v", end, err))
-	}
-	return dst[:n], true, nil
+	return v, ok, nil
 }
 
 // KeepAlive touches the sessions, SessionChunk per round trip; with
