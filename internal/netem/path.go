@@ -45,8 +45,12 @@ type Calibration struct {
 	// Rounds is how many measurements it took.
 	Rounds int
 	// Measured is a measurement through the path at the final setting
-	// (of two, the one with the lower first quartile).
+	// (of two, the one with the lower first quartile; of FinalProbes such,
+	// the one with the lowest median).
 	Measured RTT
+	// FinalProbes is how many times the final setting was measured: more
+	// than one when a median came out more than 10% off.
+	FinalProbes int
 }
 
 // calibrationRounds bounds Calibrate's measurements.
@@ -108,11 +112,28 @@ func calibrate(ctx context.Context, p calibration, x Exchange, direct time.Durat
 		}
 		p.offset = offset
 	}
-	// The figure to record: measured anew at the final setting.
-	m, err := measureLeast(ctx, p.addr, x, n)
-	if err != nil {
-		return cal, err
+	// The figure to record: measured anew at the final setting. A busy
+	// machine only adds to a round trip, and a burst of it can shift a
+	// whole probe's median (seen: 6.2 ms at 5 ms asked, with tests of
+	// other packages running): a median more than 10% off is measured
+	// again, up to finalProbes times, and the lowest kept.
+	want := direct + p.cfg.RTT
+	for k := range finalProbes {
+		m, err := measureLeast(ctx, p.addr, x, n)
+		if err != nil {
+			return cal, err
+		}
+		if k == 0 || m.Median < cal.Measured.Median {
+			cal.Measured = m
+		}
+		cal.FinalProbes = k + 1
+		if (cal.Measured.Median - want).Abs() <= p.cfg.RTT/10 {
+			break
+		}
 	}
-	cal.Measured, cal.Offset = m, p.offset
+	cal.Offset = p.offset
 	return cal, nil
 }
+
+// finalProbes bounds the measurements of the calibrated round trip.
+const finalProbes = 3

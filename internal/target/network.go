@@ -30,6 +30,9 @@ type Network struct {
 	Direct time.Duration
 	// Measured is the probe's round trip through the path, after calibration.
 	Measured time.Duration
+	// MeasuredProbes is how many probes measured it (the lowest median is
+	// kept; more than one when the first was more than 10% off).
+	MeasuredProbes int
 	// Offset is how much the path's delays were shortened so that
 	// Measured is Asked.RTT on top of Direct (netem.Path.Calibrate): the
 	// proxy's or the relay's own cost.
@@ -62,6 +65,9 @@ func (n *Network) Params() map[string]any {
 	}
 	p["rtt_probe"] = n.Probe
 	p["rtt_measured_ms"] = ms(n.Measured)
+	if n.MeasuredProbes > 1 {
+		p["rtt_measured_probes"] = n.MeasuredProbes
+	}
 	if n.Direct > 0 {
 		p["rtt_direct_ms"] = ms(n.Direct)
 	}
@@ -164,6 +170,7 @@ func (i *Instance) measureNetwork(ctx context.Context, upstream string, n *Netwo
 		return
 	}
 	n.Probe, n.Direct, n.Measured, n.Offset = cal.Measured.Method, direct.Median, cal.Measured.Median, cal.Offset
+	n.MeasuredProbes = cal.FinalProbes
 }
 
 // exchanges are the no-op round trips of the server kinds that have one
