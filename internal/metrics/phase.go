@@ -54,6 +54,11 @@ type Phase struct {
 	// Server is what a managed server spent over the measured part; nil for
 	// in-process and external targets, whose processes storebench cannot see.
 	Server *ServerCost `json:"server,omitempty"`
+	// Placement is where the client's and a managed server's threads ran
+	// over the measured part: each side's share of busy time per CPU, and
+	// how often they shared a CPU. nil for in-process and external targets,
+	// outside Linux, and when either side used less than a 10 ms tick.
+	Placement *Placement `json:"placement,omitempty"`
 	// ServerTime is the server's own account of the time it spent executing
 	// the phase's operations (pg_stat_statements, Redis INFO commandstats),
 	// beside the client's latency; nil when the store offers none (see the

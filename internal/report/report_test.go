@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
 )
 
@@ -223,5 +225,63 @@ func TestAxisLabels(t *testing.T) {
 		if got := num(v); got != want {
 			t.Errorf("num(%v) = %q, want %q", v, got, want)
 		}
+	}
+}
+
+// TestTextPlacement: a "same cpu" column appears when phases recorded where
+// client and server ran, and the table keeps its columns aligned.
+func TestTextPlacement(t *testing.T) {
+	r := readSample(t)
+	for i := range r.Cells {
+		if r.Cells[i].Target != "redis" {
+			continue
+		}
+		for j := range r.Cells[i].Phases {
+			r.Cells[i].Phases[j].Placement = &metrics.Placement{
+				Client: map[int]float64{0: 0.55, 1: 0.45}, Server: map[int]float64{0: 0.5, 1: 0.5}, SameCPU: 0.483, Samples: 5}
+		}
+	}
+	r.Cells = append(r.Cells, result.Cell{ID: "redis/failed", Status: result.CellFailed, Error: "boom"})
+	var b bytes.Buffer
+	Text(&b, r)
+	out := b.String()
+	start := strings.Index(out, "\ncells (")
+	if start < 0 || !strings.Contains(out[start:], "same cpu: share of the time client and server ran on the same CPU") {
+		t.Fatalf("no placement in the cells header:\n%s", out)
+	}
+	lines := strings.Split(out[start+1:], "\n")[1:]
+	width := utf8.RuneCountInString(lines[0])
+	var redis, others int
+	for _, l := range lines {
+		if l == "" || strings.Contains(l, ": ") {
+			break // the warnings and errors under the table
+		}
+		if n := utf8.RuneCountInString(l); n != width {
+			t.Errorf("row %q is %d wide, header %d", l, n, width)
+		}
+		f := strings.Fields(l)
+		switch {
+		case f[0] == "cell":
+			if !strings.Contains(l, "server cpu  same cpu  disk B/op") {
+				t.Errorf("header %q", l)
+			}
+		case strings.HasPrefix(f[0], "redis/kv"):
+			redis++
+			if f[12] != "48%" {
+				t.Errorf("redis row %q: same cpu %q, want 48%%", l, f[12])
+			}
+		case f[0] == "redis/failed":
+			if len(f) != 3 || f[2] != result.CellFailed {
+				t.Errorf("failed row %q", l)
+			}
+		default:
+			others++
+			if f[12] != "—" {
+				t.Errorf("row %q: same cpu %q, want —", l, f[12])
+			}
+		}
+	}
+	if redis != 4 || others == 0 {
+		t.Errorf("%d redis rows, %d others", redis, others)
 	}
 }

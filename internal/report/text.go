@@ -94,23 +94,44 @@ func cellTable(w io.Writer, r *result.Result) {
 		fmt.Fprintln(w, "\nno cell finished")
 		return
 	}
-	fmt.Fprintln(w, "\ncells (latency in µs, client-side, per op; cpu in µs per op: the client process, and a managed server's processes)")
+	// "same cpu" only when some phase recorded where client and server ran:
+	// on a small machine sharing a CPU changes a loopback round trip 5-fold.
+	placed := false
+	for _, c := range r.Cells {
+		for _, p := range c.Phases {
+			placed = placed || p.Placement != nil
+		}
+	}
+	head := "\ncells (latency in µs, client-side, per op; cpu in µs per op: the client process, and a managed server's processes"
+	if placed {
+		head += "; same cpu: share of the time client and server ran on the same CPU"
+	}
+	fmt.Fprintln(w, head+")")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cell\tphase\tops\tops/s\tp50\tp90\tp99\tp99.9\tmax\tmean\tclient cpu\tserver cpu\tdisk B/op\terrors\tstatus\t")
+	sameCol := func(v string) string {
+		if placed {
+			return v + "\t"
+		}
+		return ""
+	}
+	fmt.Fprintln(tw, "cell\tphase\tops\tops/s\tp50\tp90\tp99\tp99.9\tmax\tmean\tclient cpu\tserver cpu\t"+sameCol("same cpu")+"disk B/op\terrors\tstatus\t")
 	for _, c := range r.Cells {
 		if len(c.Phases) == 0 {
-			fmt.Fprintf(tw, "%s\t—\t\t\t\t\t\t\t\t\t\t\t\t\t%s\t\n", c.ID, c.Status)
+			fmt.Fprintf(tw, "%s\t—\t%s%s\t\n", c.ID, strings.Repeat("\t", 12)+sameCol(""), c.Status)
 			continue
 		}
 		for _, p := range c.Phases {
 			l := p.LatencyUs
-			srvCPU, disk := "—", "—"
+			srvCPU, disk, same := "—", "—", "—"
 			if p.Server != nil {
 				srvCPU, disk = us(p.Server.CPUUsPerOp), us(p.Server.WritePerOp)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.ID, p.Name, p.Ops,
+			if p.Placement != nil {
+				same = fmt.Sprintf("%.0f%%", 100*p.Placement.SameCPU)
+			}
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t\n", c.ID, p.Name, p.Ops,
 				thousands(int64(p.ThroughputOpsS+0.5)), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(l.Mean),
-				us(p.ClientCPUUsPerOp), srvCPU, disk, errorSummary(p.Errors), c.Status)
+				us(p.ClientCPUUsPerOp), srvCPU, sameCol(same), disk, errorSummary(p.Errors), c.Status)
 		}
 	}
 	tw.Flush()

@@ -135,6 +135,51 @@ func (s *Server) PIDs() []int {
 	return pids
 }
 
+// SamplePIDs returns the server and its descendants, as PIDs does (zombies
+// not yet reaped included), for sampling them often: it follows the
+// kernel's children lists (/proc/PID/task/TID/children), a read per thread
+// of the server (0.1 ms for Redis) instead of one per process on the
+// machine (1-2 ms with 100 processes). The kernel does not promise those
+// lists are complete while children start or exit, so it is not for
+// signalling. Without them (no CONFIG_PROC_CHILDREN) it is PIDs.
+func (s *Server) SamplePIDs() []int {
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil || p.exited() {
+		return nil
+	}
+	if pids, ok := childrenTree(p.cmd.Process.Pid); ok {
+		return pids
+	}
+	return s.PIDs()
+}
+
+// childrenTree returns root and its descendants from the children lists;
+// ok is false when root's own list cannot be read.
+func childrenTree(root int) (pids []int, ok bool) {
+	r := strconv.Itoa(root)
+	if _, err := os.Stat(filepath.Join("/proc", r, "task", r, "children")); err != nil {
+		return nil, false
+	}
+	seen := map[int]bool{root: true} // guards against a PID reused meanwhile
+	pids = []int{root}
+	for i := 0; i < len(pids); i++ {
+		dir := filepath.Join("/proc", strconv.Itoa(pids[i]), "task")
+		tasks, _ := os.ReadDir(dir) // nil when it exited meanwhile
+		for _, t := range tasks {
+			b, _ := os.ReadFile(filepath.Join(dir, t.Name(), "children"))
+			for _, f := range strings.Fields(string(b)) {
+				if pid, err := strconv.Atoi(f); err == nil && !seen[pid] {
+					seen[pid] = true
+					pids = append(pids, pid)
+				}
+			}
+		}
+	}
+	return pids, true
+}
+
 type procSample struct {
 	cpu, user, system                    float64
 	coarse                               bool

@@ -3,6 +3,7 @@ package server
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"testing"
 	"time"
@@ -59,5 +60,41 @@ func TestFormatCPUList(t *testing.T) {
 		if got := formatCPUList(cpus); got != want {
 			t.Errorf("formatCPUList(parseCPUList(%q)) = %q", in, got)
 		}
+	}
+}
+
+// TestChildrenTree checks the cheap walk of the kernel's children lists
+// finds the same processes as the scan of /proc, two levels deep.
+func TestChildrenTree(t *testing.T) {
+	cmd := exec.Command("sh", "-c", `sh -c "sleep 30 & wait" & sleep 30 & wait`)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	root := cmd.Process.Pid
+	t.Cleanup(func() {
+		killTree(processTree(root))
+		_ = cmd.Wait()
+	})
+	var want []int
+	for deadline := time.Now().Add(5 * time.Second); len(want) < 4; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("the test's process tree did not start: %v", want)
+		}
+		want = want[:0]
+		for _, r := range processTree(root) {
+			want = append(want, r.pid)
+		}
+	}
+	got, ok := childrenTree(root)
+	if !ok {
+		t.Fatal("no /proc/PID/task/TID/children here (CONFIG_PROC_CHILDREN)")
+	}
+	slices.Sort(got)
+	slices.Sort(want)
+	if !slices.Equal(got, want) {
+		t.Errorf("childrenTree = %v, processTree = %v", got, want)
+	}
+	if _, ok := childrenTree(1 << 30); ok {
+		t.Error("childrenTree of a missing process reported ok")
 	}
 }

@@ -8,8 +8,9 @@ import (
 )
 
 // Probe returns an observer of a phase's measured part: it charges a managed
-// server's CPU, memory and disk writes to the phase (storebench cannot see
-// the processes of external and in-process targets), and adds the server's
+// server's CPU, memory and disk writes to the phase and records on which
+// CPUs client and server ran (storebench cannot see the processes of
+// external and in-process targets), and adds the server's
 // own execution time when the store reads it (store.ServerTimer, managed or
 // external). nil when there is nothing to observe.
 func (i *Instance) Probe(string) load.Probe {
@@ -20,7 +21,8 @@ func (i *Instance) Probe(string) load.Probe {
 		ps = append(ps, &timeProbe{st: st})
 	}
 	if i.Server != nil {
-		ps = append(ps, &serverProbe{srv: i.Server})
+		// Last, so it begins right before the measured ops and ends first.
+		ps = append(ps, &serverProbe{srv: i.Server}, &placementProbe{srv: i.Server})
 	}
 	switch len(ps) {
 	case 0:
@@ -71,6 +73,21 @@ func (p *serverProbe) End(ph *metrics.Phase) {
 		c.DeviceWritePerOp = float64(c.DeviceWriteBytes) / float64(ph.Ops)
 	}
 	ph.Server = c
+}
+
+// placementProbe records where the client's and the server's threads ran
+// (metrics.Placement): on a small machine, sharing a CPU or not changes a
+// loopback round trip several times over.
+type placementProbe struct {
+	srv *server.Server
+	s   *metrics.PlacementSampler
+}
+
+func (p *placementProbe) Begin() { p.s = metrics.StartPlacement(p.srv.SamplePIDs) }
+
+func (p *placementProbe) End(ph *metrics.Phase) {
+	ph.Placement = p.s.Stop()
+	p.s = nil
 }
 
 // sub guards against counters that went backwards (a backend exited and its
