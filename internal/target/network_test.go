@@ -125,7 +125,9 @@ func TestSetNetwork(t *testing.T) {
 				if !listening(t, addr) || n.Mechanism != "proxy (test)" {
 					t.Fatalf("proxy %s not listening, mechanism %q", addr, n.Mechanism)
 				}
-				if p50 := getP50(t, inst, 50); p50 < time.Millisecond*9/10 {
+				// Within the 20% the probe is held to: the calibration was
+				// measured with the probe's exchange, not the store's get.
+				if p50 := getP50(t, inst, 50); p50 < time.Millisecond*8/10 {
 					t.Errorf("gets through a 1 ms network: p50 %v (direct %v)", p50, direct)
 				}
 				n5 := setNetworkWithin(t, inst, 5*time.Millisecond)

@@ -294,6 +294,11 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 	if s.closed {
 		return nil, errClosed
 	}
+	ctx, cancel, err := store.SharedContext(ctx, adminTimeout)
+	if err != nil {
+		return nil, opErr("payments stats", err)
+	}
+	defer cancel()
 	rows, err := s.admin.Query(ctx, `SELECT relname::text, n_live_tup, n_dead_tup, n_tup_upd, n_tup_hot_upd,
 		autovacuum_count, autoanalyze_count, pg_total_relation_size(relid)
 		FROM pg_stat_user_tables WHERE schemaname = $1 AND relname IN ('accounts', 'transfers')`, s.cfg.Namespace)

@@ -215,6 +215,10 @@ func (s *Store) addr() string {
 	return net.JoinHostPort(s.pgcfg.Host, strconv.Itoa(int(s.pgcfg.Port)))
 }
 
+// adminTimeout bounds a sampling query on the shared admin connection
+// (store.SharedContext).
+const adminTimeout = 30 * time.Second
+
 func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, s.pgcfg)
 	if err != nil {

@@ -48,6 +48,11 @@ func (s *Store) ServerTime(ctx context.Context) (store.ServerTime, error) {
 	if s.closed {
 		return store.ServerTime{}, errClosed
 	}
+	ctx, cancel, err := store.SharedContext(ctx, adminTimeout)
+	if err != nil {
+		return store.ServerTime{}, opErr("server time", err)
+	}
+	defer cancel()
 	rows, err := s.admin.Query(ctx, serverTimeSQL, s.schema+".")
 	if err != nil {
 		return store.ServerTime{}, s.serverTimeErr(ctx, err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
@@ -18,6 +19,24 @@ func TestServerTime(t *testing.T) {
 	url := servertest.Start(t, server.Postgres, server.Options{}).URL
 	t.Run("counts", func(t *testing.T) { testServerTimeCounts(t, url) })
 	t.Run("without extension", func(t *testing.T) { testServerTimeWithoutExtension(t, url) })
+	t.Run("cancelled sampler", func(t *testing.T) { testCancelledSampler(t, url) })
+}
+
+// testCancelledSampler cancels ServerTime's context while its query is in
+// flight, as a sampler stopped at the end of a run does: the store's shared
+// admin connection must survive it (pgx closes a connection whose query's
+// context is cancelled).
+func testCancelledSampler(t *testing.T, url string) {
+	s := open(t, url, "")
+	for i := range 200 {
+		ctx, cancel := context.WithCancel(context.Background())
+		time.AfterFunc(time.Duration(i%20)*20*time.Microsecond, cancel)
+		_, _ = s.ServerTime(ctx)
+		cancel()
+	}
+	if _, err := s.Info(context.Background()); err != nil {
+		t.Fatalf("the admin connection did not survive cancelled samplers: %v", err)
+	}
 }
 
 // testServerTimeCounts counts known operations through pg_stat_statements.
