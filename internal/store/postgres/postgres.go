@@ -457,9 +457,16 @@ func nonNil(b []byte) []byte {
 	return b
 }
 
-// Get appends the unexpired value of key to dst[:0].
+// Get appends the unexpired value of key to dst[:0]. Get and Set pass pgx
+// store.SyncContext's context: on a cancellable one pgx registers a
+// context.AfterFunc per query on the run's shared context (measured: ~1.4 µs
+// of client CPU per op at 8 clients).
 func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
 	dst = dst[:0]
+	ctx, err := store.SyncContext(ctx)
+	if err != nil {
+		return dst, false, opErr("get", err)
+	}
 	c.params[0] = nonNil(key)
 	rr := c.pg.ExecStatement(ctx, c.get, c.params[:1], binary1, binary1)
 	ok := false
@@ -467,7 +474,7 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 		dst = append(dst, rr.Values()[0]...)
 		ok = true
 	}
-	_, err := rr.Close()
+	_, err = rr.Close()
 	c.params[0] = nil // keep no reference to the caller's key
 	if err != nil {
 		return dst[:0], false, opErr("get", err)
@@ -478,13 +485,17 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 // Set upserts key; ttl > 0 becomes expires_at = now() + ttl on the server,
 // in whole milliseconds (rounded up, so a tiny ttl does not mean "expired").
 func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
+	ctx, err := store.SyncContext(ctx)
+	if err != nil {
+		return opErr("set", err)
+	}
 	c.params[0], c.params[1], c.params[2] = nonNil(key), nonNil(val), nil
 	if ttl > 0 {
 		ms := (ttl + time.Millisecond - 1) / time.Millisecond
 		binary.BigEndian.PutUint64(c.ttl[:], uint64(ms))
 		c.params[2] = c.ttl[:]
 	}
-	_, err := c.pg.ExecStatement(ctx, c.set, c.params[:], binary1, binary1).Close()
+	_, err = c.pg.ExecStatement(ctx, c.set, c.params[:], binary1, binary1).Close()
 	c.params[0], c.params[1] = nil, nil
 	if err != nil {
 		return opErr("set", err)
