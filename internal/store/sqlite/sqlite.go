@@ -166,10 +166,30 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
+// beginBusy begins a transaction, retrying for up to busy_timeout while the
+// file is busy: opening a connection applies journal_mode, and while another
+// connection opens the same WAL file SQLite can answer SQLITE_BUSY without
+// calling the busy handler (seen: parallel stores of one file in tests).
+func (s *Store) beginBusy(ctx context.Context) (*sql.Tx, error) {
+	deadline := time.Now().Add(s.cfg.BusyTimeout)
+	for wait := time.Millisecond; ; wait = min(2*wait, 100*time.Millisecond) {
+		tx, err := s.db.BeginTx(ctx, nil)
+		var se sqlite3.Error
+		if err == nil || !errors.As(err, &se) || se.Code != sqlite3.ErrBusy || time.Now().Add(wait).After(deadline) {
+			return tx, err
+		}
+		select {
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		case <-time.After(wait):
+		}
+	}
+}
+
 // create runs in one IMMEDIATE transaction (the DSN's _txlock), so another
 // store of the same file cannot drop storebench_owned in between.
 func (s *Store) create(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	tx, err := s.beginBusy(ctx)
 	if err != nil {
 		return fmt.Errorf("sqlite: %s: %w", s.cfg.Path, err)
 	}
