@@ -34,7 +34,7 @@ func namespaceExists(t *testing.T, name string) bool {
 // where it has not; going direct and Stop remove namespace and links.
 func TestSetNetworkKernel(t *testing.T) {
 	if os.Geteuid() != 0 {
-		t.Skip("the kernel path needs root (ip netns add, ip link add)")
+		t.Fatal("the kernel path needs root (ip netns add, ip link add): run make test as root or with sudo")
 	}
 	reg := netRegistry()
 	hasNetem := netem.Detect(context.Background()).KernelNetem
