@@ -129,13 +129,14 @@ func (c *Client) dialNew(ctx context.Context, network, addr string) (*trackedCon
 	return c.conn, nil
 }
 
-// pipe returns the client's live connection with the direct path's buffers
+// pipe returns the client's live connection (an unavailable-class error
+// when it cannot connect) with the direct path's buffers
 // on it, dialing one (without a round trip: a lazily opened client's first
 // get costs the handshake and the get) when there is none.
 func (c *Client) pipe() error {
 	if c.conn == nil || c.conn.closed.Load() {
 		if _, err := c.dialNew(context.Background(), "tcp", c.s.addr); err != nil {
-			return err
+			return store.WithClass(store.ClassUnavailable, fmt.Errorf("connect %s: %w", c.s.addr, err))
 		}
 	}
 	if c.bw == nil {
@@ -204,7 +205,7 @@ func (c *Client) setBatch(ctx context.Context, op string, keys, vals [][]byte, t
 // batch but leaves the connection in step; anything else unexpected closes it.
 func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
 	if err := c.pipe(); err != nil {
-		return store.WithClass(store.ClassUnavailable, fmt.Errorf("connect %s: %w", c.s.addr, err))
+		return err
 	}
 	if err := c.conn.SetDeadline(time.Now().Add(c.s.cfg.Timeout)); err != nil {
 		c.broken()

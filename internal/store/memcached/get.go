@@ -23,7 +23,7 @@ import (
 // get appends the value of key to dst: "get <key>", then readValue.
 func (c *Client) get(key, dst []byte) ([]byte, bool, error) {
 	if err := c.pipe(); err != nil {
-		return dst, false, fmt.Errorf("connect %s: %w", c.s.addr, err)
+		return dst, false, err
 	}
 	if err := c.conn.SetDeadline(time.Now().Add(c.s.cfg.Timeout)); err != nil {
 		c.broken()

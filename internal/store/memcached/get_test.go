@@ -9,6 +9,7 @@ import (
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/store"
 )
 
 // TestDirectPath checks Get and Set's own protocol code (get.go) against a
@@ -119,6 +120,19 @@ func TestDirectPath(t *testing.T) {
 		got, ok, err := c.Get(ctx, []byte("r"), nil)
 		if err != nil || !ok || string(got) != "before" {
 			t.Fatalf("the get after: %q ok %v err %v", got, ok, err)
+		}
+	})
+
+	t.Run("UnreachableIsUnavailable", func(t *testing.T) {
+		down := &Store{cfg: s.cfg, addr: "127.0.0.1:1"} // nothing listens on port 1
+		lc, err := down.OpenLazy(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer lc.Close()
+		_, _, err = lc.(*Client).Get(ctx, []byte("k"), nil)
+		if c := store.Classify(err); c != store.ClassUnavailable {
+			t.Errorf("get from a closed port: %v classified %v, want unavailable", err, c)
 		}
 	})
 

@@ -105,7 +105,7 @@ func (h *sessionClient) begin(ctx context.Context) error {
 		return err
 	}
 	if err := h.c.pipe(); err != nil {
-		return store.WithClass(store.ClassUnavailable, fmt.Errorf("connect %s: %w", h.c.s.addr, err))
+		return err
 	}
 	dl := time.Now().Add(h.c.s.cfg.Timeout)
 	if d, ok := ctx.Deadline(); ok && d.Before(dl) {
