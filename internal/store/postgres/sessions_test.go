@@ -286,7 +286,11 @@ func testSessionsCommitMode(t *testing.T, url string) {
 				}
 			}
 			syncs := walSyncs(t, h) - before
-			if tc.async && syncs > n/4 || !tc.async && syncs < n {
+			// Not exactly one per commit: the WAL writer, or another test's
+			// backend, can fsync a commit record before its own backend
+			// does (seen: 99 for 110 commits). A synchronous design still
+			// syncs for most creates and an asynchronous one for few.
+			if tc.async && syncs > n/4 || !tc.async && syncs < n*3/4 {
 				t.Errorf("%d WAL syncs for %d creates and %d keepalives (async %v)", syncs, n, n/10, tc.async)
 			}
 		})
