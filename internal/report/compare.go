@@ -6,6 +6,7 @@ import (
 	"math"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -94,6 +95,11 @@ type Comparison struct {
 	OnlyOther   []string // cell ids only in the other run
 	NotCompared []string // matched cell ids that failed in one run
 	SetupDiffs  []string // environment, versions and settings that differ
+	// ParamDiffs are the parameters that differ between matched cells
+	// (clients, rate, rtt, stall ...): cells are matched by id, which names
+	// the data set and the design but not the load, so a reader must see
+	// when two matched cells were not run alike.
+	ParamDiffs []string
 }
 
 // Compare matches the cells of each run against the first.
@@ -132,6 +138,7 @@ func compareTwo(a, b CompareRun) Comparison {
 	cmp := Comparison{Base: a, Other: b}
 	aIDs, aBy := cellsByID(a.R)
 	bIDs, bBy := cellsByID(b.R)
+	params := paramDiffs{}
 	for _, id := range aIDs {
 		bc, ok := bBy[id]
 		if !ok {
@@ -143,6 +150,7 @@ func compareTwo(a, b CompareRun) Comparison {
 			cmp.NotCompared = append(cmp.NotCompared, id)
 			continue
 		}
+		params.add(id, ac[0].Params, bc[0].Params)
 		for _, ph := range ac[0].Phases {
 			ap, bp := phasesNamed(ac, ph.Name), phasesNamed(bc, ph.Name)
 			if len(bp) == 0 {
@@ -166,7 +174,72 @@ func compareTwo(a, b CompareRun) Comparison {
 		}
 	}
 	cmp.SetupDiffs = setupDiffs(a.R, b.R)
+	cmp.ParamDiffs = params.lines()
 	return cmp
+}
+
+// paramDiffs gathers, per differing parameter value pair, the matched cells
+// that show it, so one flag changed between runs is one line, not one per cell.
+type paramDiffs struct {
+	order   []string
+	cells   map[string][]string
+	matched int
+}
+
+func (d *paramDiffs) add(id string, a, b map[string]any) {
+	d.matched++
+	keys := map[string]bool{}
+	for k := range a {
+		keys[k] = true
+	}
+	for k := range b {
+		keys[k] = true
+	}
+	for _, k := range sortedKeys(keys) {
+		x, y := paramText(a, k), paramText(b, k)
+		if x == y {
+			continue
+		}
+		line := fmt.Sprintf("%s: %s → %s", k, x, y)
+		if d.cells == nil {
+			d.cells = map[string][]string{}
+		}
+		if _, ok := d.cells[line]; !ok {
+			d.order = append(d.order, line)
+		}
+		d.cells[line] = append(d.cells[line], id)
+	}
+}
+
+// lines names the cells of each difference, or says it was every matched one.
+func (d *paramDiffs) lines() []string {
+	var out []string
+	for _, line := range d.order {
+		ids := d.cells[line]
+		switch {
+		case len(ids) == d.matched:
+			line += fmt.Sprintf(" (all %d matched cells)", d.matched)
+		case len(ids) <= 3:
+			line += " (" + strings.Join(ids, ", ") + ")"
+		default:
+			line += fmt.Sprintf(" (%d of %d matched cells, e.g. %s)", len(ids), d.matched, ids[0])
+		}
+		out = append(out, line)
+	}
+	return out
+}
+
+// paramText prints a parameter as recorded (JSON numbers come back as
+// float64; printed exactly, without a needless ".0").
+func paramText(m map[string]any, k string) string {
+	v, ok := m[k]
+	if !ok {
+		return "(none)"
+	}
+	if f, ok := v.(float64); ok {
+		return strconv.FormatFloat(f, 'f', -1, 64)
+	}
+	return fmt.Sprint(v)
 }
 
 func phasesNamed(cells []*result.Cell, name string) []*metrics.Phase {
@@ -460,6 +533,9 @@ func CompareText(w io.Writer, runs []CompareRun, cmps []Comparison) {
 		for _, d := range c.SetupDiffs {
 			fmt.Fprintf(w, "  differs: %s\n", d)
 		}
+		for _, d := range c.ParamDiffs {
+			fmt.Fprintf(w, "  parameter differs: %s\n", d)
+		}
 		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 		last := ""
 		for _, row := range c.Rows {
@@ -498,10 +574,13 @@ func CompareMarkdown(w io.Writer, runs []CompareRun, cmps []Comparison) {
 	for _, c := range cmps {
 		a, b := c.Base.Name, c.Other.Name
 		fmt.Fprintf(w, "\n## %s vs %s\n\nRatio %s/%s; better = higher ops/s or lower latency; *%s* when the runs' 99%% intervals overlap.\n", b, a, b, a, VerdictSame)
-		if len(c.SetupDiffs) > 0 {
+		if len(c.SetupDiffs)+len(c.ParamDiffs) > 0 {
 			fmt.Fprintln(w)
 			for _, d := range c.SetupDiffs {
 				fmt.Fprintf(w, "- differs: %s\n", mdText(d))
+			}
+			for _, d := range c.ParamDiffs {
+				fmt.Fprintf(w, "- parameter differs: %s\n", mdText(d))
 			}
 		}
 		fmt.Fprintf(w, "\n| cell | phase | metric | %s | %s | %s/%s | verdict | %s interval | %s interval |\n|:--|:--|:--|--:|--:|--:|:--|--:|--:|\n", a, b, b, a, a, b)

@@ -197,3 +197,36 @@ func TestCompareText(t *testing.T) {
 		t.Errorf("markdown compare lacks the write ops/s row:\n%s", md.String())
 	}
 }
+
+// TestCompareParamDiffs: cells are matched by id, which leaves the load out;
+// a changed --clients or --stall must be printed, once per change.
+func TestCompareParamDiffs(t *testing.T) {
+	cell := func(id string, params map[string]any, seed uint64) result.Cell {
+		c := synthCell(id, synthPhase(t, "get", 2000, 1, seed))
+		c.Params = params
+		return c
+	}
+	a := synthRun("A",
+		cell("redis/throughput", map[string]any{"clients": float64(1), "keyspace": float64(1000)}, 1),
+		cell("postgres/throughput", map[string]any{"clients": float64(1), "keyspace": float64(1000)}, 2))
+	b := synthRun("B",
+		cell("redis/throughput", map[string]any{"clients": float64(50), "keyspace": float64(1000), "stall_for": "500ms"}, 3),
+		cell("postgres/throughput", map[string]any{"clients": float64(50), "keyspace": float64(1000)}, 4))
+	_, cmp := verdicts(t, a, b)
+	want := []string{
+		"clients: 1 → 50 (all 2 matched cells)",
+		"stall_for: (none) → 500ms (redis/throughput)",
+	}
+	if strings.Join(cmp.ParamDiffs, "\n") != strings.Join(want, "\n") {
+		t.Errorf("parameter differences:\n%s\nwant:\n%s", strings.Join(cmp.ParamDiffs, "\n"), strings.Join(want, "\n"))
+	}
+	runs := []CompareRun{{Name: "A", R: a}, {Name: "B", R: b}}
+	var out, md bytes.Buffer
+	CompareText(&out, runs, Compare(runs))
+	CompareMarkdown(&md, runs, Compare(runs))
+	for _, s := range []string{out.String(), md.String()} {
+		if !strings.Contains(s, "parameter differs: clients: 1 → 50") {
+			t.Errorf("compare output lacks the parameter difference:\n%s", s)
+		}
+	}
+}
