@@ -2,7 +2,10 @@ package report
 
 import (
 	"encoding/csv"
+	"fmt"
 	"io"
+	"maps"
+	"slices"
 	"strconv"
 
 	"github.com/storebench/storebench/internal/metrics"
@@ -23,7 +26,7 @@ import (
 //	phase        the phase (write, read, …); empty for cell-level metrics
 //	metric       the figure's name, see below
 //	value        the figure, a plain decimal number (no exponent, no thousands separator)
-//	unit         count, s, ops/s, us, us/op, bytes, bytes/op
+//	unit         count, s, ops/s, us, us/op, bytes, bytes/op, fraction (0 to 1)
 //
 // Metrics of every phase: ops, errors, duration_s, throughput_ops_s,
 // latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us,
@@ -34,7 +37,9 @@ import (
 // server_rss_bytes, server_peak_rss_bytes, server_write_bytes,
 // server_write_bytes_per_op, server_read_bytes for managed servers;
 // open_loop_target_ops_s, open_loop_late_ops, open_loop_max_lag_us for
-// open-loop phases; server_time_calls, server_time_mean_us,
+// open-loop phases; placement_same_cpu, placement_samples and, per CPU N,
+// placement_client_cpuN_share and placement_server_cpuN_share where the
+// phase recorded where client and server ran; server_time_calls, server_time_mean_us,
 // server_time_per_call_us, server_time_client_overhead_us and, per operation,
 // server_time_<op>_calls and server_time_<op>_mean_us where the store reports
 // its own execution time. Every cell also has cell_seconds (phase empty): the wall
@@ -141,6 +146,19 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 			i("open_loop_late_ops", o.LateOps, "count"),
 			f("open_loop_max_lag_us", o.MaxLagUs, "us"),
 		)
+	}
+	if pl := p.Placement; pl != nil {
+		out = append(out,
+			f("placement_same_cpu", pl.SameCPU, "fraction"),
+			i("placement_samples", int64(pl.Samples), "count"))
+		for _, side := range []struct {
+			name   string
+			shares map[int]float64
+		}{{"client", pl.Client}, {"server", pl.Server}} {
+			for _, cpu := range slices.Sorted(maps.Keys(side.shares)) {
+				out = append(out, f(fmt.Sprintf("placement_%s_cpu%d_share", side.name, cpu), side.shares[cpu], "fraction"))
+			}
+		}
 	}
 	return out
 }

@@ -124,15 +124,15 @@ func Markdown(w io.Writer, r *result.Result) error {
 					num(ph.DurationS*1000), num(ph.ThroughputOpsS), num(l.P50), num(l.P90), num(l.P99), num(l.P999), num(l.Max), num(l.Mean), mdText(c.Status))
 			}
 		}
-		md("\n## Cost per operation\n\nCPU in µs per operation: the whole client process, and a managed server's processes; disk is what a managed server wrote.\n\n")
-		md("| cell | phase | client CPU µs | server CPU µs | disk B | server peak RSS |\n|:--|:--|--:|--:|--:|--:|\n")
+		md("\n## Cost per operation\n\nCPU in µs per operation: the whole client process, and a managed server's processes; disk is what a managed server wrote; same CPU: share of the time client and server ran on the same CPU (a loopback round trip costs several times more across CPUs).\n\n")
+		md("| cell | phase | client CPU µs | server CPU µs | disk B | server peak RSS | same CPU |\n|:--|:--|--:|--:|--:|--:|--:|\n")
 		for _, c := range r.Cells {
 			for _, ph := range c.Phases {
 				srv, disk, rss := "—", "—", "—"
 				if s := ph.Server; s != nil {
 					srv, disk, rss = num(s.CPUUsPerOp), num(s.WritePerOp), bytesIEC(s.PeakRSSBytes)
 				}
-				md("| %s | %s | %s | %s | %s | %s |\n", mdText(c.ID), mdText(ph.Name), num(ph.ClientCPUUsPerOp), srv, disk, rss)
+				md("| %s | %s | %s | %s | %s | %s | %s |\n", mdText(c.ID), mdText(ph.Name), num(ph.ClientCPUUsPerOp), srv, disk, rss, sameCPUText(&ph))
 			}
 		}
 		serverTimeMarkdown(&b, r)

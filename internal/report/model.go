@@ -291,3 +291,12 @@ func seriesRates(p *metrics.Phase) []float64 {
 
 // seriesMinSeconds is how long a phase must run for its over-time chart.
 const seriesMinSeconds = 3
+
+// sameCPUText is a phase's share of time client and server ran on the same
+// CPU ("62%"), or "—" where placement was not recorded.
+func sameCPUText(p *metrics.Phase) string {
+	if p.Placement == nil {
+		return "—"
+	}
+	return fmt.Sprintf("%.0f%%", 100*p.Placement.SameCPU)
+}

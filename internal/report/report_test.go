@@ -228,9 +228,8 @@ func TestAxisLabels(t *testing.T) {
 	}
 }
 
-// TestTextPlacement: a "same cpu" column appears when phases recorded where
-// client and server ran, and the table keeps its columns aligned.
-func TestTextPlacement(t *testing.T) {
+// samplePlaced is the sample with a placement in every phase of its redis cells.
+func samplePlaced(t *testing.T) *result.Result {
 	r := readSample(t)
 	for i := range r.Cells {
 		if r.Cells[i].Target != "redis" {
@@ -241,6 +240,54 @@ func TestTextPlacement(t *testing.T) {
 				Client: map[int]float64{0: 0.55, 1: 0.45}, Server: map[int]float64{0: 0.5, 1: 0.5}, SameCPU: 0.483, Samples: 5}
 		}
 	}
+	return r
+}
+
+// TestPlacementInEveryFormat: CSV, Markdown and HTML carry the placement
+// the terminal shows, and "—" where none was recorded.
+func TestPlacementInEveryFormat(t *testing.T) {
+	r := samplePlaced(t)
+	var csvOut, md, html bytes.Buffer
+	if err := CSV(&csvOut, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{",placement_same_cpu,0.483,fraction", ",placement_samples,5,count",
+		",placement_client_cpu0_share,0.55,fraction", ",placement_server_cpu1_share,0.5,fraction"} {
+		if !strings.Contains(csvOut.String(), want) {
+			t.Errorf("CSV lacks %q", want)
+		}
+	}
+	for _, l := range strings.Split(csvOut.String(), "\n") {
+		if strings.Contains(l, ",placement_same_cpu,") && !strings.Contains(l, ",redis,") {
+			t.Errorf("a placement row where none was recorded: %s", l)
+		}
+	}
+	var mdRedis, mdOther int
+	for _, l := range strings.Split(md.String(), "\n") {
+		if strings.HasSuffix(l, "| 48% |") {
+			mdRedis++
+		} else if strings.HasSuffix(l, "| — |") && strings.Count(l, "|") == 8 {
+			mdOther++
+		}
+	}
+	if mdRedis == 0 || mdOther == 0 {
+		t.Errorf("markdown cost table: %d rows with 48%%, %d with —:\n%s", mdRedis, mdOther, md.String())
+	}
+	if !strings.Contains(html.String(), `<td data-m="same_cpu" data-v="0.483">48%</td>`) {
+		t.Errorf("HTML lacks the same CPU cell")
+	}
+}
+
+// TestTextPlacement: a "same cpu" column appears when phases recorded where
+// client and server ran, and the table keeps its columns aligned.
+func TestTextPlacement(t *testing.T) {
+	r := samplePlaced(t)
 	r.Cells = append(r.Cells, result.Cell{ID: "redis/failed", Status: result.CellFailed, Error: "boom"})
 	var b bytes.Buffer
 	Text(&b, r)

@@ -122,12 +122,9 @@ func cellTable(w io.Writer, r *result.Result) {
 		}
 		for _, p := range c.Phases {
 			l := p.LatencyUs
-			srvCPU, disk, same := "—", "—", "—"
+			srvCPU, disk, same := "—", "—", sameCPUText(&p)
 			if p.Server != nil {
 				srvCPU, disk = us(p.Server.CPUUsPerOp), us(p.Server.WritePerOp)
-			}
-			if p.Placement != nil {
-				same = fmt.Sprintf("%.0f%%", 100*p.Placement.SameCPU)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t\n", c.ID, p.Name, p.Ops,
 				thousands(int64(p.ThroughputOpsS+0.5)), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(l.Mean),
