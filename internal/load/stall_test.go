@@ -96,8 +96,11 @@ func TestStallShowsInOpenLoopOnly(t *testing.T) {
 	if openSlow < dueDuringStall/2 {
 		t.Errorf("open loop: only %d ops slower than 100 ms; every op due during the stall (≈%d) should be", openSlow, dueDuringStall)
 	}
-	if closedSlow > workers {
-		t.Errorf("closed loop: %d ops slower than 100 ms; only the %d in flight can be", closedSlow, workers)
+	// Only the ops in flight can wait out the stall; the bound leaves room
+	// for one pause of the VM itself (another op per worker), still far
+	// below what the open loop records.
+	if closedSlow > 2*workers {
+		t.Errorf("closed loop: %d ops slower than 100 ms; only the %d in flight (and one VM pause) can be", closedSlow, workers)
 	}
 	if open.LatencyUs.Max < 400e3 || closed.LatencyUs.Max < 400e3 {
 		t.Errorf("max latency open %v µs closed %v µs; both should show the 500 ms stall", open.LatencyUs.Max, closed.LatencyUs.Max)

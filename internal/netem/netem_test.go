@@ -68,19 +68,35 @@ func TestProxyRTT(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				m := leastOf3(t, p.Addr(), x, 21) // fresh measurements, not the calibration's own
-				added := m.Median - base.Median
-				ratio := float64(added) / float64(rtt)
-				t.Logf("%s: asked %v: uncalibrated %v; calibrated (offset %v, %d rounds) %v (min %v, max %v), added to direct %v: ratio %.2f",
-					k, rtt, raw.Median, cal.Offset, cal.Rounds, m.Median, m.Min, m.Max, added, ratio)
 				if raw.Min < rtt {
 					t.Errorf("asked %v: uncalibrated, a round trip took %v", rtt, raw.Min)
 				}
-				if rtt >= time.Millisecond && (ratio < 0.8 || ratio > 1.2) {
-					t.Errorf("asked %v, measured %v more than direct: off by more than 20%%", rtt, added)
+				// "Added" is the difference of two medians measured apart; a
+				// burst of load in either one (seen: a direct median 6× its
+				// usual) skews it, so the pair is measured again, up to 3
+				// times, as the run itself re-probes (target.setNetworkWithin).
+				var problem string
+				for try := 1; try <= 3; try++ {
+					direct := leastOf3(t, srv.Addr, x, 21)
+					m := leastOf3(t, p.Addr(), x, 21) // fresh measurements, not the calibration's own
+					added := m.Median - direct.Median
+					ratio := float64(added) / float64(rtt)
+					t.Logf("%s: asked %v: uncalibrated %v; calibrated (offset %v, %d rounds) %v (min %v, max %v), added to direct %v: ratio %.2f (try %d)",
+						k, rtt, raw.Median, cal.Offset, cal.Rounds, m.Median, m.Min, m.Max, added, ratio, try)
+					switch {
+					case rtt >= time.Millisecond && (ratio < 0.8 || ratio > 1.2):
+						problem = fmt.Sprintf("asked %v, measured %v more than direct: off by more than 20%%", rtt, added)
+					case ratio < 0.5 || ratio > 3:
+						problem = fmt.Sprintf("asked %v, measured %v more than direct", rtt, added)
+					default:
+						problem = ""
+					}
+					if problem == "" {
+						break
+					}
 				}
-				if ratio < 0.5 || ratio > 3 {
-					t.Errorf("asked %v, measured %v more than direct", rtt, added)
+				if problem != "" {
+					t.Error(problem + " (3 tries)")
 				}
 				if cal.Offset < 0 || cal.Offset > rtt/2 {
 					t.Errorf("offset %v out of [0, %v]", cal.Offset, rtt/2)

@@ -156,8 +156,14 @@ func TestSetNetwork(t *testing.T) {
 				if listening(t, addr) {
 					t.Errorf("proxy %s still listening after going direct", addr)
 				}
-				if p50 := getP50(t, inst, 50); p50 > time.Millisecond/2 {
-					t.Errorf("direct again: p50 %v", p50)
+				// The best of three: a burst of load can inflate one p50
+				// several-fold; a proxy still in the path adds to every try.
+				directAgain := time.Hour
+				for range 3 {
+					directAgain = min(directAgain, getP50(t, inst, 50))
+				}
+				if directAgain > time.Millisecond/2 {
+					t.Errorf("direct again: p50 %v", directAgain)
 				}
 
 				n = setNetworkWithin(t, inst, time.Millisecond)

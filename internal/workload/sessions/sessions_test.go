@@ -105,8 +105,15 @@ func checkChurn(t *testing.T, out sessions.Outcome) {
 	if k.Stale != 0 || k.Lost != 0 || k.ReadErrors != 0 {
 		t.Errorf("stale %d, lost %d, read errors %d (counters %+v)", k.Stale, k.Lost, k.ReadErrors, k)
 	}
-	if k.Unjudged > k.Reads/10 {
-		t.Errorf("%d of %d reads could not be judged", k.Unjudged, k.Reads)
+	// A store whose expiry clock has 1 s resolution (Memcached) leaves a
+	// wide window where a read can be neither a hit nor a miss for sure;
+	// under CPU contention more keepalives land in it (seen: 8% of reads).
+	unjudged := k.Reads / 10
+	if k.EarlySlackS >= 1 {
+		unjudged = k.Reads / 4
+	}
+	if k.Unjudged > unjudged {
+		t.Errorf("%d of %d reads could not be judged (early slack %.3f s)", k.Unjudged, k.Reads, k.EarlySlackS)
 	}
 	r := phase(t, out, "read")
 	if r.Ops == 0 || len(r.Errors) > 0 {
