@@ -22,7 +22,7 @@ import (
 // stores lists every store kind this binary knows, explicitly: adding a store
 // means adding it here.
 func stores() target.Registry {
-	kv := []string{"kv", "throughput", "hotkey", "web"}
+	kv := []string{"kv", "throughput", "mix", "hotkey", "web"}
 	crash := append([]string{"durability", "sessions"}, kv...)
 	sql := append([]string{"payments"}, crash...)
 	return target.Registry{

@@ -67,6 +67,7 @@ func (a *App) listCmd() *cobra.Command {
 var workloadHelp = map[string]string{
 	"kv":         "write N keys one by one, then read each back and check it",
 	"throughput": "redis-benchmark-like SET then GET of small values over random keys, 50 clients, optional pipeline",
+	"mix":        "gets and sets at a read ratio (default 0.9) over a uniform, zipfian or sequential key distribution, every get checked; figures per kind",
 	"hotkey":     "one small value read N times, over a persistent connection or a new one per get",
 	"web":        "an HTTP endpoint doing one store get per request, driven over loopback (pooled or per-request connections)",
 	"sessions":   "web sessions: create, read, keepalive, expiry and reaping; naive vs tuned PostgreSQL knob by knob",

@@ -22,7 +22,7 @@ import (
 )
 
 func netApp(out *bytes.Buffer) *App {
-	kv := []string{"kv", "throughput", "hotkey", "web"}
+	kv := []string{"kv", "throughput", "mix", "hotkey", "web"}
 	reg := target.Registry{
 		{Name: "memory", Workloads: kv, Batches: true, Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 			return memory.New(ctx, memory.Config{Namespace: a.Namespace})

@@ -13,7 +13,9 @@ import (
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/hotkey"
+	"github.com/storebench/storebench/internal/workload/keydist"
 	"github.com/storebench/storebench/internal/workload/kv"
+	"github.com/storebench/storebench/internal/workload/mix"
 	"github.com/storebench/storebench/internal/workload/throughput"
 	"github.com/storebench/storebench/internal/workload/web"
 )
@@ -63,7 +65,9 @@ func (c cell) entryName() string {
 }
 
 // idParams are the parameters that name a cell.
-var idParams = map[string]bool{"keys": true, "mode": true, "durability": true, "variant": true, "design": true, "replica": true}
+// mix's read_ratio and key_dist name what it measures, as keys does for kv:
+// two mixes of one run differ by them.
+var idParams = map[string]bool{"keys": true, "mode": true, "durability": true, "variant": true, "design": true, "replica": true, "read_ratio": true, "key_dist": true}
 
 // planner expands one workload entry of a scenario into cells for a target.
 type planner func(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell
@@ -72,6 +76,7 @@ type planner func(s *scenario.Scenario, w scenario.Workload, t scenario.Target) 
 var planners = map[string]planner{
 	"kv":         planKV,
 	"throughput": planThroughput,
+	"mix":        planMix,
 	"hotkey":     planHotkey,
 	"web":        planWeb,
 	"payments":   planPayments,
@@ -158,6 +163,19 @@ func planThroughput(s *scenario.Scenario, w scenario.Workload, t scenario.Target
 		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.Load),
 		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
 			return throughput.Run(ctx, inst.Store, p, h)
+		},
+	}}
+}
+
+func planMix(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
+	p := mix.Params{Keyspace: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed,
+		ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist), Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
+	params := map[string]any{"keyspace": p.Keyspace, "value_size": p.ValueSize, "key_mode": string(p.KeyMode), "seed": p.Seed,
+		"read_ratio": p.Ratio(), "key_dist": string(p.KeyDist)}
+	return []cell{{
+		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.Load),
+		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
+			return mix.Run(ctx, inst.Store, p, h)
 		},
 	}}
 }

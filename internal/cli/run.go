@@ -35,6 +35,8 @@ type runFlags struct {
 	valueSize    int
 	keyMode      string
 	batch        int
+	readRatio    float64
+	keyDist      string
 	clients      int
 	pipeline     int
 	connectPerOp bool
@@ -90,11 +92,13 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.IntVar(&f.valueSize, "value-size", 0, "kv: bytes per value (default 100)")
 	fl.StringVar(&f.keyMode, "key-mode", "", "kv: random-float (the article's keys) or sequential")
 	fl.IntVar(&f.batch, "batch", 0, "kv: write in bulk, N keys per call (PostgreSQL COPY, Redis/Memcached pipelines) instead of one by one")
-	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default: 1; throughput: 50)")
+	fl.Float64Var(&f.readRatio, "read-ratio", 0, "mix: share of ops that are gets, 0 (all sets) to 1 (all gets) (default 0.9)")
+	fl.StringVar(&f.keyDist, "key-dist", "", "mix: key distribution: uniform (default), zipfian (YCSB's, 0.99, hot keys scattered) or sequential")
+	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default: 1; throughput, mix: 50)")
 	fl.IntVar(&f.pipeline, "pipeline", 0, "ops per round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline mode")
 	fl.BoolVar(&f.connectPerOp, "connect-per-op", false, "connect, do one op, close (no connection reuse, like a PHP page per request)")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: total ops/s; latency counts from each op's intended start (0 = closed loop)")
-	fl.Int64Var(&f.ops, "ops", 0, "measured ops per phase (throughput, hotkey)")
+	fl.Int64Var(&f.ops, "ops", 0, "measured ops per phase (throughput, mix, hotkey)")
 	fl.DurationVar(&f.duration, "duration", 0, "measured time per phase instead of an op count, e.g. 30s")
 	fl.DurationVar(&f.warmup, "warmup", 0, "timed warm-up before each measured phase (with --duration), not counted")
 	fl.Int64Var(&f.warmupOps, "warmup-ops", 0, "ops run before each measured phase, not counted")
@@ -206,6 +210,12 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 		}
 		if fl.Changed("batch") {
 			w.Batch = f.batch
+		}
+		if fl.Changed("read-ratio") {
+			w.ReadRatio = &f.readRatio
+		}
+		if fl.Changed("key-dist") {
+			w.KeyDist = f.keyDist
 		}
 	}
 	if fl.Changed("stall") {

@@ -35,3 +35,38 @@ func BenchmarkEngine(b *testing.B) {
 		})
 	}
 }
+
+// kindedMapWorker is mapWorker reporting two kinds, alternately: the
+// engine's added cost per op for figures per kind.
+type kindedMapWorker struct {
+	mapWorker
+	kind int
+}
+
+func (w *kindedMapWorker) Do(ctx context.Context, seq int64) error {
+	w.kind = int(seq & 1)
+	return w.mapWorker.Do(ctx, seq)
+}
+
+func (w *kindedMapWorker) Kind() int { return w.kind }
+
+func BenchmarkEngineKinded(b *testing.B) {
+	for _, n := range []int{1, 4} {
+		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
+			ws := make([]Worker, n)
+			for i := range ws {
+				ws[i] = &kindedMapWorker{mapWorker: mapWorker{table: make([]int64, 1<<12)}}
+			}
+			b.ReportAllocs()
+			b.ResetTimer()
+			p, err := Run(context.Background(), Config{Workers: n, Ops: int64(b.N), Kinds: []string{"get", "set"}}, ws)
+			if err != nil {
+				b.Fatal(err)
+			}
+			if p.ByOp["get"].Ops+p.ByOp["set"].Ops != int64(b.N) {
+				b.Fatalf("by op %+v, want %d ops", p.ByOp, b.N)
+			}
+			b.ReportMetric(p.ClientCPUUsPerOp, "cpu-µs/op")
+		})
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
@@ -24,6 +25,10 @@ type Config struct {
 	// OnSecond, if set, receives each completed second of the series, in
 	// order, from a goroutine of the collector, never from a worker.
 	OnSecond func(s metrics.Second)
+	// Kinds names the kinds of operation of a KindedWorker ("get", "set"),
+	// indexed by its Kind; the phase then has figures per kind (ByOp).
+	// Workers that are not KindedWorkers ignore it.
+	Kinds []string
 	// Probe, if set, is told when the measured part begins and ends, so it
 	// can sample what the engine cannot see, such as a server's CPU and I/O.
 	Probe Probe
@@ -75,6 +80,12 @@ func (c Config) Validate() error {
 	}
 	if c.WarmupOps > 0 && c.Duration > 0 {
 		bad("warm-up ops (%d) need ops mode; with a duration use a timed warm-up", c.WarmupOps)
+	}
+	for i, k := range c.Kinds {
+		if k == "" || slices.Contains(c.Kinds[:i], k) {
+			bad("kinds must be named and distinct, got %q", c.Kinds)
+			break
+		}
 	}
 	if c.Ops > 0 && c.WarmupOps > math.MaxInt64-c.Ops {
 		bad("ops + warm-up ops overflow")

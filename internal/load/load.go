@@ -27,6 +27,18 @@ type Worker interface {
 	Do(ctx context.Context, seq int64) error
 }
 
+// KindedWorker is a Worker whose operations are of several kinds, such as
+// the gets and sets of a read/write mix: after each Do, Kind returns the
+// kind of the operation it just did, as an index into Config.Kinds. The
+// engine then records each kind's ops, errors and latency apart
+// (Phase.ByOp) besides the phase's own figures, so a mixed phase does not
+// hide that its kinds cost differently. An index out of range is a bug: the
+// phase fails as on a panic.
+type KindedWorker interface {
+	Worker
+	Kind() int
+}
+
 // lateThreshold is how late an open-loop start must be to count as late.
 const lateThreshold = time.Millisecond
 
@@ -68,7 +80,11 @@ type runner struct {
 	maxLag  time.Duration
 	lastEnd time.Time
 	panic   error
-	_       [64]byte // the fields above change per op: keep other workers' data off their cache line
+	// kinded is w when it reports kinds and Config.Kinds names them, with
+	// one recorder per kind (no per-second series); nil otherwise.
+	kinded KindedWorker
+	kinds  []*metrics.Recorder
+	_      [64]byte // the fields above change per op: keep other workers' data off their cache line
 }
 
 // Run drives workers (one goroutine each) as cfg says and returns the merged
@@ -100,11 +116,20 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 	defer col.Close()
 	rs := make([]*runner, cfg.Workers)
 	recs := make([]*metrics.Recorder, cfg.Workers)
+	byKind := make([][]*metrics.Recorder, len(cfg.Kinds)) // [kind][kinded worker]
 	for i := range rs {
 		t := time.NewTimer(time.Hour)
 		t.Stop()
 		recs[i] = metrics.NewRecorder(col)
 		rs[i] = &runner{id: i, w: workers[i], rec: recs[i], e: e, timer: t, held: -1}
+		if kw, ok := workers[i].(KindedWorker); ok && len(cfg.Kinds) > 0 {
+			rs[i].kinded = kw
+			rs[i].kinds = make([]*metrics.Recorder, len(cfg.Kinds))
+			for k := range cfg.Kinds {
+				rs[i].kinds[k] = metrics.NewRecorder(nil)
+				byKind[k] = append(byKind[k], rs[i].kinds[k])
+			}
+		}
 		if cfg.Rate > 0 {
 			// Stagger the workers so the combined schedule is evenly spaced.
 			rs[i].offNs = float64(i) / cfg.Rate * 1e9
@@ -159,6 +184,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		meta.ClientCPU = cpu1 - cpu0
 	}
 	p := metrics.Merge(recs, meta)
+	p.ByOp = metrics.MergeByOp(cfg.Kinds, byKind, meta)
 	if w := saturationWarning(p.ClientCPUS, p.DurationS, runtime.GOMAXPROCS(0)); w != "" {
 		p.Warnings = append(p.Warnings, w)
 	}
@@ -280,13 +306,24 @@ func (r *runner) loop(ctx context.Context, s *span) {
 				r.maxLag = max(r.maxLag, lag)
 			}
 			r.rec.Tick(t2)
+			var kr *metrics.Recorder // the op's kind, timed from the same start
+			if r.kinded != nil {
+				kr = r.kinds[r.kinded.Kind()]
+			}
+			d := t2.Sub(from)
 			switch {
 			case err == nil:
-				r.rec.Record(t2.Sub(from))
+				r.rec.Record(d)
+				if kr != nil {
+					kr.Record(d)
+				}
 			case ctx.Err() != nil:
 				return // interrupted by the cancellation: not the store's failure
 			default:
-				r.rec.RecordError(err, t2.Sub(from))
+				r.rec.RecordError(err, d)
+				if kr != nil {
+					kr.RecordError(err, d)
+				}
 			}
 			r.lastEnd = t2
 		}

@@ -64,6 +64,22 @@ type Phase struct {
 	// beside the client's latency; nil when the store offers none (see the
 	// warnings for why).
 	ServerTime *ServerTimeSummary `json:"server_time,omitempty"`
+	// ByOp breaks a phase of mixed operations (a read/write mix) down by
+	// kind ("get", "set"), with the phase's own conventions: Ops counts
+	// failures too, the latency and histogram cover successes, and an
+	// open-loop phase times each op from its intended start. nil when the
+	// workload does not report kinds.
+	ByOp map[string]OpFigures `json:"by_op,omitempty"`
+}
+
+// OpFigures are one kind of operation's share of a phase.
+type OpFigures struct {
+	Ops            int64            `json:"ops"`
+	Errors         map[string]int64 `json:"errors,omitempty"` // by store.Class
+	ThroughputOpsS float64          `json:"throughput_ops_s"`
+	LatencyUs      Latency          `json:"latency_us"`
+	// Histogram is encoded as Phase.Histogram (nanoseconds, V2 compressed).
+	Histogram string `json:"histogram,omitempty"`
 }
 
 // ServerTimeSummary is the difference of a server's cumulative statement
@@ -268,6 +284,22 @@ func Merge(recs []*Recorder, m Meta) Phase {
 		}
 	}
 	return p
+}
+
+// MergeByOp merges the per-kind recorders of one phase: recs[k] holds the
+// recorders of kind names[k], one per worker that reported kinds. It
+// returns nil when no worker did. m is the phase's Meta: the kinds share its
+// duration and pipeline depth.
+func MergeByOp(names []string, recs [][]*Recorder, m Meta) map[string]OpFigures {
+	if len(recs) == 0 || len(recs[0]) == 0 {
+		return nil
+	}
+	out := make(map[string]OpFigures, len(names))
+	for k, name := range names {
+		p := Merge(recs[k], Meta{Name: name, Duration: m.Duration, ClientCPU: -1, OpsPerCall: m.OpsPerCall})
+		out[name] = OpFigures{Ops: p.Ops, Errors: p.Errors, ThroughputOpsS: p.ThroughputOpsS, LatencyUs: p.LatencyUs, Histogram: p.Histogram}
+	}
+	return out
 }
 
 // DecodeHistogram decodes Phase.Histogram. Values are in nanoseconds.

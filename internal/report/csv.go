@@ -37,7 +37,10 @@ import (
 // server_rss_bytes, server_peak_rss_bytes, server_write_bytes,
 // server_write_bytes_per_op, server_read_bytes for managed servers;
 // open_loop_target_ops_s, open_loop_late_ops, open_loop_max_lag_us for
-// open-loop phases; placement_same_cpu, placement_samples and, per CPU N,
+// open-loop phases; for phases of mixed operations (mix), per kind <op>
+// (get, set): op_<op>_ops, op_<op>_errors, op_<op>_throughput_ops_s,
+// op_<op>_latency_p50_us, _p90_us, _p99_us, _p999_us, _max_us and _mean_us
+// (the op's own figures, same conventions as the phase's); placement_same_cpu, placement_samples and, per CPU N,
 // placement_client_cpuN_share and placement_server_cpuN_share where the
 // phase recorded where client and server ran; server_time_calls, server_time_mean_us,
 // server_time_per_call_us, server_time_client_overhead_us and, per operation,
@@ -115,6 +118,7 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 		f("client_cpu_s", p.ClientCPUS, "s"),
 		f("client_cpu_us_per_op", p.ClientCPUUsPerOp, "us/op"),
 	)
+	out = append(out, byOpMetrics(p)...)
 	if s := p.Server; s != nil {
 		out = append(out,
 			f("server_cpu_s", s.CPUS, "s"),

@@ -71,6 +71,7 @@ func (p *page) render() {
 		p.groupSection(&p.m.groups[i])
 	}
 	p.cellsSection()
+	p.byOpSection()
 	p.setupSection()
 	p.s("</main>\n")
 	p.f("<footer>Rendered by storebench from result.json (%s, run %s). Every figure on this page comes from that file; the page loads nothing from the network.</footer>\n",
@@ -135,7 +136,11 @@ func (p *page) header() {
 	for _, g := range p.m.groups {
 		p.f(`<a href="#%s">%s</a>`, esc(groupID(&g)), esc(g.workload+" · "+g.phase))
 	}
-	p.s(`<a href="#cells">all cells</a><a href="#setup">environment and settings</a></nav>` + "\n")
+	p.s(`<a href="#cells">all cells</a>`)
+	if len(byOpRows(r)) > 0 {
+		p.s(`<a href="#by-op">by operation</a>`)
+	}
+	p.s(`<a href="#setup">environment and settings</a></nav>` + "\n")
 	p.s("</header>\n")
 }
 

@@ -135,6 +135,7 @@ func Markdown(w io.Writer, r *result.Result) error {
 				md("| %s | %s | %s | %s | %s | %s | %s |\n", mdText(c.ID), mdText(ph.Name), num(ph.ClientCPUUsPerOp), srv, disk, rss, sameCPUText(&ph))
 			}
 		}
+		byOpMarkdown(&b, r)
 		serverTimeMarkdown(&b, r)
 		coordinatedMarkdown(&b, r)
 		var notes []string

@@ -19,6 +19,7 @@ func Text(w io.Writer, r *result.Result) {
 	fmt.Fprintf(w, "storebench %s · %s · %s · %d cores · %s\n", r.Storebench.Version, r.Environment.CPUModel, r.Environment.OS, r.Environment.Cores, r.Status)
 	kvTables(w, r)
 	cellTable(w, r)
+	ByOpText(w, r)
 	ServerTimeText(w, r)
 	NetworkText(w, r)
 	CoordinatedOmissionText(w, r)

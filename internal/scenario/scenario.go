@@ -20,6 +20,8 @@ import (
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/durability"
+	"github.com/storebench/storebench/internal/workload/keydist"
+	"github.com/storebench/storebench/internal/workload/mix"
 	"github.com/storebench/storebench/internal/workload/payments"
 	"github.com/storebench/storebench/internal/workload/sessions"
 )
@@ -188,6 +190,10 @@ type Workload struct {
 	Keyspace   int64    `yaml:"keyspace,omitempty" json:"keyspace,omitempty"`
 	Operations []string `yaml:"operations,omitempty" json:"operations,omitempty"`
 	Value      string   `yaml:"value,omitempty" json:"value,omitempty"`
+	// ReadRatio is mix's share of gets, 0 to 1 (a pointer: 0 means all sets).
+	ReadRatio *float64 `yaml:"read_ratio,omitempty" json:"read_ratio,omitempty"`
+	// KeyDist is mix's key distribution: uniform, zipfian or sequential.
+	KeyDist string `yaml:"key_dist,omitempty" json:"key_dist,omitempty"`
 	// Load overrides the scenario's load for this workload only.
 	Load *Load `yaml:"load,omitempty" json:"load,omitempty"`
 	// Sessions is the sessions workload's own section.
@@ -374,12 +380,13 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 }
 
 // Workloads this binary can run, with what each defaults to.
-var Workloads = []string{"kv", "throughput", "hotkey", "web", "sessions", "payments", "durability"}
+var Workloads = []string{"kv", "throughput", "mix", "hotkey", "web", "sessions", "payments", "durability"}
 
 // typeDefaults are each workload type's defaults, applied under the file.
 var typeDefaults = map[string]Load{
 	"kv":         {Clients: 1},
 	"throughput": {Clients: 50, Ops: 100000},
+	"mix":        {Clients: mix.DefaultClients, Ops: mix.DefaultOps},
 	"hotkey":     {Clients: 1, Ops: 10000},
 	"web":        {Clients: 1, Ops: 10000},
 	"durability": {Clients: 4},
@@ -416,6 +423,9 @@ func (s *Scenario) Defaults() {
 			if len(w.Operations) == 0 {
 				w.Operations = []string{"set", "get"}
 			}
+		case "mix":
+			d := mix.Params{Keyspace: w.Keyspace, ValueSize: w.ValueSize, ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist)}.WithDefaults()
+			w.Keyspace, w.ValueSize, w.ReadRatio, w.KeyDist = d.Keyspace, d.ValueSize, d.ReadRatio, string(d.KeyDist)
 		case "hotkey", "web":
 			if w.Value == "" && w.ValueSize == 0 {
 				w.Value = "hello world" // the article's value
@@ -427,6 +437,8 @@ func (s *Scenario) Defaults() {
 			w.KeyMode = string(workload.KeyRandomFloat)
 		case w.Type == "throughput":
 			w.KeyMode = string(workload.KeySequential) // redis-benchmark's key:<n>
+		case w.Type == "mix":
+			w.KeyMode = string(mix.DefaultKeyMode)
 		}
 	}
 }
@@ -636,6 +648,14 @@ func (w Workload) validate(l Load, seed uint64) error {
 		if err := wl.Validate(); err != nil {
 			return fmt.Errorf("throughput: %v", err)
 		}
+	case "mix":
+		if w.Keyspace <= 0 {
+			return fmt.Errorf("mix: keyspace must be positive, got %d", w.Keyspace)
+		}
+		p := mix.Params{Keyspace: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist), Load: wl}
+		if err := p.Validate(); err != nil {
+			return err
+		}
 	case "hotkey", "web":
 		if err := wl.Validate(); err != nil {
 			return fmt.Errorf("%s: %v", t, err)
@@ -672,7 +692,7 @@ func (w Workload) validate(l Load, seed uint64) error {
 	if w.ValueSize < 0 {
 		return fmt.Errorf("%s: value_size must be positive, got %d", t, w.ValueSize)
 	}
-	if (t == "kv" || t == "throughput") && w.ValueSize == 0 {
+	if (t == "kv" || t == "throughput" || t == "mix") && w.ValueSize == 0 {
 		return fmt.Errorf("%s: value_size must be positive, got 0", t)
 	}
 	if w.KeyMode != "" {
@@ -688,6 +708,7 @@ func (w Workload) validate(l Load, seed uint64) error {
 var fieldsOf = map[string][]string{
 	"kv":         {"keys", "value_size", "key_mode", "batch"},
 	"throughput": {"keyspace", "value_size", "key_mode", "operations", "stall"},
+	"mix":        {"keyspace", "value_size", "key_mode", "read_ratio", "key_dist", "stall"},
 	"hotkey":     {"value", "value_size", "stall"},
 	"web":        {"value", "stall"},
 	"payments":   {"payments"},
@@ -700,7 +721,7 @@ func (w Workload) checkFields() error {
 		"keys": len(w.Keys) > 0, "value_size": w.ValueSize != 0, "key_mode": w.KeyMode != "", "batch": w.Batch != 0,
 		"keyspace": w.Keyspace != 0, "operations": len(w.Operations) > 0, "value": w.Value != "",
 		"payments": w.Payments != nil, "durability": w.Durability != nil, "sessions": w.Sessions != nil,
-		"stall": w.Stall != nil,
+		"stall": w.Stall != nil, "read_ratio": w.ReadRatio != nil, "key_dist": w.KeyDist != "",
 	}
 	allowed, known := fieldsOf[w.Type]
 	if !known {

@@ -44,6 +44,18 @@ func (l Load) Validate() error {
 	return errors.Join(errs...)
 }
 
+// WithDefaults returns l with Clients set to clients when unset, and Ops to
+// ops when neither Ops nor Duration is set.
+func (l Load) WithDefaults(clients int, ops int64) Load {
+	if l.Clients == 0 {
+		l.Clients = clients
+	}
+	if l.Ops == 0 && l.Duration == 0 {
+		l.Ops = ops
+	}
+	return l
+}
+
 // Depth is the number of ops per call: the pipeline depth, at least 1.
 func (l Load) Depth() int { return max(l.Pipeline, 1) }
 

@@ -56,12 +56,7 @@ func (p Params) WithDefaults() Params {
 	if p.ValueSize == 0 {
 		p.ValueSize = len(p.Value)
 	}
-	if p.Load.Clients == 0 {
-		p.Load.Clients = DefaultClients
-	}
-	if p.Load.Ops == 0 && p.Load.Duration == 0 {
-		p.Load.Ops = DefaultOps
-	}
+	p.Load = p.Load.WithDefaults(DefaultClients, DefaultOps)
 	return p
 }
 

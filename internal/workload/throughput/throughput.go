@@ -11,8 +11,8 @@
 //
 // With Load.Pipeline P each timed call sends P operations through
 // store.Batcher in one round trip, on stores that have it. Keys are drawn
-// by a splitmix64 generator per worker, seeded from Seed and the worker's
-// number: no lock and no allocation per key.
+// by a uniform keydist generator per worker (splitmix64), seeded from Seed
+// and the worker's number: no lock and no allocation per key.
 package throughput
 
 import (
@@ -20,14 +20,13 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"math/bits"
 	"slices"
-	"sync"
 
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/keydist"
 )
 
 // Defaults, applied by Params.WithDefaults to zero fields.
@@ -47,12 +46,6 @@ const (
 
 // Ops lists the operations in the order they run.
 var Ops = []string{OpSet, OpGet}
-
-// fillChunk is how many pairs one pre-population call writes.
-const fillChunk = 1000
-
-// fillClients bounds the connections that pre-populate the keyspace.
-const fillClients = 4
 
 // Params are one throughput cell's parameters.
 type Params struct {
@@ -97,28 +90,19 @@ func (p Params) WithDefaults() Params {
 		}
 		p.Operations = ops
 	}
-	if p.Load.Clients == 0 {
-		p.Load.Clients = DefaultClients
-	}
-	if p.Load.Ops == 0 && p.Load.Duration == 0 {
-		p.Load.Ops = DefaultOps
-	}
+	p.Load = p.Load.WithDefaults(DefaultClients, DefaultOps)
 	return p
+}
+
+// keyspace is what Populate writes.
+func (p Params) keyspace() workload.Keyspace {
+	return workload.Keyspace{Keys: p.Keyspace, ValueSize: p.ValueSize, KeyMode: p.KeyMode, Seed: p.Seed}
 }
 
 // Validate rejects impossible parameters (after defaults) before any work.
 func (p Params) Validate() error {
 	p = p.WithDefaults()
-	var errs []error
-	if p.Keyspace < 0 {
-		errs = append(errs, fmt.Errorf("keyspace must be positive, got %d", p.Keyspace))
-	}
-	if p.ValueSize < 0 {
-		errs = append(errs, fmt.Errorf("value size must be positive, got %d", p.ValueSize))
-	}
-	if _, err := workload.ParseKeyMode(string(p.KeyMode)); err != nil {
-		errs = append(errs, err)
-	}
+	errs := p.keyspace().Check()
 	for _, o := range p.Operations {
 		if !slices.Contains(Ops, o) {
 			errs = append(errs, fmt.Errorf("unknown operation %q (valid: set, get)", o))
@@ -168,9 +152,13 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 
 // runPhase measures op; n numbers the phase, to seed its key sequences.
 func runPhase(ctx context.Context, clients []store.KV, p Params, op string, n int, h workload.Hooks) (metrics.Phase, error) {
+	sp, err := keydist.New(keydist.Uniform, p.Keyspace)
+	if err != nil {
+		return metrics.Phase{Name: op}, err
+	}
 	workers := make([]load.Worker, len(clients))
 	for i, c := range clients {
-		workers[i] = newWorker(c, p, op == OpGet, workerID(n, i))
+		workers[i] = newWorker(c, p, op == OpGet, sp.Gen(p.Seed, workerID(n, i), i, len(clients)))
 	}
 	return load.Run(ctx, h.Apply(p.Load.Config(op)), workers)
 }
@@ -178,90 +166,26 @@ func runPhase(ctx context.Context, clients []store.KV, p Params, op string, n in
 func workerID(phase, worker int) uint64 { return uint64(phase)<<32 | uint64(worker) }
 
 // Populate empties the store and writes every key of the keyspace with its
-// value, unmeasured: in chunks through store.BulkLoader or store.Batcher
-// where the store has them, else one Set at a time, on up to 4 connections
-// of its own.
+// value, unmeasured (see workload.Populate).
 func Populate(ctx context.Context, st store.Store, p Params) error {
 	p = p.WithDefaults()
-	if err := st.Reset(ctx); err != nil { // COPY inserts only: start from an empty store
-		return fmt.Errorf("throughput: populate: reset: %w", err)
+	if err := workload.Populate(ctx, st, p.keyspace(), p.Load.Clients); err != nil {
+		return fmt.Errorf("throughput: %w", err)
 	}
-	chunks := (p.Keyspace + fillChunk - 1) / fillChunk
-	conns := int(min(fillClients, int64(p.Load.Clients), chunks))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		mu    sync.Mutex
-		first error
-	)
-	fail := func(err error) {
-		mu.Lock()
-		if first == nil {
-			first = fmt.Errorf("throughput: populate: %w", err)
-		}
-		mu.Unlock()
-		cancel()
-	}
-	for w := range conns {
-		c, err := st.Open(ctx)
-		if err != nil {
-			fail(err)
-			break
-		}
-		wg.Go(func() {
-			defer c.Close()
-			kv, ok := c.(store.KV)
-			if !ok {
-				fail(store.ErrUnsupported)
-				return
-			}
-			write, err := workload.ChunkWriter(kv)
-			if err != nil { // one Set at a time
-				write = func(ctx context.Context, keys, vals [][]byte) error {
-					for i, k := range keys {
-						if err := kv.Set(ctx, k, vals[i], 0); err != nil {
-							return err
-						}
-					}
-					return nil
-				}
-			}
-			buf := make([]byte, 0, fillChunk*(32+p.ValueSize))
-			keys := make([][]byte, 0, fillChunk)
-			vals := make([][]byte, 0, fillChunk)
-			for ch := int64(w); ch < chunks; ch += int64(conns) {
-				buf, keys, vals = buf[:0], keys[:0], vals[:0]
-				for i := ch * fillChunk; i < min((ch+1)*fillChunk, p.Keyspace); i++ {
-					at := len(buf)
-					buf = workload.AppendKey(buf, p.KeyMode, p.Seed, i)
-					mid := len(buf)
-					buf = workload.AppendValue(buf, p.Seed, i, 0, p.ValueSize)
-					keys, vals = append(keys, buf[at:mid:mid]), append(vals, buf[mid:len(buf):len(buf)])
-				}
-				if err := write(ctx, keys, vals); err != nil {
-					fail(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
+	return nil
 }
 
 // worker is one client's op loop. Nothing in Do allocates: the keys,
 // values and read buffers are the worker's own and reused.
 type worker struct {
-	kv       store.KV
-	b        store.Batcher // nil unless depth > 1
-	get      bool
-	depth    int
-	mode     workload.KeyMode
-	seed     uint64
-	size     int
-	keyspace uint64
-	rng      uint64 // splitmix64 state
+	kv    store.KV
+	b     store.Batcher // nil unless depth > 1
+	get   bool
+	depth int
+	mode  workload.KeyMode
+	seed  uint64
+	size  int
+	dist  keydist.Gen // uniform over the keyspace
 
 	key, val, got []byte // depth 1
 
@@ -272,12 +196,10 @@ type worker struct {
 	found      []bool
 }
 
-func newWorker(kv store.KV, p Params, get bool, id uint64) *worker {
+func newWorker(kv store.KV, p Params, get bool, keys keydist.Gen) *worker {
 	w := &worker{
-		kv: kv, get: get, depth: p.Load.Depth(), mode: p.KeyMode, seed: p.Seed, size: p.ValueSize,
-		keyspace: uint64(p.Keyspace),
-		rng:      workload.Mix(p.Seed ^ workload.Mix(id+0x632be59bd9b4e019)),
-		key:      make([]byte, 0, 32), val: make([]byte, 0, p.ValueSize), got: make([]byte, 0, p.ValueSize),
+		kv: kv, get: get, depth: p.Load.Depth(), mode: p.KeyMode, seed: p.Seed, size: p.ValueSize, dist: keys,
+		key: make([]byte, 0, 32), val: make([]byte, 0, p.ValueSize), got: make([]byte, 0, p.ValueSize),
 	}
 	if w.depth > 1 {
 		w.b = kv.(store.Batcher) // KVClients checked it
@@ -294,19 +216,11 @@ func newWorker(kv store.KV, p Params, get bool, id uint64) *worker {
 	return w
 }
 
-// next draws a key index uniformly from [0, keyspace): splitmix64, then
-// Lemire's multiply-shift instead of a modulo.
-func (w *worker) next() int64 {
-	w.rng += 0x9e3779b97f4a7c15
-	hi, _ := bits.Mul64(workload.Mix(w.rng), w.keyspace)
-	return int64(hi)
-}
-
 func (w *worker) Do(ctx context.Context, _ int64) error {
 	if w.depth > 1 {
 		return w.doBatch(ctx)
 	}
-	i := w.next()
+	i := w.dist.Next()
 	w.key = workload.AppendKey(w.key[:0], w.mode, w.seed, i)
 	w.val = workload.AppendValue(w.val[:0], w.seed, i, 0, w.size)
 	if !w.get {
@@ -329,7 +243,7 @@ func (w *worker) doBatch(ctx context.Context) error {
 	// buf has room for the whole batch, so the slices below never move.
 	w.buf = w.buf[:0]
 	for j := range w.depth {
-		i := w.next()
+		i := w.dist.Next()
 		w.idx[j] = i
 		at := len(w.buf)
 		w.buf = workload.AppendKey(w.buf, w.mode, w.seed, i)

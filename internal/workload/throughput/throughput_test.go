@@ -8,48 +8,19 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
-	"github.com/storebench/storebench/internal/server"
-	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/files"
-	"github.com/storebench/storebench/internal/store/memcached"
-	"github.com/storebench/storebench/internal/store/memory"
-	"github.com/storebench/storebench/internal/store/postgres"
-	"github.com/storebench/storebench/internal/store/redis"
 	"github.com/storebench/storebench/internal/store/storetest"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/keydist"
+	"github.com/storebench/storebench/internal/workload/workloadtest"
 )
 
-// openers start a fresh managed server (or none) and open a store on it.
-var openers = map[string]func(t testing.TB) store.Store{
-	"memory": func(t testing.TB) store.Store {
-		return closing(t)(memory.New(context.Background(), memory.Config{Namespace: storetest.Namespace(t)}))
-	},
-	"redis": func(t testing.TB) store.Store {
-		url := servertest.Start(t, server.Redis, server.Options{Profile: "none"}).URL
-		return closing(t)(redis.New(context.Background(), redis.Config{URL: url, Namespace: storetest.Namespace(t)}))
-	},
-	"memcached": func(t testing.TB) store.Store {
-		url := servertest.Start(t, server.Memcached, server.Options{}).URL
-		return closing(t)(memcached.New(context.Background(), memcached.Config{URL: url, Namespace: storetest.Namespace(t)}))
-	},
-	"postgres": func(t testing.TB) store.Store {
-		url := servertest.Start(t, server.Postgres, server.Options{}).URL
-		return closing(t)(postgres.New(context.Background(), postgres.Config{URL: url, Namespace: storetest.Namespace(t)}))
-	},
-}
-
-// closing fails t on err and closes the store when t ends.
-func closing(t testing.TB) func(store.Store, error) store.Store {
-	return func(s store.Store, err error) store.Store {
-		t.Helper()
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { s.Close(context.Background()) })
-		return s
-	}
-}
+// openers and closing open real stores (workloadtest).
+var (
+	openers = workloadtest.Openers
+	closing = workloadtest.Closing
+)
 
 func checkPhases(t *testing.T, phases []metrics.Phase, ops int64, depth int) {
 	t.Helper()
@@ -142,12 +113,12 @@ func TestMissIsMismatch(t *testing.T) {
 			t.Fatal(err)
 		}
 		// Replay the worker's key sequence: a call fails if any of its keys is 3 or 5.
-		w := newWorker(kv, p, true, workerID(1, 0))
+		w := newWorker(kv, p, true, uniform(t, p, workerID(1, 0)))
 		var want int64
 		for range p.Load.Ops / int64(depth) {
 			bad := false
 			for range depth {
-				if i := w.next(); i == 3 || i == 5 {
+				if i := w.dist.Next(); i == 3 || i == 5 {
 					bad = true
 				}
 			}
@@ -170,11 +141,11 @@ func TestMissIsMismatch(t *testing.T) {
 
 func TestKeysAreUniformAndPerWorker(t *testing.T) {
 	p := Params{Keyspace: 7, Load: workload.Load{Clients: 1}}.WithDefaults()
-	a, b := newWorker(nil, p, false, workerID(0, 0)), newWorker(nil, p, false, workerID(0, 1))
+	a, b := newWorker(nil, p, false, uniform(t, p, workerID(0, 0))), newWorker(nil, p, false, uniform(t, p, workerID(0, 1)))
 	counts := make([]int, 7)
 	same := 0
 	for range 70000 {
-		i, j := a.next(), b.next()
+		i, j := a.dist.Next(), b.dist.Next()
 		counts[i]++
 		if i == j {
 			same++
@@ -188,7 +159,7 @@ func TestKeysAreUniformAndPerWorker(t *testing.T) {
 	if same > 11000 { // independent streams agree 1/7 of the time
 		t.Errorf("workers 0 and 1 drew the same key %d times of 70000", same)
 	}
-	if n := testing.AllocsPerRun(1000, func() { a.next() }); n != 0 {
+	if n := testing.AllocsPerRun(1000, func() { a.dist.Next() }); n != 0 {
 		t.Errorf("next allocates %v", n)
 	}
 }
@@ -203,7 +174,7 @@ func TestDoDoesNotAllocate(t *testing.T) {
 	kv := storetest.KVClient(t, st)
 	for _, depth := range []int{1, 8} {
 		p.Load.Pipeline = depth
-		w := newWorker(kv, p, true, 0)
+		w := newWorker(kv, p, true, uniform(t, p, 0))
 		if n := testing.AllocsPerRun(1000, func() {
 			if err := w.Do(ctx, 0); err != nil {
 				t.Fatal(err)
@@ -252,4 +223,14 @@ func TestParams(t *testing.T) {
 			t.Errorf("%+v accepted", bad)
 		}
 	}
+}
+
+// uniform is the key generator runPhase gives the worker of stream id.
+func uniform(t *testing.T, p Params, id uint64) keydist.Gen {
+	t.Helper()
+	sp, err := keydist.New(keydist.Uniform, p.Keyspace)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sp.Gen(p.Seed, id, 0, 1)
 }

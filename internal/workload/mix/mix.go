@@ -1,0 +1,231 @@
+// Package mix is a read/write mix over a keyspace with a key distribution,
+// YCSB's workloads A/B/C for every key-value store: each op draws a key
+// (uniform, zipfian or sequential) and GETs it with probability ReadRatio,
+// else SETs it. It answers questions such as "does a 95/5 read-heavy
+// zipfian load change the ranking that throughput's pure sets and gets
+// gave?"
+//
+// The keyspace is written first, unmeasured, so every GET must hit; then
+// ONE measured phase, "mix", runs both kinds interleaved, and the engine
+// records gets and sets apart as well (Phase.ByOp), so the mix's total does
+// not hide that its kinds cost differently.
+//
+// A SET writes the key's value of version 0, the very value the
+// pre-population wrote: every later GET can still be checked byte for byte
+// whichever worker wrote last, with no shared state between workers. A miss
+// or a different value is a mismatch error, as in throughput. (Writing the
+// same bytes again costs a store as much as a new value of that size: none
+// of the stores compares values before writing.)
+package mix
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"math"
+
+	"github.com/storebench/storebench/internal/load"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/keydist"
+)
+
+// Defaults, applied by Params.WithDefaults to zero fields.
+const (
+	DefaultKeyspace  = 100000 // as throughput
+	DefaultValueSize = 100    // a small cached object, as kv's default
+	DefaultClients   = 50     // as throughput: enough concurrency to load a server
+	DefaultOps       = 100000
+	DefaultReadRatio = 0.9 // a read-mostly cache
+	DefaultKeyMode   = workload.KeySequential
+	// DefaultKeyDist is uniform, as throughput draws keys, so a mix's
+	// figures compare with throughput's; ask for zipfian to add skew.
+	DefaultKeyDist = keydist.Uniform
+)
+
+// Phase and kind names.
+const (
+	PhaseMix = "mix"
+	OpGet    = "get"
+	OpSet    = "set"
+)
+
+// Kinds are the kinds of op of the mix phase, indexed by worker.Kind.
+var Kinds = []string{OpGet, OpSet}
+
+const (
+	kindGet = iota
+	kindSet
+)
+
+// Params are one mix cell's parameters.
+type Params struct {
+	Keyspace  int64            // keys [0, Keyspace); default 100000
+	ValueSize int              // bytes per value; default 100
+	KeyMode   workload.KeyMode // default sequential ("key:0000000042")
+	Seed      uint64
+	// ReadRatio is the probability that an op is a GET: 0 = all sets,
+	// 1 = all gets. nil takes the default, 0.9.
+	ReadRatio *float64
+	KeyDist   keydist.Dist // uniform (default), zipfian or sequential
+	// Load: Clients default 50; Ops default 100000 when neither Ops nor
+	// Duration is given. Pipeline is not supported.
+	Load workload.Load
+}
+
+// Ratio returns p's read ratio, or the default when unset.
+func (p Params) Ratio() float64 {
+	if p.ReadRatio == nil {
+		return DefaultReadRatio
+	}
+	return *p.ReadRatio
+}
+
+// WithDefaults returns p with every zero field set to its default: the
+// parameters a run actually uses.
+func (p Params) WithDefaults() Params {
+	if p.Keyspace == 0 {
+		p.Keyspace = DefaultKeyspace
+	}
+	if p.ValueSize == 0 {
+		p.ValueSize = DefaultValueSize
+	}
+	if p.KeyMode == "" {
+		p.KeyMode = DefaultKeyMode
+	}
+	if p.ReadRatio == nil {
+		r := DefaultReadRatio
+		p.ReadRatio = &r
+	}
+	if p.KeyDist == "" {
+		p.KeyDist = DefaultKeyDist
+	}
+	p.Load = p.Load.WithDefaults(DefaultClients, DefaultOps)
+	return p
+}
+
+// keyspace is what Run populates.
+func (p Params) keyspace() workload.Keyspace {
+	return workload.Keyspace{Keys: p.Keyspace, ValueSize: p.ValueSize, KeyMode: p.KeyMode, Seed: p.Seed}
+}
+
+// Validate rejects impossible parameters (after defaults) before any work.
+func (p Params) Validate() error {
+	p = p.WithDefaults()
+	errs := p.keyspace().Check()
+	if err := CheckRatio(p.Ratio()); err != nil {
+		errs = append(errs, err)
+	}
+	if _, err := keydist.Parse(string(p.KeyDist)); err != nil {
+		errs = append(errs, err)
+	}
+	if p.Load.Pipeline > 1 {
+		errs = append(errs, fmt.Errorf("--pipeline is not supported (got %d): a pipeline would carry gets and sets of one kind per call; drop it, or use the throughput workload for pipelined gets and sets", p.Load.Pipeline))
+	}
+	if err := p.Load.Validate(); err != nil {
+		errs = append(errs, err)
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("mix: %w", err)
+	}
+	return nil
+}
+
+// CheckRatio rejects a read ratio outside [0, 1].
+func CheckRatio(r float64) error {
+	if math.IsNaN(r) || r < 0 || r > 1 {
+		return fmt.Errorf("read ratio must be between 0 (all sets) and 1 (all gets), got %v", r)
+	}
+	return nil
+}
+
+// Run populates the keyspace, unmeasured, then measures the mix phase. It
+// returns the phases measured (none when it fails before the phase).
+func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]metrics.Phase, error) {
+	if err := p.Validate(); err != nil {
+		return nil, err
+	}
+	p = p.WithDefaults()
+	sp, err := keydist.New(p.KeyDist, p.Keyspace)
+	if err != nil {
+		return nil, fmt.Errorf("mix: %w", err)
+	}
+	clients, closeAll, err := workload.KVClients(ctx, st, p.Load)
+	if err != nil {
+		return nil, fmt.Errorf("mix: %w", err)
+	}
+	defer closeAll()
+	if err := workload.Populate(ctx, st, p.keyspace(), p.Load.Clients); err != nil {
+		return nil, fmt.Errorf("mix: %w", err)
+	}
+	ph, err := measure(ctx, clients, p, sp, h)
+	if err != nil {
+		return []metrics.Phase{ph}, fmt.Errorf("mix phase: %w", err)
+	}
+	return []metrics.Phase{ph}, nil
+}
+
+// measure runs the mix phase on a populated keyspace.
+func measure(ctx context.Context, clients []store.KV, p Params, sp *keydist.Space, h workload.Hooks) (metrics.Phase, error) {
+	workers := make([]load.Worker, len(clients))
+	for i, c := range clients {
+		workers[i] = newWorker(c, p, i, sp.Gen(p.Seed, uint64(i), i, len(clients)))
+	}
+	cfg := p.Load.Config(PhaseMix)
+	cfg.Kinds = Kinds
+	return load.Run(ctx, h.Apply(cfg), workers)
+}
+
+// worker is one client's op loop. Nothing in Do allocates: the key, value
+// and read buffers are the worker's own and reused.
+type worker struct {
+	kv    store.KV
+	keys  keydist.Gen
+	ops   keydist.Rand // the get-or-set draws: a stream of their own, so the keys drawn do not depend on the ratio
+	reads float64      // an op is a get when its draw in [0, 1) is below this
+	mode  workload.KeyMode
+	seed  uint64
+	size  int
+	kind  int // of the last op, for the engine
+
+	key, val, got []byte
+}
+
+// opStreams sets the op-kind streams apart from the key streams (worker
+// numbers).
+const opStreams = 1 << 62
+
+func newWorker(kv store.KV, p Params, n int, keys keydist.Gen) *worker {
+	return &worker{
+		kv: kv, keys: keys, ops: keydist.NewRand(p.Seed, opStreams+uint64(n)), reads: p.Ratio(),
+		mode: p.KeyMode, seed: p.Seed, size: p.ValueSize,
+		key: make([]byte, 0, 32), val: make([]byte, 0, p.ValueSize), got: make([]byte, 0, p.ValueSize),
+	}
+}
+
+// Kind is the kind of the last op, an index into Kinds.
+func (w *worker) Kind() int { return w.kind }
+
+func (w *worker) Do(ctx context.Context, _ int64) error {
+	i := w.keys.Next()
+	w.key = workload.AppendKey(w.key[:0], w.mode, w.seed, i)
+	w.val = workload.AppendValue(w.val[:0], w.seed, i, 0, w.size)
+	if w.ops.Float64() >= w.reads { // ratio 1: always below; 0: never
+		w.kind = kindSet
+		return w.kv.Set(ctx, w.key, w.val, 0)
+	}
+	w.kind = kindGet
+	got, ok, err := w.kv.Get(ctx, w.key, w.got[:0])
+	w.got = got
+	switch {
+	case err != nil:
+		return err
+	case !ok:
+		return workload.Missing(w.key)
+	case !bytes.Equal(got, w.val):
+		return workload.Differs(w.key, got, w.val)
+	}
+	return nil
+}
