@@ -151,6 +151,19 @@ func (c *Client) pipe() error {
 	return nil
 }
 
+// begin readies the direct path for one exchange: the connection (pipe)
+// and a deadline for the whole of it.
+func (c *Client) begin() error {
+	if err := c.pipe(); err != nil {
+		return err
+	}
+	if err := c.conn.SetDeadline(time.Now().Add(c.s.cfg.Timeout)); err != nil {
+		c.broken()
+		return err
+	}
+	return nil
+}
+
 // broken closes the client's connections after a reply the direct path
 // could not follow; the next operation dials afresh.
 func (c *Client) broken() {
@@ -204,11 +217,7 @@ func (c *Client) setBatch(ctx context.Context, op string, keys, vals [][]byte, t
 // per set. A SERVER_ERROR (e.g. an item over the size limit) fails the
 // batch but leaves the connection in step; anything else unexpected closes it.
 func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
-	if err := c.pipe(); err != nil {
-		return err
-	}
-	if err := c.conn.SetDeadline(time.Now().Add(c.s.cfg.Timeout)); err != nil {
-		c.broken()
+	if err := c.begin(); err != nil {
 		return err
 	}
 	w := c.bw
@@ -250,7 +259,7 @@ func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
 
 var errServer = errors.New("server error")
 
-// GetBatch is one GetMulti: a single "gets" command for every key.
+// GetBatch is one multi-get, "get" with every key (getMulti).
 func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool) ([][]byte, error) {
 	dst, err := store.BatchDst(dst, found, len(keys))
 	if err != nil {
@@ -262,20 +271,7 @@ func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool)
 	if err := ctx.Err(); err != nil {
 		return dst, opErr("get batch", err)
 	}
-	c.bkeys = c.bkeys[:0]
-	for _, k := range keys {
-		c.bkeys = append(c.bkeys, c.keyFor(k))
-	}
-	items, err := c.mc.GetMulti(c.bkeys)
-	for i := range keys {
-		if it := items[c.bkeys[i]]; err == nil && it != nil {
-			dst[i], found[i] = append(dst[i][:0], it.Value...), true
-		} else {
-			dst[i], found[i] = dst[i][:0], false
-		}
-	}
-	clear(c.bkeys)
-	if err != nil {
+	if err := c.getMulti(keys, dst, found); err != nil {
 		return dst, opErr("get batch", err)
 	}
 	return dst, nil

@@ -10,6 +10,7 @@ import (
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/storetest"
 )
 
 // TestDirectPath checks Get and Set's own protocol code (get.go) against a
@@ -159,4 +160,55 @@ func openClient(t *testing.T, s *Store) *Client {
 	}
 	t.Cleanup(func() { c.Close() })
 	return c.(*Client)
+}
+
+// TestMultiGet checks GetBatch's own multi-get (getMulti) where a reply
+// must be matched to the key asked: misses between hits, a key that is the
+// prefix of the next one, keys storebench must encode (base64, or a hash
+// when long) side by side in one command longer than any single key may
+// be, values with the protocol's delimiters, and one batch answered
+// entirely by misses.
+func TestMultiGet(t *testing.T) {
+	srv := servertest.Start(t, server.Memcached, server.Options{})
+	ctx := context.Background()
+	c := storetest.KVClient(t, open(t, srv.URL))
+	long := bytes.Repeat([]byte("L"), 400)
+	keys := [][]byte{[]byte("a"), []byte("ab"), []byte("miss-1"), []byte("key with spaces"), long, []byte("miss-2"), []byte("abc"), []byte("#a")}
+	for i := range 40 {
+		keys = append(keys, []byte("k:"+strconv.Itoa(i)))
+	}
+	want := map[string][]byte{}
+	for i, k := range keys {
+		if bytes.HasPrefix(k, []byte("miss")) {
+			continue
+		}
+		v := []byte("v" + strconv.Itoa(i) + "\r\nEND\r\n")
+		want[string(k)] = v
+		if err := c.Set(ctx, k, v, 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b := c.(store.Batcher)
+	dst, found := make([][]byte, len(keys)), make([]bool, len(keys))
+	for round := range 2 { // the second reuses the buffers
+		got, err := b.GetBatch(ctx, keys, dst, found)
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		for i, k := range keys {
+			w, hit := want[string(k)]
+			if found[i] != hit || !bytes.Equal(got[i], w) {
+				t.Errorf("round %d key %.20q: %q %v, want %q %v", round, k, got[i], found[i], w, hit)
+			}
+		}
+		dst = got
+	}
+	misses := [][]byte{[]byte("miss-1"), []byte("miss-2")}
+	if _, err := b.GetBatch(ctx, misses, dst[:2], found[:2]); err != nil || found[0] || found[1] {
+		t.Errorf("all misses: %v %v", found[:2], err)
+	}
+	// The connection is still in step.
+	if v, ok, err := c.Get(ctx, []byte("ab"), nil); err != nil || !ok || !bytes.Equal(v, want["ab"]) {
+		t.Errorf("get after the multi-gets: %q %v %v", v, ok, err)
+	}
 }

@@ -289,7 +289,7 @@ type Client struct {
 	bconn *trackedConn // the connection bw and br are on
 	bw    *bufio.Writer
 	br    *bufio.Reader
-	bkeys []string // GetBatch's memcached keys, reused
+	ends  []int // getMulti: where each key of the batch ends in key
 }
 
 var _ store.KV = (*Client)(nil)
@@ -318,17 +318,19 @@ func (c *Client) keyFor(key []byte) string {
 }
 
 // appendKey appends the memcached key for key to k: the one encoding of
-// Get, Set, Delete and the batches.
+// Get, Set, Delete and the batches. k may already hold other keys (a
+// multi-get's): the length limit is on what this call appends.
 func (c *Client) appendKey(k, key []byte) []byte {
 	if g := c.s.gen.Load(); g != c.gen || c.prefix == nil {
 		c.gen = g
 		c.prefix = append(append(append(c.prefix[:0], "sb:"+c.s.cfg.Namespace+":"...), strconv.FormatUint(g, 10)...), ':')
 	}
+	start := len(k)
 	k = append(k, c.prefix...)
-	switch {
-	case len(k)+len(key) <= maxKey && printable(key) && (len(key) == 0 || key[0] != '#' && key[0] != '$'):
+	switch n := len(k) - start; {
+	case n+len(key) <= maxKey && printable(key) && (len(key) == 0 || key[0] != '#' && key[0] != '$'):
 		k = append(k, key...)
-	case len(k)+1+base64.RawURLEncoding.EncodedLen(len(key)) <= maxKey:
+	case n+1+base64.RawURLEncoding.EncodedLen(len(key)) <= maxKey:
 		k = base64.RawURLEncoding.AppendEncode(append(k, '#'), key)
 	default:
 		sum := sha256.Sum256(key)

@@ -191,3 +191,7 @@ func BenchmarkGet(b *testing.B) {
 func BenchmarkSet(b *testing.B) {
 	storetest.BenchSet(b, open(b, servertest.Start(b, server.Memcached, server.Options{}).URL))
 }
+
+func BenchmarkGetBatch16(b *testing.B) {
+	storetest.BenchGetBatch(b, open(b, servertest.Start(b, server.Memcached, server.Options{}).URL))
+}

@@ -317,3 +317,7 @@ func TestDesignsInTheCatalog(t *testing.T) {
 		st.Close(ctx)
 	}
 }
+
+func BenchmarkGetBatch16(b *testing.B) {
+	storetest.BenchGetBatch(b, open(b, servertest.Start(b, server.Postgres, server.Options{}).URL, ""))
+}

@@ -218,3 +218,7 @@ func BenchmarkGet(b *testing.B) {
 func BenchmarkSet(b *testing.B) {
 	storetest.BenchSet(b, open(b, servertest.Start(b, server.Redis, server.Options{}).URL))
 }
+
+func BenchmarkGetBatch16(b *testing.B) {
+	storetest.BenchGetBatch(b, open(b, servertest.Start(b, server.Redis, server.Options{}).URL))
+}
