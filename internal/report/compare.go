@@ -156,15 +156,14 @@ func compareTwo(a, b CompareRun) Comparison {
 			if len(bp) == 0 {
 				continue
 			}
-			for _, m := range compareMetrics {
-				x, y := spread(ap, m.key), spread(bp, m.key)
-				row := ComparisonRow{Cell: id, Phase: ph.Name, Metric: m.name, Base: x.v, Other: y.v,
-					BaseLo: x.lo, BaseHi: x.hi, OtherLo: y.lo, OtherHi: y.hi, Ratio: math.NaN()}
-				if x.v != 0 {
-					row.Ratio = y.v / x.v
+			cmp.Rows = append(cmp.Rows, compareRows(id, ph.Name, ap, bp)...)
+			// A mixed phase's kinds (gets and sets) each on their own: the
+			// phase's figures can stay while one kind got slower.
+			for _, kind := range sortedKeys(ph.ByOp) {
+				ak, bk := kindPhases(ap, kind), kindPhases(bp, kind)
+				if len(ak) > 0 && len(bk) > 0 {
+					cmp.Rows = append(cmp.Rows, compareRows(id, ph.Name+" "+kind, ak, bk)...)
 				}
-				row.Verdict = verdict(x, y, m.higherIsOK)
-				cmp.Rows = append(cmp.Rows, row)
 			}
 		}
 	}
@@ -240,6 +239,40 @@ func paramText(m map[string]any, k string) string {
 		return strconv.FormatFloat(f, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
+}
+
+// compareRows compares one phase (or one kind of a phase's operations) of
+// the base run's cells with the other's, metric by metric.
+func compareRows(id, phase string, ap, bp []*metrics.Phase) []ComparisonRow {
+	var rows []ComparisonRow
+	for _, m := range compareMetrics {
+		x, y := spread(ap, m.key), spread(bp, m.key)
+		row := ComparisonRow{Cell: id, Phase: phase, Metric: m.name, Base: x.v, Other: y.v,
+			BaseLo: x.lo, BaseHi: x.hi, OtherLo: y.lo, OtherHi: y.hi, Ratio: math.NaN()}
+		if x.v != 0 {
+			row.Ratio = y.v / x.v
+		}
+		row.Verdict = verdict(x, y, m.higherIsOK)
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// kindPhases are the figures of one kind of operation of phases, each as a
+// phase of its own (no per-second series: its ops/s interval comes from
+// the latency alone), for the phases that recorded that kind.
+func kindPhases(phases []*metrics.Phase, kind string) []*metrics.Phase {
+	var out []*metrics.Phase
+	for _, p := range phases {
+		f, ok := p.ByOp[kind]
+		if !ok {
+			continue
+		}
+		out = append(out, &metrics.Phase{Name: p.Name + " " + kind, Workers: p.Workers, Ops: f.Ops, Errors: f.Errors,
+			DurationS: p.DurationS, ThroughputOpsS: f.ThroughputOpsS, LatencyUs: f.LatencyUs,
+			Histogram: f.Histogram, HistogramUnit: p.HistogramUnit})
+	}
+	return out
 }
 
 func phasesNamed(cells []*result.Cell, name string) []*metrics.Phase {

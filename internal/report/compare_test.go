@@ -230,3 +230,30 @@ func TestCompareParamDiffs(t *testing.T) {
 		}
 	}
 }
+
+// TestCompareByOp: the kinds of a mixed phase are compared on their own, so
+// sets three times slower show although the mix's gets did not change.
+func TestCompareByOp(t *testing.T) {
+	kinds := func(get, set metrics.Phase) metrics.Phase {
+		p := synthPhase(t, "mix", 4000, 1, 9)
+		p.ByOp = map[string]metrics.OpFigures{}
+		for k, ph := range map[string]metrics.Phase{"get": get, "set": set} {
+			p.ByOp[k] = metrics.OpFigures{Ops: ph.Ops, ThroughputOpsS: ph.ThroughputOpsS, LatencyUs: ph.LatencyUs, Histogram: ph.Histogram}
+		}
+		return p
+	}
+	a := synthRun("A", synthCell("redis/mix/key_dist=zipfian/read_ratio=0.9",
+		kinds(synthPhase(t, "get", 3600, 1, 1), synthPhase(t, "set", 400, 1, 2))))
+	b := synthRun("B", synthCell("redis/mix/key_dist=zipfian/read_ratio=0.9",
+		kinds(synthPhase(t, "get", 3600, 1, 3), synthPhase(t, "set", 400, 3, 4))))
+	v, _ := verdicts(t, a, b)
+	id := "redis/mix/key_dist=zipfian/read_ratio=0.9"
+	for key, want := range map[string]string{
+		id + " mix set p50 µs": VerdictWorse, id + " mix set mean µs": VerdictWorse,
+		id + " mix get p50 µs": VerdictSame, id + " mix p50 µs": VerdictSame,
+	} {
+		if v[key] != want {
+			t.Errorf("%s: %q, want %q", key, v[key], want)
+		}
+	}
+}
