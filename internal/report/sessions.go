@@ -245,7 +245,7 @@ func sessionsNotes(w io.Writer, cells []*result.Cell) {
 			}
 		}
 		if len(na) > 0 && c.Sessions.Phase == sessions.PhaseChurn {
-			l := c.Sessions.Store + ": knobs without effect there: " + strings.Join(na, ", ")
+			l := c.Target + ": knobs without effect there: " + strings.Join(na, ", ")
 			if !seen[l] {
 				seen[l] = true
 				lines = append(lines, l)

@@ -35,7 +35,13 @@ func TestSessionsText(t *testing.T) {
 	replica := churn
 	replica.Sessions = &sessions.Summary{Phase: sessions.PhaseChurn, Store: "postgres", Design: "tuned,persistence=unlogged",
 		Counters: &sessions.Counters{Reads: 10}, Replica: &sessions.Replica{Reads: 10, Misses: 10, Errors: 10, ErrorSample: "cannot access temporary or unlogged relations"}}
-	r := &result.Result{Cells: []result.Cell{ins("unlogged", 40), ins("logged", 320), ins("tx", 120), churn, replica}}
+	// A MariaDB target (the mysql store) names its target in the note on
+	// knobs it has not.
+	maria := churn
+	maria.Target = "mariadb"
+	maria.Sessions = &sessions.Summary{Phase: sessions.PhaseChurn, Store: "mysql", Design: "tuned",
+		Counters: &sessions.Counters{Reads: 10}, Knobs: []sessions.KnobValue{{Name: "fillfactor", Applies: false}, {Name: "payload", Applies: true}}}
+	r := &result.Result{Cells: []result.Cell{ins("unlogged", 40), ins("logged", 320), ins("tx", 120), churn, replica, maria}}
 	// The report reads results back from JSON.
 	b, err := json.Marshal(r)
 	if err != nil {
@@ -52,6 +58,7 @@ func TestSessionsText(t *testing.T) {
 		"phase A", "× unlogged", "8.00", "3.00", "0.24", "3.2",
 		"phase B", "1/450", "1,234", "87%", "1,800", "2,500", "reads on replica",
 		"cannot access temporary or unlogged relations", "FOR UPDATE SKIP LOCKED",
+		"note: mariadb: knobs without effect there: fillfactor\n",
 	} {
 		if !strings.Contains(s, want) {
 			t.Errorf("output lacks %q:\n%s", want, s)
