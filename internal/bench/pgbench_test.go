@@ -76,7 +76,10 @@ const (
 // connection, pinned or not (equal or worse); GOMAXPROCS 1 (less client
 // CPU, not more throughput); pgbench running storebench's own statement
 // on its table (-f, the key built with lpad) moved the ratio to ~0.85: the
-// rest of the gap is the client.
+// rest of the gap is the client. Even a minimal Go client, the raw protocol
+// on 8 goroutines with no driver at all, drove 0.70–0.80× of pgbench; an
+// event loop like pgbench -j 2 (2 goroutines, each sending on 4 connections
+// then reading each) drove less (0.52–0.70×, more client CPU per read).
 func BenchmarkVersusPgbench(b *testing.B) {
 	pgbench := requirePgbench(b)
 	srv := servertest.Start(b, server.Postgres, server.Options{})
