@@ -33,7 +33,9 @@ const serverTimeSource = "pg_stat_statements total_exec_time: executor time of t
 
 // verbOps names the statements' first keywords as operations; other
 // statements on the schema (CREATE, TRUNCATE, DROP, COMMENT) are not ops.
-var verbOps = map[string]string{"select": "get", "insert": "set", "delete": "delete", "copy": "load", "update": "update"}
+// The one WITH statement is the hash-index design's set (an UPDATE, else an
+// INSERT, in one round trip: a hash index cannot back ON CONFLICT).
+var verbOps = map[string]string{"select": "get", "insert": "set", "with": "set", "delete": "delete", "copy": "load", "update": "update"}
 
 // errNoStatements is the advice for a server without pg_stat_statements.
 var errNoStatements = fmt.Errorf("%w: pg_stat_statements not installed (CREATE EXTENSION pg_stat_statements and shared_preload_libraries)", store.ErrNoServerTime)

@@ -18,6 +18,7 @@ import (
 func TestServerTime(t *testing.T) {
 	url := servertest.Start(t, server.Postgres, server.Options{}).URL
 	t.Run("counts", func(t *testing.T) { testServerTimeCounts(t, url) })
+	t.Run("hash-index sets", func(t *testing.T) { testServerTimeHashSets(t, url) })
 	t.Run("without extension", func(t *testing.T) { testServerTimeWithoutExtension(t, url) })
 	t.Run("cancelled sampler", func(t *testing.T) { testCancelledSampler(t, url) })
 }
@@ -36,6 +37,36 @@ func testCancelledSampler(t *testing.T, url string) {
 	}
 	if _, err := s.Info(context.Background()); err != nil {
 		t.Fatalf("the admin connection did not survive cancelled samplers: %v", err)
+	}
+}
+
+// testServerTimeHashSets: the hash-index design's set is one WITH statement
+// (UPDATE, else INSERT); it counts as a set like the other designs' INSERT.
+func testServerTimeHashSets(t *testing.T, url string) {
+	ctx := context.Background()
+	s := open(t, url, DesignHashIndex)
+	cl, err := s.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cl.Close()
+	before, err := s.ServerTime(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	const sets = 40
+	for i := range sets {
+		// Half new keys, half overwrites: both branches of the statement.
+		if err := cl.(*Client).Set(ctx, fmt.Appendf(nil, "h%d", i%(sets/2)), []byte("value"), 0); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after, err := s.ServerTime(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := after.Ops["set"].Calls - before.Ops["set"].Calls; got != sets {
+		t.Errorf("hash-index sets: %d calls counted, want %d (ops %v)", got, sets, after.Ops)
 	}
 }
 
