@@ -1,9 +1,11 @@
 package postgres
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -20,7 +22,11 @@ import (
 // form one implicit transaction, so a batch of writes commits once (one WAL
 // flush for the batch, as Redis's appendfsync always flushes once per event
 // loop iteration for a pipeline) and a failing statement rolls the whole
-// batch back.
+// batch back. The row locks of a batch's upserts are held until its end, so
+// SetBatch sends them in key order: two clients' batches of random keys
+// then lock in one order and cannot deadlock (in arrival order they did,
+// SQLSTATE 40P01, at 50 clients × 16). The sort is stable: a key given
+// twice keeps its last value, as sent one by one.
 //
 // Load is COPY kv (k, v) FROM STDIN (binary) through pgx's CopyFrom. COPY
 // only inserts: a key already in the table fails the whole Load with a
@@ -47,9 +53,14 @@ func (c *Client) SetBatch(ctx context.Context, keys, vals [][]byte, ttl time.Dur
 		binary.BigEndian.PutUint64(c.ttl[:], uint64(ms))
 		ttlParam = c.ttl[:]
 	}
+	c.order = c.order[:0]
+	for i := range keys {
+		c.order = append(c.order, i)
+	}
+	slices.SortStableFunc(c.order, func(i, j int) int { return bytes.Compare(keys[i], keys[j]) })
 	var b pgconn.Batch // Bind encodes the parameters: nothing of the caller's is kept
-	for i, k := range keys {
-		c.params[0], c.params[1], c.params[2] = nonNil(k), nonNil(vals[i]), ttlParam
+	for _, i := range c.order {
+		c.params[0], c.params[1], c.params[2] = nonNil(keys[i]), nonNil(vals[i]), ttlParam
 		b.ExecStatement(c.set, c.params[:], binary1, binary1)
 	}
 	c.params = [3][]byte{}

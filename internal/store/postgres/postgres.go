@@ -430,6 +430,7 @@ type Client struct {
 	ttl           [8]byte
 	table         pgx.Identifier // schema.kv, for COPY (batch.go)
 	row           [2]any         // Load's row, reused
+	order         []int          // SetBatch's statements in key order, reused
 }
 
 var _ store.KV = (*Client)(nil)
