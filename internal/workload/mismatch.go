@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -21,4 +22,17 @@ func Missing(key []byte) error {
 // Differs is the mismatch error of a value that is not the one written.
 func Differs(key, got, want []byte) error {
 	return store.WithClass(store.ClassMismatch, fmt.Errorf("%w: key %s: got %d bytes %.20q…, want %d bytes %.20q…", ErrMismatch, key, len(got), got, len(want), want))
+}
+
+// CheckRead is the check of every verified read: nil when the read found
+// key and returned want byte for byte, else the mismatch error. It
+// allocates only on a mismatch.
+func CheckRead(key, got []byte, ok bool, want []byte) error {
+	switch {
+	case !ok:
+		return Missing(key)
+	case !bytes.Equal(got, want):
+		return Differs(key, got, want)
+	}
+	return nil
 }

@@ -24,6 +24,20 @@ type Keyspace struct {
 	Seed      uint64
 }
 
+// WithDefaults returns ks with each zero field (but Seed) taken from def.
+func (ks Keyspace) WithDefaults(def Keyspace) Keyspace {
+	if ks.Keys == 0 {
+		ks.Keys = def.Keys
+	}
+	if ks.ValueSize == 0 {
+		ks.ValueSize = def.ValueSize
+	}
+	if ks.KeyMode == "" {
+		ks.KeyMode = def.KeyMode
+	}
+	return ks
+}
+
 // Check lists what is wrong with ks, once a workload has applied its defaults.
 func (ks Keyspace) Check() []error {
 	var errs []error

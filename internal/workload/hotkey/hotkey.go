@@ -6,7 +6,6 @@
 package hotkey
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -175,11 +174,5 @@ func (r *reader) Do(ctx context.Context, _ int64) error {
 }
 
 func (r *reader) check(got []byte, ok bool) error {
-	switch {
-	case !ok:
-		return workload.Missing(r.key)
-	case !bytes.Equal(got, r.want):
-		return workload.Differs(r.key, got, r.want)
-	}
-	return nil
+	return workload.CheckRead(r.key, got, ok, r.want)
 }

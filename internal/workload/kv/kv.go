@@ -10,7 +10,6 @@
 package kv
 
 import (
-	"bytes"
 	"context"
 	"fmt"
 
@@ -231,12 +230,6 @@ func (r *reader) Do(ctx context.Context, seq int64) error {
 		return err
 	}
 	r.got = got
-	if !ok {
-		return workload.Missing(r.key)
-	}
 	r.want = workload.AppendValue(r.want[:0], r.p.Seed, idx, 0, r.p.ValueSize)
-	if !bytes.Equal(got, r.want) {
-		return workload.Differs(r.key, got, r.want)
-	}
-	return nil
+	return workload.CheckRead(r.key, got, ok, r.want)
 }

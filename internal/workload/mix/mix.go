@@ -19,7 +19,6 @@
 package mix
 
 import (
-	"bytes"
 	"context"
 	"errors"
 	"fmt"
@@ -86,15 +85,8 @@ func (p Params) Ratio() float64 {
 // WithDefaults returns p with every zero field set to its default: the
 // parameters a run actually uses.
 func (p Params) WithDefaults() Params {
-	if p.Keyspace == 0 {
-		p.Keyspace = DefaultKeyspace
-	}
-	if p.ValueSize == 0 {
-		p.ValueSize = DefaultValueSize
-	}
-	if p.KeyMode == "" {
-		p.KeyMode = DefaultKeyMode
-	}
+	ks := p.keyspace().WithDefaults(workload.Keyspace{Keys: DefaultKeyspace, ValueSize: DefaultValueSize, KeyMode: DefaultKeyMode})
+	p.Keyspace, p.ValueSize, p.KeyMode = ks.Keys, ks.ValueSize, ks.KeyMode
 	if p.ReadRatio == nil {
 		r := DefaultReadRatio
 		p.ReadRatio = &r
@@ -219,13 +211,8 @@ func (w *worker) Do(ctx context.Context, _ int64) error {
 	w.kind = kindGet
 	got, ok, err := w.kv.Get(ctx, w.key, w.got[:0])
 	w.got = got
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case !ok:
-		return workload.Missing(w.key)
-	case !bytes.Equal(got, w.val):
-		return workload.Differs(w.key, got, w.val)
 	}
-	return nil
+	return workload.CheckRead(w.key, got, ok, w.val)
 }

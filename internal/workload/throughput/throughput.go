@@ -64,15 +64,8 @@ type Params struct {
 // WithDefaults returns p with every zero field set to its default and the
 // operations in running order: the parameters a run actually uses.
 func (p Params) WithDefaults() Params {
-	if p.Keyspace == 0 {
-		p.Keyspace = DefaultKeyspace
-	}
-	if p.ValueSize == 0 {
-		p.ValueSize = DefaultValueSize
-	}
-	if p.KeyMode == "" {
-		p.KeyMode = DefaultKeyMode
-	}
+	ks := p.keyspace().WithDefaults(workload.Keyspace{Keys: DefaultKeyspace, ValueSize: DefaultValueSize, KeyMode: DefaultKeyMode})
+	p.Keyspace, p.ValueSize, p.KeyMode = ks.Keys, ks.ValueSize, ks.KeyMode
 	if len(p.Operations) == 0 {
 		p.Operations = Ops
 	} else {
@@ -228,15 +221,10 @@ func (w *worker) Do(ctx context.Context, _ int64) error {
 	}
 	got, ok, err := w.kv.Get(ctx, w.key, w.got[:0])
 	w.got = got
-	switch {
-	case err != nil:
+	if err != nil {
 		return err
-	case !ok:
-		return workload.Missing(w.key)
-	case !bytes.Equal(got, w.val):
-		return workload.Differs(w.key, got, w.val)
 	}
-	return nil
+	return workload.CheckRead(w.key, got, ok, w.val)
 }
 
 func (w *worker) doBatch(ctx context.Context) error {
