@@ -37,7 +37,7 @@ func (mariadbDriver) profiles() []profile {
 func (mariadbDriver) defaultProfile() string { return "default" }
 func (mariadbDriver) users() []string        { return []string{"mysql"} }
 func (mariadbDriver) reserved() []string {
-	return []string{"port", "bind_address", "socket", "datadir", "skip_networking", "pid_file", "user", "basedir", "defaults_file", "no_defaults"}
+	return []string{"port", "bind_address", "socket", "datadir", "tmpdir", "skip_networking", "pid_file", "user", "basedir", "defaults_file", "no_defaults"}
 }
 func (mariadbDriver) stopSignal() syscall.Signal { return syscall.SIGTERM }
 func (mariadbDriver) url(s *Server) string {
@@ -46,9 +46,24 @@ func (mariadbDriver) url(s *Server) string {
 
 func mariadbData(s *Server) string { return filepath.Join(s.DataDir, "data") }
 
+// mariadbTmp is the server's own tmpdir. MariaDB removes every "#sql*" file
+// it finds in its tmpdir when it starts, so servers sharing /tmp delete each
+// other's temporary tables: four of twelve concurrent mariadb-install-db
+// runs failed that way ("Unknown table 'mysql.tmp_user_sys'"), and a
+// running server could lose an implicit temporary table to a neighbour.
+func mariadbTmp(s *Server) string { return filepath.Join(s.DataDir, "tmp") }
+
 func (mariadbDriver) init(ctx context.Context, s *Server) error {
 	if _, err := s.socketDir(); err != nil {
 		return err
+	}
+	if err := os.Mkdir(mariadbTmp(s), 0o700); err != nil {
+		return err
+	}
+	if s.cred != nil {
+		if err := os.Chown(mariadbTmp(s), int(s.cred.Uid), int(s.cred.Gid)); err != nil {
+			return err
+		}
 	}
 	initSQL := filepath.Join(s.DataDir, "init.sql")
 	if err := os.WriteFile(initSQL, []byte("CREATE DATABASE IF NOT EXISTS "+mariadbDatabase+";\n"), 0o644); err != nil {
@@ -58,7 +73,7 @@ func (mariadbDriver) init(ctx context.Context, s *Server) error {
 	// PostgreSQL's trust, as the server only listens on loopback. The
 	// account switch is done by us (Credential), not --user, which would
 	// clear the parent-death signal.
-	args := []string{"--no-defaults", "--datadir=" + mariadbData(s),
+	args := []string{"--no-defaults", "--datadir=" + mariadbData(s), "--tmpdir=" + mariadbTmp(s),
 		"--auth-root-authentication-method=normal", "--skip-test-db", "--skip-name-resolve",
 		"--extra-file=" + initSQL}
 	for _, k := range []string{"innodb_buffer_pool_size", "innodb_log_file_size"} {
@@ -72,6 +87,7 @@ func (mariadbDriver) init(ctx context.Context, s *Server) error {
 func (mariadbDriver) command(s *Server) (string, []string) {
 	args := []string{"--no-defaults", // must come first
 		"--datadir=" + mariadbData(s),
+		"--tmpdir=" + mariadbTmp(s),
 		"--port=" + fmt.Sprint(s.port),
 		"--bind-address=127.0.0.1",
 		"--skip-networking=0",

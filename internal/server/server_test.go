@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -534,5 +535,45 @@ func TestCheck(t *testing.T) {
 	}
 	if entries, _ := os.ReadDir(closed); len(entries) != 0 {
 		t.Errorf("Check or Start created %v in %s", entries, closed)
+	}
+}
+
+// TestMariaDBConcurrentStarts starts several managed MariaDB servers at
+// once, as the test suite and two storebench runs do. Each must have a
+// tmpdir of its own: MariaDB deletes every "#sql*" file in its tmpdir when
+// it starts, and with /tmp shared, 4 of 12 concurrent mariadb-install-db
+// runs failed on a neighbour's deleted temporary tables.
+func TestMariaDBConcurrentStarts(t *testing.T) {
+	t.Parallel()
+	const n = 6
+	servers, errs := make([]*server.Server, n), make([]error, n)
+	var wg sync.WaitGroup
+	for i := range servers {
+		base := servertest.BaseDir(t) // t's helpers only on the test's goroutine
+		wg.Go(func() {
+			servers[i], errs[i] = server.Start(context.Background(), server.MariaDB, server.Options{BaseDir: base})
+		})
+	}
+	wg.Wait()
+	for i, s := range servers {
+		if errs[i] != nil {
+			t.Errorf("server %d of %d started at once: %v", i+1, n, errs[i])
+			continue
+		}
+		t.Cleanup(func() {
+			if err := s.Stop(context.Background()); err != nil {
+				t.Error(err)
+			}
+		})
+		db, err := sql.Open("mysql", "root@tcp("+s.Addr+")/storebench")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var dir string
+		err = db.QueryRowContext(context.Background(), "SELECT @@tmpdir").Scan(&dir)
+		db.Close()
+		if err != nil || !strings.HasPrefix(filepath.Clean(dir), filepath.Clean(s.DataDir)+string(filepath.Separator)) {
+			t.Errorf("tmpdir %q (%v), want one inside the server's own dir %s", dir, err, s.DataDir)
+		}
 	}
 }
