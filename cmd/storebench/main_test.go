@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/netem"
+	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/server/servertest"
 )
 
@@ -62,6 +63,25 @@ func storebench(t *testing.T, env []string, args ...string) runOut {
 		t.Fatalf("run storebench: %v", err)
 	}
 	return r
+}
+
+// runResult runs storebench with args, which must write one result under
+// out, fails t unless it exits 0, and returns the output and the result.
+func runResult(t *testing.T, out string, args ...string) (runOut, *result.Result) {
+	t.Helper()
+	r := storebench(t, nil, args...)
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json"))
+	if len(matches) != 1 {
+		t.Fatalf("want one result.json under %s, found %v", out, matches)
+	}
+	res, err := result.Read(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r, res
 }
 
 // TestBadInput: each bad input gets a one-line error naming the problem and
@@ -114,6 +134,7 @@ func TestBadInput(t *testing.T) {
 		{"output dir not writable", nil, []string{"run", "kv", "--stores", "memory", "--keys", "10", "--out", filepath.Join(aFile, "sub")}, []string{"--out", "not a directory"}},
 		{"unknown flag", nil, []string{"run", "--frobnicate"}, []string{"unknown flag: --frobnicate"}},
 		{"data dir the server user cannot enter", nil, []string{"run", "kv", "--stores", "postgres", "--data-dir", privateDir}, []string{"postgres", privateDir}},
+		{"zero client threads", nil, []string{"run", "kv", "--stores", "memory", "--client-threads", "0"}, []string{"--client-threads 0", "want 1 to"}},
 		{"server CPUs that do not exist", nil, []string{"run", "kv", "--stores", "redis", "--server-cpus", "64"}, []string{"--server-cpus", "64"}},
 		{"bad store option value", nil, []string{"run", badOption}, []string{badOption + ":3:", `fsync="maybe"`}},
 		{"unknown store option", nil, []string{"run", unknownOption}, []string{unknownOption + ":3:", `unknown option "colour"`}},

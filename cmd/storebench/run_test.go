@@ -4,9 +4,12 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -182,17 +185,28 @@ func TestServerDyingMidRun(t *testing.T) {
 // a server pinned to another, and both placements land in the result.
 func TestPinnedPlacementIsRecorded(t *testing.T) {
 	out := t.TempDir()
-	r := storebench(t, nil, "run", "kv", "--stores", "redis", "--keys", "200", "--client-cpus", "0", "--server-cpus", "1",
+	_, res := runResult(t, out, "run", "kv", "--stores", "redis", "--keys", "200", "--client-cpus", "0", "--server-cpus", "1",
 		"--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
-	if r.code != 0 {
-		t.Fatalf("exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
-	}
-	matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json"))
-	res, err := result.Read(matches[0])
-	if err != nil {
-		t.Fatal(err)
-	}
 	if res.Environment.ClientCPUs != "0" || res.Environment.ServerCPUs != "1" {
 		t.Errorf("placement recorded as client %q server %q, want 0 and 1", res.Environment.ClientCPUs, res.Environment.ServerCPUs)
+	}
+	// One client CPU means one client thread unless --client-threads says otherwise.
+	if res.Environment.GoMaxProcs != 1 {
+		t.Errorf("GOMAXPROCS recorded as %d with --client-cpus 0, want 1", res.Environment.GoMaxProcs)
+	}
+}
+
+// TestClientThreadsAreRecorded: --client-threads sets the client's GOMAXPROCS,
+// the result records it, and the summary names it.
+func TestClientThreadsAreRecorded(t *testing.T) {
+	out := t.TempDir()
+	threads := runtime.NumCPU() + 1 // not the default, so the summary names it
+	r, res := runResult(t, out, "run", "throughput", "--stores", "memory", "--clients", "4", "--ops", "2000",
+		"--client-threads", strconv.Itoa(threads), "--out", out)
+	if res.Environment.GoMaxProcs != threads {
+		t.Errorf("GOMAXPROCS recorded as %d, want %d", res.Environment.GoMaxProcs, threads)
+	}
+	if !strings.Contains(r.stdout, fmt.Sprintf("client threads %d (GOMAXPROCS)", threads)) {
+		t.Errorf("summary does not name the client threads:\n%s", r.stdout)
 	}
 }

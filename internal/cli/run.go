@@ -30,36 +30,37 @@ import (
 )
 
 type runFlags struct {
-	stores       string
-	keys         string
-	valueSize    int
-	keyMode      string
-	batch        int
-	readRatio    float64
-	keyDist      string
-	clients      int
-	pipeline     int
-	connectPerOp bool
-	rate         float64
-	ops          int64
-	duration     time.Duration
-	warmup       time.Duration
-	warmupOps    int64
-	seed         uint64
-	out          string
-	dataDir      string
-	serverCPUs   string
-	clientCPUs   string
-	quick        bool
-	quiet        bool
-	failFast     bool
-	replica      bool
-	timeScale    float64
-	rtt          time.Duration
-	jitter       time.Duration
-	bandwidth    string
-	netMechanism string
-	stall        string
+	stores        string
+	keys          string
+	valueSize     int
+	keyMode       string
+	batch         int
+	readRatio     float64
+	keyDist       string
+	clients       int
+	pipeline      int
+	connectPerOp  bool
+	rate          float64
+	ops           int64
+	duration      time.Duration
+	warmup        time.Duration
+	warmupOps     int64
+	seed          uint64
+	out           string
+	dataDir       string
+	serverCPUs    string
+	clientCPUs    string
+	clientThreads int
+	quick         bool
+	quiet         bool
+	failFast      bool
+	replica       bool
+	timeScale     float64
+	rtt           time.Duration
+	jitter        time.Duration
+	bandwidth     string
+	netMechanism  string
+	stall         string
 }
 
 func (a *App) runCmd() *cobra.Command {
@@ -104,6 +105,7 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.Int64Var(&f.warmupOps, "warmup-ops", 0, "ops run before each measured phase, not counted")
 	fl.StringVar(&f.serverCPUs, "server-cpus", "", "pin managed servers to these CPUs, e.g. 1 or 0-1 (recorded)")
 	fl.StringVar(&f.clientCPUs, "client-cpus", "", "pin storebench itself to these CPUs, e.g. 0 (recorded)")
+	fl.IntVar(&f.clientThreads, "client-threads", 0, "OS threads running storebench's Go code (GOMAXPROCS; default: one per CPU it may use); with servers on the same small machine, fewer can leave them more CPU (recorded)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
@@ -326,6 +328,9 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if !slices.Contains([]string{"auto", "netem", "proxy"}, f.netMechanism) {
 		return usagef("--net-mechanism %q: want auto, netem or proxy", f.netMechanism)
 	}
+	if cmd.Flags().Changed("client-threads") && (f.clientThreads < 1 || f.clientThreads > maxClientThreads) {
+		return usagef("--client-threads %d: want 1 to %d", f.clientThreads, maxClientThreads)
+	}
 	if f.serverCPUs != "" {
 		if _, err := parseCPUList(f.serverCPUs); err != nil {
 			return usagef("--server-cpus: %v", err)
@@ -345,6 +350,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 			return usagef("--client-cpus: %v", err)
 		}
 	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(f)))
 
 	started := time.Now().UTC()
 	id := started.Format("20060102T150405Z")
@@ -582,4 +588,24 @@ func redactArgs(args []string) []string {
 		out[i] = store.RedactURL(a)
 	}
 	return out
+}
+
+// maxClientThreads bounds --client-threads: more OS threads than this only
+// measures the scheduler.
+const maxClientThreads = 1024
+
+// clientThreads is the GOMAXPROCS a run uses: --client-threads, else one per
+// CPU of --client-cpus (the runtime would notice the new mask only later),
+// else the runtime's own choice. The result records it.
+func clientThreads(f runFlags) int {
+	switch {
+	case f.clientThreads > 0:
+		return f.clientThreads
+	case f.clientCPUs != "":
+		if cpus, err := parseCPUList(f.clientCPUs); err == nil {
+			slices.Sort(cpus)
+			return len(slices.Compact(cpus))
+		}
+	}
+	return runtime.GOMAXPROCS(0)
 }

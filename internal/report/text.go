@@ -16,7 +16,11 @@ import (
 // per key count for writes and reads, one row per target), then per-cell
 // throughput and percentiles, and each target's durability.
 func Text(w io.Writer, r *result.Result) {
-	fmt.Fprintf(w, "storebench %s · %s · %s · %d cores · %s\n", r.Storebench.Version, r.Environment.CPUModel, r.Environment.OS, r.Environment.Cores, r.Status)
+	threads := ""
+	if e := r.Environment; e.GoMaxProcs > 0 && e.GoMaxProcs != e.Cores {
+		threads = fmt.Sprintf(" · client threads %d (GOMAXPROCS)", e.GoMaxProcs)
+	}
+	fmt.Fprintf(w, "storebench %s · %s · %s · %d cores%s · %s\n", r.Storebench.Version, r.Environment.CPUModel, r.Environment.OS, r.Environment.Cores, threads, r.Status)
 	kvTables(w, r)
 	cellTable(w, r)
 	ByOpText(w, r)
