@@ -35,13 +35,14 @@ test: lint
 
 # bench: the engine's and the stores' micro-benchmarks, then storebench side
 # by side with the field's own tools on the same managed servers, printed as
-# ratios (internal/bench: redis-benchmark, pgbench, memaslap; 2-3 minutes).
+# ratios (internal/bench: redis-benchmark, pgbench, memaslap; ~5 minutes).
 # VERSUS_REPS tool/storebench pairs per comparison; the medians are printed.
-VERSUS_REPS ?= 3
+# VERSUS_FLAGS more flags, e.g. -versus.threads=2 (client threads on both sides).
+VERSUS_REPS ?= 5
 bench: deps
 	./scripts/install-deps.sh bench
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/load/ ./internal/store/...
-	$(GO) test -run '^$$' -bench Versus -benchtime 1x -timeout 15m ./internal/bench/ -versus.reps=$(VERSUS_REPS)
+	$(GO) test -run '^$$' -bench Versus -benchtime 1x -timeout 20m ./internal/bench/ -versus.reps=$(VERSUS_REPS) $(VERSUS_FLAGS)
 
 clean:
 	rm -rf bin

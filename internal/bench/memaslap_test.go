@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -49,7 +48,7 @@ const (
 func BenchmarkVersusMemaslap(b *testing.B) {
 	tool := requireTool(b, "libmemcached-tools", "memcaslap", "memaslap")
 	srv := servertest.Start(b, server.Memcached, server.Options{CPUs: *serverCPUs})
-	threads := pinClient(b) // memaslap -T: a thread per client CPU, as its manual advises (and as GOMAXPROCS)
+	nThreads := clientThreads(b, 0) // memaslap -T: a thread per client CPU, as its manual advises (and as GOMAXPROCS)
 	st, err := memcached.New(context.Background(), memcached.Config{URL: srv.URL, Namespace: namespace})
 	if err != nil {
 		b.Fatal(err)
@@ -62,13 +61,13 @@ func BenchmarkVersusMemaslap(b *testing.B) {
 		b.Fatal(err)
 	}
 	secs := strconv.Itoa(int(mcDuration / time.Second))
-	args := []string{"-s", srv.Addr, "-F", cfg, "-T", strconv.Itoa(threads), "-c", strconv.Itoa(mcClients),
+	args := []string{"-s", srv.Addr, "-F", cfg, "-T", strconv.Itoa(nThreads), "-c", strconv.Itoa(mcClients),
 		"-w", strconv.Itoa(mcWindow/1024) + "k", "-t", secs + "s", "-S", secs + "s"}
 	c := &comparison{
 		name: fmt.Sprintf("memcached GET -c %d", mcClients),
 		tool: fmt.Sprintf("%s %s (key %d B, value %d B, get 1.0)", filepath.Base(tool), strings.Join(args[4:], " "), keyLen, mcValue),
 		ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, %d-byte values, GOMAXPROCS %d; client CPUs %q, server CPUs %q",
-			mcClients, mcDuration, mcKeyspace, mcValue, runtime.GOMAXPROCS(0), *clientCPUs, *serverCPUs),
+			mcClients, mcDuration, mcKeyspace, mcValue, nThreads, *clientCPUs, *serverCPUs),
 	}
 	p := throughput.Params{Keyspace: mcKeyspace, ValueSize: mcValue, Operations: []string{throughput.OpGet},
 		Load: workload.Load{Clients: mcClients, Duration: mcDuration}}

@@ -32,8 +32,9 @@ import (
 // a run of its own on both sides, so CPU is per operation.
 // Differences: the keys' spelling (storebench:vs:key:0000000042, 28 bytes,
 // vs key:000000000042, 16 bytes); redis-benchmark is one thread with an
-// event loop (its default --threads 0), storebench one goroutine per
-// connection over rueidis, GOMAXPROCS = CPUs; storebench checks every GET's
+// event loop (its default), storebench one goroutine per connection over
+// rueidis with as many threads (GOMAXPROCS 1; -versus.threads sets both
+// sides, redis-benchmark's through --threads); storebench checks every GET's
 // value byte for byte, redis-benchmark reads the reply and drops it.
 func BenchmarkVersusRedisBenchmark(b *testing.B) {
 	tool := requireTool(b, "redis-tools", "redis-benchmark")
@@ -43,6 +44,9 @@ func BenchmarkVersusRedisBenchmark(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close(context.Background()) })
+	// redis-benchmark is one event loop unless given --threads; storebench
+	// gets as many threads (GOMAXPROCS).
+	nThreads := clientThreads(b, 1)
 	host, port, err := net.SplitHostPort(srv.Addr)
 	if err != nil {
 		b.Fatal(err)
@@ -61,13 +65,16 @@ func BenchmarkVersusRedisBenchmark(b *testing.B) {
 		for _, op := range throughput.Ops {
 			args := []string{"-h", host, "-p", port, "-t", op, "-c", strconv.Itoa(clients), "-n", strconv.FormatInt(n, 10),
 				"-r", strconv.Itoa(keyspace), "-d", strconv.Itoa(size), "--csv"}
+			if nThreads > 1 {
+				args = append(args, "--threads", strconv.Itoa(nThreads))
+			}
 			if depth > 1 {
 				args = append(args, "-P", strconv.Itoa(depth))
 			}
 			c := &comparison{
 				name: fmt.Sprintf("redis %s -c %d -P %d", strings.ToUpper(op), clients, depth),
 				tool: "redis-benchmark " + strings.Join(args[4:], " "),
-				ours: fmt.Sprintf("throughput %s, %d clients, pipeline %d, %d ops, keyspace %d, %d-byte values", op, clients, depth, n, keyspace, size),
+				ours: fmt.Sprintf("throughput %s, %d clients, pipeline %d, %d ops, keyspace %d, %d-byte values, GOMAXPROCS %d", op, clients, depth, n, keyspace, size, nThreads),
 			}
 			rows = append(rows, c)
 			b.Run(fmt.Sprintf("P%d/%s", depth, op), func(b *testing.B) {

@@ -35,37 +35,50 @@ import (
 
 var reps = flag.Int("versus.reps", 3, "tool/storebench pairs per comparison (A B A B ...); the median of each figure is reported")
 
-// CPU placement of the memaslap comparison, alike for both sides: the
-// server (server.Options.CPUs) on one set of CPUs, the client on another:
-// storebench's goroutines (GOMAXPROCS = its CPU count) or the tool, which
-// inherits this process's mask and runs a thread per client CPU. By default
-// neither is pinned: client and server share every CPU, the tool runs a
-// thread per CPU and storebench GOMAXPROCS of them. Pinning (e.g. client 0,
-// server 1) measured no better ratio on a 2-CPU machine.
+// CPU placement of the comparisons, alike for both sides: the server
+// (server.Options.CPUs; memaslap's comparison only) on one set of CPUs, the
+// client on another: storebench's goroutines or the tool, which inherits
+// this process's mask. By default neither is pinned: client and server
+// share every CPU. Pinning (e.g. client 0, server 1) measured no better
+// ratio on a 2-CPU machine.
 var (
 	serverCPUs = flag.String("versus.server-cpus", "", "pin the managed memcached to these CPUs (e.g. 1); \"\" leaves it unpinned")
 	clientCPUs = flag.String("versus.client-cpus", "", "pin this process and the tools it runs to these CPUs (e.g. 0) once the server has started, with GOMAXPROCS and memaslap -T that many; \"\" leaves them unpinned")
 )
 
-// pinClient pins this process (and so the tools it starts) to
-// -versus.client-cpus, with GOMAXPROCS that many CPUs, until b ends, and
-// returns how many CPUs the client has.
-func pinClient(b *testing.B) int {
+// threads is the number of client threads on both sides of every
+// comparison: redis-benchmark --threads, memaslap -T, pgbench -j, and
+// storebench's GOMAXPROCS. A Go client given more threads than the tool it
+// is compared with is not driving the same way (on 2 CPUs, a second client
+// thread competes with a one-threaded Redis for its CPU: storebench's SET
+// went from ~83k to ~113k req/s with GOMAXPROCS 1), nor with fewer. 0 means
+// each tool's usual setting here: redis-benchmark's one event loop (its
+// default), memaslap and pgbench a thread per client CPU (as their manuals
+// advise on multi-CPU machines).
+var threads = flag.Int("versus.threads", 0, "client threads on both sides (tools' --threads/-T/-j, storebench's GOMAXPROCS); 0 = redis-benchmark 1, memaslap and pgbench one per client CPU")
+
+// clientThreads pins this process (and so the tools it starts) to
+// -versus.client-cpus, sets GOMAXPROCS to want (or, if want is 0, to
+// -versus.threads or else the client's CPU count) until b ends, and returns
+// that thread count: the tool gets the same.
+func clientThreads(b *testing.B, want int) int {
 	b.Helper()
-	if *clientCPUs == "" {
-		return runtime.GOMAXPROCS(0)
-	}
-	restore, n, err := pinSelf(*clientCPUs)
-	if err != nil {
-		b.Fatal(err)
-	}
-	prev := runtime.GOMAXPROCS(n)
-	b.Cleanup(func() {
-		runtime.GOMAXPROCS(prev)
-		if err := restore(); err != nil {
-			b.Error(err)
+	cpus := runtime.GOMAXPROCS(0)
+	if *clientCPUs != "" {
+		restore, n, err := pinSelf(*clientCPUs)
+		if err != nil {
+			b.Fatal(err)
 		}
-	})
+		b.Cleanup(func() {
+			if err := restore(); err != nil {
+				b.Error(err)
+			}
+		})
+		cpus = n
+	}
+	n := cmp.Or(*threads, want, cpus)
+	prev := runtime.GOMAXPROCS(n)
+	b.Cleanup(func() { runtime.GOMAXPROCS(prev) })
 	return n
 }
 
