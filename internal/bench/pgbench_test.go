@@ -81,7 +81,13 @@ const (
 // gap is the client, and the server too spends ~4 µs more per read when
 // storebench drives it (29 vs 33 µs), from scheduling, since the SQL is
 // the same and pgbench's Bind carries more work (key spelled on the
-// server, a Describe per execution). Even a minimal Go client, the raw protocol
+// server, a Describe per execution). perf stat over 4 s of each: pgbench
+// kept both CPUs busy (server 1.45 + client 0.47 CPUs, no migration),
+// storebench left ~0.2 CPU idle (server 1.15 + client 0.63, ~160 client
+// thread migrations per second): the runtime's hand-offs between its
+// threads (a futex wake-up of an idle thread on the other CPU, expensive
+// on this VM) leave gaps pgbench's two blocking threads do not.
+// Even a minimal Go client, the raw protocol
 // on 8 goroutines with no driver at all, drove 0.70–0.80× of pgbench; an
 // event loop like pgbench -j 2 (2 goroutines, each sending on 4 connections
 // then reading each) drove less (0.52–0.70×, more client CPU per read).
