@@ -372,5 +372,5 @@ func saturationWarning(cpuS, durationS float64, procs int) string {
 	if busy < 0.9*float64(procs) && busy < 0.9 {
 		return ""
 	}
-	return fmt.Sprintf("the client kept %.2f CPUs busy on average (GOMAXPROCS %d): it may have been the bottleneck, and it competed with the server for CPU", busy, procs)
+	return fmt.Sprintf("the client kept %.2f CPUs busy on average (GOMAXPROCS %d): it may have been the bottleneck, and it competed with the server for CPU (--client-threads and --client-cpus set how much it may use)", busy, procs)
 }

@@ -176,4 +176,43 @@ func TestByOpHTML(t *testing.T) {
 	if checked != 4*10 {
 		t.Errorf("%d figures checked in the by-op table, want 4 rows × 10", checked)
 	}
+
+	// The chart of each kind's percentiles, in the mix section, and its table.
+	fig := figureOf(t, doc, "latency-by-op", "mix", "mix")
+	if fig == nil {
+		return
+	}
+	checkSVG(t, fig)
+	checked = 0
+	for _, tr := range findAll(fig, withAttr("data-op")) {
+		cell, _ := attr(tr, "data-cell")
+		op, _ := attr(tr, "data-op")
+		f, ok := phaseOfJSON(t, r, cell, "mix").ByOp[op]
+		if !ok {
+			t.Fatalf("chart row %s %s: no such kind in the result", cell, op)
+		}
+		l := f.LatencyUs
+		want := map[string]float64{"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max, "mean": l.Mean, "stddev": l.Stddev}
+		for _, td := range findAll(tr, withAttr("data-v")) {
+			m, _ := attr(td, "data-m")
+			w, known := want[m]
+			if got := floatAttr(t, td, "data-v"); !known || got != w {
+				t.Errorf("latency-by-op %s %s %s: %v, the result says %v", cell, op, m, got, w)
+			}
+			checked++
+		}
+	}
+	if checked != 4*7 {
+		t.Errorf("%d figures checked in the latency-by-op table, want 4 rows × 7", checked)
+	}
+	// Its markers carry the same figures.
+	points := 0
+	for _, g := range findAll(fig, withAttr("data-series")) {
+		if g.Data == "g" {
+			points++
+		}
+	}
+	if points != 4*5 {
+		t.Errorf("%d markers in the latency-by-op chart, want 4 rows × 5 percentiles", points)
+	}
 }

@@ -318,6 +318,7 @@ func (p *page) groupSection(g *phaseGroup) {
 	p.f(`<p class="lede">%s</p>`+"\n", esc(groupLede(g)))
 	p.s(`<div class="charts">` + "\n")
 	p.latencyChart(g)
+	p.latencyByOpChart(g)
 	p.throughputChart(g)
 	p.spectrumChart(g)
 	p.serverTimeChart(g)
@@ -383,9 +384,29 @@ func labelMargin(entries []entry) float64 {
 }
 
 func (p *page) latencyChart(g *phaseGroup) {
+	p.latencyDots(g, g.entries, "latency", "Latency percentiles", "per cell")
+}
+
+// latencyByOpChart draws the percentiles of each kind of operation of a
+// mixed phase (Phase.ByOp), one row per cell and kind, if g has any.
+func (p *page) latencyByOpChart(g *phaseGroup) {
+	var entries []entry
+	for _, e := range g.entries {
+		for _, op := range sortedKeys(e.phase.ByOp) {
+			f := e.phase.ByOp[op]
+			ph := &metrics.Phase{Name: e.phase.Name, Ops: f.Ops, LatencyUs: f.LatencyUs}
+			entries = append(entries, entry{cell: e.cell, phase: ph, label: e.label + " · " + op, color: e.color, variant: e.variant, op: op})
+		}
+	}
+	p.latencyDots(g, entries, "latency-by-op", "Latency by operation", "per cell and kind of operation")
+}
+
+// latencyDots draws a dot plot of each entry's percentiles, with its table;
+// kind names the chart and the table (data-chart, data-table).
+func (p *page) latencyDots(g *phaseGroup, all []entry, kind, title, per string) {
 	var entries []entry
 	lo, hi := math.Inf(1), 0.0
-	for _, e := range g.entries {
+	for _, e := range all {
 		l := e.phase.LatencyUs
 		if l.P50 <= 0 {
 			continue // no successful operation
@@ -396,14 +417,14 @@ func (p *page) latencyChart(g *phaseGroup) {
 	if len(entries) == 0 {
 		return
 	}
-	id := "chart-" + groupID(g) + "-latency"
+	id := "chart-" + groupID(g) + "-" + kind
 	rows := layoutRows(entries, 30)
 	c := newChart(id, 600, 30+rows.height+42, labelMargin(entries), 20, 30, 42)
 	x := newLogScale(lo, hi, c.left, c.right, usLabel)
-	p.f(`<figure class="chart" id="%s-fig" data-chart="latency" data-workload="%s" data-phase="%s">`, esc(id), esc(g.workload), esc(g.phase))
-	p.f(`<figcaption><strong>Latency percentiles</strong><span class="sub">%s %s, per cell: p50 · p90 · p99 · p99.9 · max, log scale</span></figcaption>`, esc(g.workload), esc(g.phase))
-	c.open(fmt.Sprintf("%s %s latency percentiles per cell", g.workload, g.phase),
-		fmt.Sprintf("Dot plot on a logarithmic axis from %s to %s: for each of %d cells, markers at p50, p90, p99, p99.9 and max latency joined by a line. The table below has the numbers.",
+	p.f(`<figure class="chart" id="%s-fig" data-chart="%s" data-workload="%s" data-phase="%s">`, esc(id), esc(kind), esc(g.workload), esc(g.phase))
+	p.f(`<figcaption><strong>%s</strong><span class="sub">%s %s, %s: p50 · p90 · p99 · p99.9 · max, log scale</span></figcaption>`, esc(title), esc(g.workload), esc(g.phase), esc(per))
+	c.open(fmt.Sprintf("%s %s %s %s", g.workload, g.phase, strings.ToLower(title), per),
+		fmt.Sprintf("Dot plot on a logarithmic axis from %s to %s: for each of %d rows, markers at p50, p90, p99, p99.9 and max latency joined by a line. The table below has the numbers.",
 			usLabel(x.lo), usLabel(x.hi), len(entries)))
 	c.grid(x, nil, "latency per operation (µs, log scale)", "")
 	for i, e := range entries {
@@ -430,7 +451,11 @@ func (p *page) latencyChart(g *phaseGroup) {
 			lm.key, strings.Replace(marker(k, 7, 6, 4), "currentColor", "var(--muted)", 2), lm.name)
 	}
 	p.s("</ul>")
-	p.s(`<div class="table-wrap"><table data-table="latency"><caption>latency in µs</caption><thead><tr><th scope="col">cell</th>`)
+	rowHead := "cell"
+	if entries[0].op != "" {
+		rowHead = "cell · operation"
+	}
+	p.f(`<div class="table-wrap"><table data-table="%s"><caption>latency in µs</caption><thead><tr><th scope="col">%s</th>`, esc(kind), rowHead)
 	for _, lm := range latencyMetrics {
 		p.f(`<th scope="col">%s</th>`, lm.name)
 	}
@@ -458,7 +483,11 @@ func (p *page) rowStart(entries []entry, i int) {
 	if e.cell.Status != result.CellOK {
 		status = ` <span class="bad">(` + esc(e.cell.Status) + `)</span>`
 	}
-	p.f(`<tr%s data-cell="%s"><th scope="row"><span class="swatch-dot c%d"></span>%s%s</th>`, cls, esc(e.cell.ID), e.color%paletteSize, esc(e.label), status)
+	op := ""
+	if e.op != "" {
+		op = ` data-op="` + esc(e.op) + `"`
+	}
+	p.f(`<tr%s data-cell="%s"%s><th scope="row"><span class="swatch-dot c%d"></span>%s%s</th>`, cls, esc(e.cell.ID), op, e.color%paletteSize, esc(e.label), status)
 }
 
 func (p *page) throughputChart(g *phaseGroup) {

@@ -18,6 +18,7 @@ type entry struct {
 	label   string // the cell without its workload: "memory keys=1000"
 	color   int    // index of the cell's target: the same colour in every chart
 	variant int    // index of the cell's parameters within its workload: line dash
+	op      string // one kind of operation of a mixed phase (Phase.ByOp) in by-op charts, else ""
 }
 
 // phaseGroup is every cell of one workload entry that has a phase of one
