@@ -209,4 +209,21 @@ func TestClientThreadsAreRecorded(t *testing.T) {
 	if !strings.Contains(r.stdout, fmt.Sprintf("client threads %d (GOMAXPROCS)", threads)) {
 		t.Errorf("summary does not name the client threads:\n%s", r.stdout)
 	}
+
+	// A scenario's client_threads does the same, and the flag overrides it.
+	file := filepath.Join(t.TempDir(), "threads.yaml")
+	body := fmt.Sprintf("name: threads\nclient_threads: %d\ntargets: [memory]\nworkloads:\n  - {type: throughput, keyspace: 100}\nload: {clients: 2, ops: 500}\n", threads)
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		flags []string
+		want  int
+	}{{nil, threads}, {[]string{"--client-threads", "1"}, 1}} {
+		out := t.TempDir()
+		_, res := runResult(t, out, append([]string{"run", file, "--out", out, "--quiet"}, c.flags...)...)
+		if res.Environment.GoMaxProcs != c.want {
+			t.Errorf("scenario client_threads %d, flags %v: GOMAXPROCS recorded as %d, want %d", threads, c.flags, res.Environment.GoMaxProcs, c.want)
+		}
+	}
 }

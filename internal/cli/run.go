@@ -328,8 +328,8 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if !slices.Contains([]string{"auto", "netem", "proxy"}, f.netMechanism) {
 		return usagef("--net-mechanism %q: want auto, netem or proxy", f.netMechanism)
 	}
-	if cmd.Flags().Changed("client-threads") && (f.clientThreads < 1 || f.clientThreads > maxClientThreads) {
-		return usagef("--client-threads %d: want 1 to %d", f.clientThreads, maxClientThreads)
+	if cmd.Flags().Changed("client-threads") && (f.clientThreads < 1 || f.clientThreads > scenario.MaxClientThreads) {
+		return usagef("--client-threads %d: want 1 to %d", f.clientThreads, scenario.MaxClientThreads)
 	}
 	if f.serverCPUs != "" {
 		if _, err := parseCPUList(f.serverCPUs); err != nil {
@@ -350,7 +350,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 			return usagef("--client-cpus: %v", err)
 		}
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(f)))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(f, s)))
 
 	started := time.Now().UTC()
 	id := started.Format("20060102T150405Z")
@@ -590,17 +590,16 @@ func redactArgs(args []string) []string {
 	return out
 }
 
-// maxClientThreads bounds --client-threads: more OS threads than this only
-// measures the scheduler.
-const maxClientThreads = 1024
-
-// clientThreads is the GOMAXPROCS a run uses: --client-threads, else one per
-// CPU of --client-cpus (the runtime would notice the new mask only later),
-// else the runtime's own choice. The result records it.
-func clientThreads(f runFlags) int {
+// clientThreads is the GOMAXPROCS a run uses: --client-threads, else the
+// scenario's client_threads, else one per CPU of --client-cpus (the runtime
+// would notice the new mask only later), else the runtime's own choice.
+// The result records it.
+func clientThreads(f runFlags, s *scenario.Scenario) int {
 	switch {
 	case f.clientThreads > 0:
 		return f.clientThreads
+	case s.ClientThreads > 0:
+		return s.ClientThreads
 	case f.clientCPUs != "":
 		if cpus, err := parseCPUList(f.clientCPUs); err == nil {
 			slices.Sort(cpus)

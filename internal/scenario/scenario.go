@@ -37,6 +37,10 @@ type Scenario struct {
 	Targets         []Target   `yaml:"targets" json:"targets"`
 	Workloads       []Workload `yaml:"workloads" json:"workloads"`
 	Load            Load       `yaml:"load,omitempty" json:"load"`
+	// ClientThreads is the client's GOMAXPROCS for the whole run (0: one
+	// per CPU it may use); --client-threads overrides it. A suite sets it
+	// to match the tool its article used (redis-benchmark: one thread).
+	ClientThreads int `yaml:"client_threads,omitempty" json:"client_threads,omitempty"`
 	// Quick replaces parts of the scenario under --quick: a smaller run of the same shape.
 	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
 	// Article is the published experiment a suite reproduces.
@@ -506,6 +510,10 @@ func locate(name string, err error) string {
 }
 
 // Validate checks the scenario against the store registry, before any work.
+// MaxClientThreads bounds client_threads and --client-threads: more OS
+// threads than this only measures the scheduler.
+const MaxClientThreads = 1024
+
 func (s *Scenario) Validate(reg target.Registry) error {
 	where := func(line int) string {
 		if line > 0 {
@@ -515,6 +523,9 @@ func (s *Scenario) Validate(reg target.Registry) error {
 	}
 	if len(s.Targets) == 0 {
 		return fmt.Errorf("%s: no targets", s.Source)
+	}
+	if s.ClientThreads < 0 || s.ClientThreads > MaxClientThreads {
+		return fmt.Errorf("%s: client_threads %d: want 1 to %d (or leave it out: one per CPU)", s.Source, s.ClientThreads, MaxClientThreads)
 	}
 	if len(s.Workloads) == 0 {
 		return fmt.Errorf("%s: no workloads", s.Source)
