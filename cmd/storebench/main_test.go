@@ -101,6 +101,7 @@ func TestBadInput(t *testing.T) {
 	aFile := write("plain-file", "x")
 	badOption := write("bad-option.yaml", "name: x\ntargets:\n  - {store: files, options: {fsync: maybe}}\nworkloads:\n  - type: kv\n")
 	unknownOption := write("unknown-option.yaml", "name: x\ntargets:\n  - {store: redis, options: {colour: red}}\nworkloads:\n  - type: kv\n")
+	badCPUs := write("bad-cpus.yaml", "name: x\nclient_cpus: \"64\"\ntargets: [memory]\nworkloads:\n  - type: kv\n")
 	badThreads := write("bad-threads.yaml", "name: x\nclient_threads: -1\ntargets: [memory]\nworkloads:\n  - type: kv\n")
 	badStall := write("bad-stall.yaml", "name: x\ntargets: [redis]\nworkloads:\n  - type: hotkey\n    load: {duration: 2s}\n    stall: {after: 1s, for: 0s}\n")
 	closed := closedPort(t)
@@ -135,6 +136,7 @@ func TestBadInput(t *testing.T) {
 		{"output dir not writable", nil, []string{"run", "kv", "--stores", "memory", "--keys", "10", "--out", filepath.Join(aFile, "sub")}, []string{"--out", "not a directory"}},
 		{"unknown flag", nil, []string{"run", "--frobnicate"}, []string{"unknown flag: --frobnicate"}},
 		{"data dir the server user cannot enter", nil, []string{"run", "kv", "--stores", "postgres", "--data-dir", privateDir}, []string{"postgres", privateDir}},
+		{"client CPUs that do not exist in a scenario", nil, []string{"run", badCPUs}, []string{badCPUs + ": client_cpus", "64"}},
 		{"negative client_threads in a scenario", nil, []string{"run", badThreads}, []string{badThreads, "client_threads -1"}},
 		{"zero client threads", nil, []string{"run", "kv", "--stores", "memory", "--client-threads", "0"}, []string{"--client-threads 0", "want 1 to"}},
 		{"server CPUs that do not exist", nil, []string{"run", "kv", "--stores", "redis", "--server-cpus", "64"}, []string{"--server-cpus", "64"}},

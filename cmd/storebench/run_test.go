@@ -194,6 +194,19 @@ func TestPinnedPlacementIsRecorded(t *testing.T) {
 	if res.Environment.GoMaxProcs != 1 {
 		t.Errorf("GOMAXPROCS recorded as %d with --client-cpus 0, want 1", res.Environment.GoMaxProcs)
 	}
+
+	// A scenario's client_cpus and server_cpus do the same; a flag overrides them.
+	file := filepath.Join(t.TempDir(), "pinned.yaml")
+	body := "name: pinned\nclient_cpus: \"1\"\nserver_cpus: \"0\"\ntargets: [redis]\nworkloads:\n  - {type: kv, keys: [200]}\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out = t.TempDir()
+	_, res = runResult(t, out, "run", file, "--server-cpus", "1", "--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
+	if res.Environment.ClientCPUs != "1" || res.Environment.ServerCPUs != "1" {
+		t.Errorf("scenario client_cpus 1, server_cpus 0 and --server-cpus 1: recorded client %q server %q, want 1 and 1",
+			res.Environment.ClientCPUs, res.Environment.ServerCPUs)
+	}
 }
 
 // TestClientThreadsAreRecorded: --client-threads sets the client's GOMAXPROCS,

@@ -331,9 +331,22 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if cmd.Flags().Changed("client-threads") && (f.clientThreads < 1 || f.clientThreads > scenario.MaxClientThreads) {
 		return usagef("--client-threads %d: want 1 to %d", f.clientThreads, scenario.MaxClientThreads)
 	}
+	// The scenario's placement, unless a flag gives another.
+	serverOrigin, clientOrigin := "--server-cpus", "--client-cpus"
+	if f.serverCPUs == "" && s.ServerCPUs != "" {
+		f.serverCPUs, serverOrigin = s.ServerCPUs, s.Source+": server_cpus"
+	}
+	if f.clientCPUs == "" && s.ClientCPUs != "" {
+		f.clientCPUs, clientOrigin = s.ClientCPUs, s.Source+": client_cpus"
+	}
 	if f.serverCPUs != "" {
 		if _, err := parseCPUList(f.serverCPUs); err != nil {
-			return usagef("--server-cpus: %v", err)
+			return usagef("%s: %v", serverOrigin, err)
+		}
+	}
+	if f.clientCPUs != "" {
+		if _, err := parseCPUList(f.clientCPUs); err != nil {
+			return usagef("%s: %v", clientOrigin, err)
 		}
 	}
 	targets, skipped, err := a.preflight(ctx, s, f.dataDir, f.serverCPUs)
@@ -347,7 +360,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	if f.clientCPUs != "" {
 		if err := pinProcess(f.clientCPUs); err != nil {
-			return usagef("--client-cpus: %v", err)
+			return usagef("%s: %v", clientOrigin, err)
 		}
 	}
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(f, s)))

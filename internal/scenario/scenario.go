@@ -41,6 +41,11 @@ type Scenario struct {
 	// per CPU it may use); --client-threads overrides it. A suite sets it
 	// to match the tool its article used (redis-benchmark: one thread).
 	ClientThreads int `yaml:"client_threads,omitempty" json:"client_threads,omitempty"`
+	// ClientCPUs and ServerCPUs pin the client and the managed servers to
+	// CPUs ("0", "0-1", "0,2"); --client-cpus and --server-cpus override
+	// them. A suite sets them to match its article's machine.
+	ClientCPUs string `yaml:"client_cpus,omitempty" json:"client_cpus,omitempty"`
+	ServerCPUs string `yaml:"server_cpus,omitempty" json:"server_cpus,omitempty"`
 	// Quick replaces parts of the scenario under --quick: a smaller run of the same shape.
 	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
 	// Article is the published experiment a suite reproduces.
