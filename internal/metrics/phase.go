@@ -35,7 +35,7 @@ type Phase struct {
 	LatencyUs      Latency `json:"latency_us"`
 	// Histogram is the merged latency histogram in HdrHistogram's V2
 	// compressed encoding, base64: values in nanoseconds (HistogramUnit),
-	// 1 µs to 60 s, 3 significant digits. Decode it with DecodeHistogram (or
+	// 1 ns to 60 s, 3 significant digits. Decode it with DecodeHistogram (or
 	// any HdrHistogram implementation's base64 compressed decoder).
 	Histogram     string    `json:"histogram,omitempty"`
 	HistogramUnit string    `json:"histogram_unit,omitempty"`

@@ -2,7 +2,9 @@
 // figures of one phase.
 //
 // Units: every histogram here records nanoseconds, with a lowest discernible
-// value of 1000 ns (1 µs) and a highest trackable value of 60 s. The phase
+// value of 1 ns and a highest trackable value of 60 s: the in-process memory
+// store, the floor every other store is compared with, answers in a fraction
+// of a µs, which a 1 µs floor (512 ns buckets) showed as 0.51 or 1.02 µs. The phase
 // histogram keeps 3 significant digits (DESIGN.md, "Measurement rules"); the
 // per-second series uses 2, which is enough for a time series and keeps its
 // memory small. Latencies above 60 s are recorded as 60 s and counted
@@ -24,8 +26,9 @@ import (
 
 // Histogram geometry, shared by every histogram of this package.
 const (
-	// LowestNs is the lowest discernible latency, in nanoseconds.
-	LowestNs = 1_000
+	// LowestNs is the lowest discernible latency, in nanoseconds. It costs
+	// ~220 KB per phase histogram instead of ~150 KB at 1 µs.
+	LowestNs = 1
 	// HighestNs is the highest trackable latency, in nanoseconds (60 s).
 	HighestNs = 60_000_000_000
 	// Digits is the precision of the phase histogram.

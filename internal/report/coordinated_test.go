@@ -65,11 +65,11 @@ func TestCoordinatedOmissionText(t *testing.T) {
 	for _, want := range []string{
 		"coordinated omission: the server stopped (SIGSTOP) for a while, open loop vs closed loop",
 		"slow = ops slower than 100ms",
-		"redis:none/open-loop-stall    get  open, 2,000/s        4  500ms at 1s    5,900   1,967  50.2  300,155  300,155  300,155   900",
-		"redis:none/closed-loop-stall    get         closed        4  500ms at 1s  100,004  33,335  50.2     50.2     50.2  500,171     4",
-		"redis:none/open-loop    get  open, 2,000/s        4            —    6,000   2,000  50.2     50.2     50.2     50.2     0",
+		"redis:none/open-loop-stall    get  open, 2,000/s        4  500ms at 1s    5,900   1,967  50.0  300,155  300,155  300,155   900",
+		"redis:none/closed-loop-stall    get         closed        4  500ms at 1s  100,004  33,335  50.0     50.0     50.0  500,171     4",
+		"redis:none/open-loop    get  open, 2,000/s        4            —    6,000   2,000  50.0     50.0     50.0     50.0     0",
 		"A closed loop records a stall once per client in flight",
-		"Here, stalled for 500ms: the open loop (open-loop-stall) recorded 900 of its 5,900 ops slower than 100ms, p99 300,155 µs; the closed loop (closed-loop-stall, 4 clients) 4 of 100,004, p99 50.2 µs, though its max (500,171 µs) shows the stall too.",
+		"Here, stalled for 500ms: the open loop (open-loop-stall) recorded 900 of its 5,900 ops slower than 100ms, p99 300,155 µs; the closed loop (closed-loop-stall, 4 clients) 4 of 100,004, p99 50.0 µs, though its max (500,171 µs) shows the stall too.",
 		"redis:none/closed-loop-stall get: stall: SIGSTOP to redis pid 42",
 	} {
 		if !strings.Contains(out, want) {
