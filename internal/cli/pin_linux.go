@@ -11,6 +11,9 @@ import (
 	"golang.org/x/sys/unix"
 )
 
+// canPin says whether CPU lists can be applied here (sched_setaffinity).
+const canPin = true
+
 // pinProcess restricts every thread of this process to the CPUs in list
 // ("0", "0-1", "0,2"); threads created later inherit it from their creator.
 func pinProcess(list string) error {

@@ -4,6 +4,10 @@ package cli
 
 import "errors"
 
+// canPin says whether CPU lists can be applied here: not without Linux's
+// sched_setaffinity.
+const canPin = false
+
 func pinProcess(string) error {
 	return errors.New("--client-cpus needs Linux (sched_setaffinity)")
 }

@@ -331,13 +331,24 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if cmd.Flags().Changed("client-threads") && (f.clientThreads < 1 || f.clientThreads > scenario.MaxClientThreads) {
 		return usagef("--client-threads %d: want 1 to %d", f.clientThreads, scenario.MaxClientThreads)
 	}
-	// The scenario's placement, unless a flag gives another.
+	// The scenario's placement, unless a flag gives another. Where nothing
+	// can be pinned (not Linux), a suite's placement is left out, and said,
+	// rather than refusing the suite; a flag still fails there.
 	serverOrigin, clientOrigin := "--server-cpus", "--client-cpus"
+	var unpinned []string
 	if f.serverCPUs == "" && s.ServerCPUs != "" {
-		f.serverCPUs, serverOrigin = s.ServerCPUs, s.Source+": server_cpus"
+		if canPin {
+			f.serverCPUs, serverOrigin = s.ServerCPUs, s.Source+": server_cpus"
+		} else {
+			unpinned = append(unpinned, "server_cpus "+s.ServerCPUs)
+		}
 	}
 	if f.clientCPUs == "" && s.ClientCPUs != "" {
-		f.clientCPUs, clientOrigin = s.ClientCPUs, s.Source+": client_cpus"
+		if canPin {
+			f.clientCPUs, clientOrigin = s.ClientCPUs, s.Source+": client_cpus"
+		} else {
+			unpinned = append(unpinned, "client_cpus "+s.ClientCPUs)
+		}
 	}
 	if f.serverCPUs != "" {
 		if _, err := parseCPUList(f.serverCPUs); err != nil {
@@ -385,6 +396,9 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	logf := prog.logf
 	for _, sk := range skipped {
 		logf("skipping %s: %s", sk.Target, sk.Reason)
+	}
+	if len(unpinned) > 0 {
+		logf("%s: %s not applied: pinning to CPUs needs Linux; the run is unpinned (see the environment's CPUs)", s.Source, strings.Join(unpinned, ", "))
 	}
 	scratch, err := os.MkdirTemp(f.dataDir, "storebench-run-*")
 	if err != nil {
