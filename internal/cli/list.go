@@ -50,6 +50,10 @@ func (a *App) listCmd() *cobra.Command {
 				fmt.Fprintf(cmd.OutOrStdout(), "  %-12s %s (stores: %s)\n", wl, workloadHelp[wl], strings.Join(stores, ", "))
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "\nSUITES")
+			width := 12
+			for _, name := range suites.Names() {
+				width = max(width, len(name))
+			}
 			for _, name := range suites.Names() {
 				desc := ""
 				if b, ok := suites.Open(name); ok {
@@ -57,7 +61,7 @@ func (a *App) listCmd() *cobra.Command {
 						desc = s.Description
 					}
 				}
-				fmt.Fprintf(cmd.OutOrStdout(), "  %-12s %s\n", name, desc)
+				fmt.Fprintf(cmd.OutOrStdout(), "  %-*s %s\n", width, name, desc)
 			}
 			return nil
 		},
