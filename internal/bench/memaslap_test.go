@@ -69,7 +69,7 @@ func BenchmarkVersusMemaslap(b *testing.B) {
 		ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, %d-byte values, GOMAXPROCS %d; client CPUs %q, server CPUs %q",
 			mcClients, mcDuration, mcKeyspace, mcValue, nThreads, *clientCPUs, *serverCPUs),
 	}
-	p := throughput.Params{Keyspace: mcKeyspace, ValueSize: mcValue, Operations: []string{throughput.OpGet},
+	p := throughput.Params{Keyspace: workload.Keyspace{Keys: mcKeyspace, ValueSize: mcValue}, Operations: []string{throughput.OpGet},
 		Load: workload.Load{Clients: mcClients, Duration: mcDuration}}
 	b.Run("get", func(b *testing.B) {
 		interleave(b, c, func() sample {

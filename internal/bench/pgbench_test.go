@@ -158,7 +158,7 @@ func BenchmarkVersusPgbench(b *testing.B) {
 		}
 		rows = append(rows, c)
 		b.Run(sub, func(b *testing.B) {
-			p := throughput.Params{Keyspace: pgKeyspace, ValueSize: 4, Operations: []string{throughput.OpGet},
+			p := throughput.Params{Keyspace: workload.Keyspace{Keys: pgKeyspace, ValueSize: 4}, Operations: []string{throughput.OpGet},
 				Load: workload.Load{Clients: clients, Duration: pgDuration}}
 			if cs.script != "" {
 				// Run alone (-bench .../c8-same-statement), nothing has

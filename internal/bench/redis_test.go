@@ -81,7 +81,7 @@ func BenchmarkVersusRedisBenchmark(b *testing.B) {
 				if op == throughput.OpGet {
 					fillRedisBenchmarkKeys(b, srv.Addr, keyspace, size)
 				}
-				p := throughput.Params{Keyspace: keyspace, ValueSize: size, Operations: []string{op},
+				p := throughput.Params{Keyspace: workload.Keyspace{Keys: keyspace, ValueSize: size}, Operations: []string{op},
 					Load: workload.Load{Clients: clients, Pipeline: depth, Ops: n}}
 				interleave(b, c, func() sample {
 					r := runTool(b, srv, tool, args...)

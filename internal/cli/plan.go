@@ -155,10 +155,20 @@ func planWeb(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cel
 	}}
 }
 
+// keyspaceOf is a workload entry's keyspace, seeded by the scenario.
+func keyspaceOf(s *scenario.Scenario, w scenario.Workload) workload.Keyspace {
+	return workload.Keyspace{Keys: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed}
+}
+
+// keyspaceParams are the cell parameters that say which data a cell reads.
+func keyspaceParams(ks workload.Keyspace) map[string]any {
+	return map[string]any{"keyspace": ks.Keys, "value_size": ks.ValueSize, "key_mode": string(ks.KeyMode), "seed": ks.Seed}
+}
+
 func planThroughput(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
-	p := throughput.Params{Keyspace: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed,
-		Operations: w.Operations, Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
-	params := map[string]any{"keyspace": p.Keyspace, "value_size": p.ValueSize, "key_mode": string(p.KeyMode), "operations": p.Operations, "seed": p.Seed}
+	p := throughput.Params{Keyspace: keyspaceOf(s, w), Operations: w.Operations, Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
+	params := keyspaceParams(p.Keyspace)
+	params["operations"] = p.Operations
 	return []cell{{
 		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.Load),
 		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
@@ -168,10 +178,9 @@ func planThroughput(s *scenario.Scenario, w scenario.Workload, t scenario.Target
 }
 
 func planMix(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
-	p := mix.Params{Keyspace: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed,
-		ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist), Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
-	params := map[string]any{"keyspace": p.Keyspace, "value_size": p.ValueSize, "key_mode": string(p.KeyMode), "seed": p.Seed,
-		"read_ratio": p.Ratio(), "key_dist": string(p.KeyDist)}
+	p := mix.Params{Keyspace: keyspaceOf(s, w), ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist), Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
+	params := keyspaceParams(p.Keyspace)
+	params["read_ratio"], params["key_dist"] = p.Ratio(), string(p.KeyDist)
 	return []cell{{
 		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.Load),
 		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {

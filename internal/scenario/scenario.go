@@ -433,8 +433,8 @@ func (s *Scenario) Defaults() {
 				w.Operations = []string{"set", "get"}
 			}
 		case "mix":
-			d := mix.Params{Keyspace: w.Keyspace, ValueSize: w.ValueSize, ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist)}.WithDefaults()
-			w.Keyspace, w.ValueSize, w.ReadRatio, w.KeyDist = d.Keyspace, d.ValueSize, d.ReadRatio, string(d.KeyDist)
+			d := mix.Params{Keyspace: workload.Keyspace{Keys: w.Keyspace, ValueSize: w.ValueSize}, ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist)}.WithDefaults()
+			w.Keyspace, w.ValueSize, w.ReadRatio, w.KeyDist = d.Keys, d.ValueSize, d.ReadRatio, string(d.KeyDist)
 		case "hotkey", "web":
 			if w.Value == "" && w.ValueSize == 0 {
 				w.Value = "hello world" // the article's value
@@ -668,7 +668,7 @@ func (w Workload) validate(l Load, seed uint64) error {
 		if w.Keyspace <= 0 {
 			return fmt.Errorf("mix: keyspace must be positive, got %d", w.Keyspace)
 		}
-		p := mix.Params{Keyspace: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist), Load: wl}
+		p := mix.Params{Keyspace: workload.Keyspace{Keys: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode)}, ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist), Load: wl}
 		if err := p.Validate(); err != nil {
 			return err
 		}

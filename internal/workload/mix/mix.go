@@ -61,10 +61,9 @@ const (
 
 // Params are one mix cell's parameters.
 type Params struct {
-	Keyspace  int64            // keys [0, Keyspace); default 100000
-	ValueSize int              // bytes per value; default 100
-	KeyMode   workload.KeyMode // default sequential ("key:0000000042")
-	Seed      uint64
+	// Keyspace: keys [0, Keys), default 100000; ValueSize default 100;
+	// KeyMode default sequential ("key:0000000042"); Seed.
+	workload.Keyspace
 	// ReadRatio is the probability that an op is a GET: 0 = all sets,
 	// 1 = all gets. nil takes the default, 0.9.
 	ReadRatio *float64
@@ -85,8 +84,7 @@ func (p Params) Ratio() float64 {
 // WithDefaults returns p with every zero field set to its default: the
 // parameters a run actually uses.
 func (p Params) WithDefaults() Params {
-	ks := p.keyspace().WithDefaults(workload.Keyspace{Keys: DefaultKeyspace, ValueSize: DefaultValueSize, KeyMode: DefaultKeyMode})
-	p.Keyspace, p.ValueSize, p.KeyMode = ks.Keys, ks.ValueSize, ks.KeyMode
+	p.Keyspace = p.Keyspace.WithDefaults(workload.Keyspace{Keys: DefaultKeyspace, ValueSize: DefaultValueSize, KeyMode: DefaultKeyMode})
 	if p.ReadRatio == nil {
 		r := DefaultReadRatio
 		p.ReadRatio = &r
@@ -98,15 +96,10 @@ func (p Params) WithDefaults() Params {
 	return p
 }
 
-// keyspace is what Run populates.
-func (p Params) keyspace() workload.Keyspace {
-	return workload.Keyspace{Keys: p.Keyspace, ValueSize: p.ValueSize, KeyMode: p.KeyMode, Seed: p.Seed}
-}
-
 // Validate rejects impossible parameters (after defaults) before any work.
 func (p Params) Validate() error {
 	p = p.WithDefaults()
-	errs := p.keyspace().Check()
+	errs := p.Keyspace.Check()
 	if err := CheckRatio(p.Ratio()); err != nil {
 		errs = append(errs, err)
 	}
@@ -140,7 +133,7 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 		return nil, err
 	}
 	p = p.WithDefaults()
-	sp, err := keydist.New(p.KeyDist, p.Keyspace)
+	sp, err := keydist.New(p.KeyDist, p.Keys)
 	if err != nil {
 		return nil, fmt.Errorf("mix: %w", err)
 	}
@@ -149,7 +142,7 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 		return nil, fmt.Errorf("mix: %w", err)
 	}
 	defer closeAll()
-	if err := workload.Populate(ctx, st, p.keyspace(), p.Load.Clients); err != nil {
+	if err := workload.Populate(ctx, st, p.Keyspace, p.Load.Clients); err != nil {
 		return nil, fmt.Errorf("mix: %w", err)
 	}
 	ph, err := measure(ctx, clients, p, sp, h)

@@ -51,7 +51,7 @@ func checkByOp(t *testing.T, ph metrics.Phase) float64 {
 func TestRatioIsHonoured(t *testing.T) {
 	st := openers["memory"](t)
 	for _, r := range []float64{0, 0.25, 0.9, 1} {
-		ph := runOne(t, st, Params{Keyspace: 1000, Seed: 3, ReadRatio: ratio(r), Load: workload.Load{Clients: 4, Ops: 4000}})
+		ph := runOne(t, st, Params{Keyspace: workload.Keyspace{Keys: 1000, Seed: 3}, ReadRatio: ratio(r), Load: workload.Load{Clients: 4, Ops: 4000}})
 		if len(ph.Errors) != 0 {
 			t.Fatalf("ratio %v: errors %v %q", r, ph.Errors, ph.ErrorSamples)
 		}
@@ -69,7 +69,7 @@ func TestZipfianVerifiesOnServers(t *testing.T) {
 	for _, name := range []string{"memory", "redis", "postgres"} {
 		t.Run(name, func(t *testing.T) {
 			st := openers[name](t)
-			ph := runOne(t, st, Params{Keyspace: 2000, ValueSize: 64, Seed: 9, ReadRatio: ratio(0.5), KeyDist: keydist.Zipfian,
+			ph := runOne(t, st, Params{Keyspace: workload.Keyspace{Keys: 2000, ValueSize: 64, Seed: 9}, ReadRatio: ratio(0.5), KeyDist: keydist.Zipfian,
 				Load: workload.Load{Clients: 4, Ops: 3000}})
 			if len(ph.Errors) != 0 {
 				t.Fatalf("errors %v: %q", ph.Errors, ph.ErrorSamples)
@@ -86,8 +86,8 @@ func TestZipfianVerifiesOnServers(t *testing.T) {
 func TestMismatchIsCounted(t *testing.T) {
 	ctx := context.Background()
 	st := openers["memory"](t)
-	p := Params{Keyspace: 10, Seed: 5, ReadRatio: ratio(1), KeyDist: keydist.Sequential, Load: workload.Load{Clients: 1, Ops: 100}}.WithDefaults()
-	if err := workload.Populate(ctx, st, p.keyspace(), 1); err != nil {
+	p := Params{Keyspace: workload.Keyspace{Keys: 10, Seed: 5}, ReadRatio: ratio(1), KeyDist: keydist.Sequential, Load: workload.Load{Clients: 1, Ops: 100}}.WithDefaults()
+	if err := workload.Populate(ctx, st, p.Keyspace, 1); err != nil {
 		t.Fatal(err)
 	}
 	kv := storetest.KVClient(t, st)
@@ -97,7 +97,7 @@ func TestMismatchIsCounted(t *testing.T) {
 	if err := kv.Set(ctx, workload.AppendKey(nil, p.KeyMode, p.Seed, 5), []byte("tampered"), 0); err != nil {
 		t.Fatal(err)
 	}
-	sp, err := keydist.New(p.KeyDist, p.Keyspace)
+	sp, err := keydist.New(p.KeyDist, p.Keys)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -113,7 +113,7 @@ func TestMismatchIsCounted(t *testing.T) {
 
 func TestDurationModeAddsUp(t *testing.T) {
 	st := openers["memory"](t)
-	ph := runOne(t, st, Params{Keyspace: 500, Seed: 1, KeyDist: keydist.Sequential,
+	ph := runOne(t, st, Params{Keyspace: workload.Keyspace{Keys: 500, Seed: 1}, KeyDist: keydist.Sequential,
 		Load: workload.Load{Clients: 2, Duration: 300 * time.Millisecond, Warmup: 50 * time.Millisecond, Rate: 2000}})
 	checkByOp(t, ph)
 	if ph.OpenLoop == nil || ph.Warmup.DurationS < 0.04 {
@@ -141,8 +141,8 @@ func TestBadParamsFailBeforeWork(t *testing.T) {
 		{Params{ReadRatio: ratio(math.NaN()), Load: ok}, "read ratio must be between 0"},
 		{Params{KeyDist: "hotspot", Load: ok}, "valid: uniform, zipfian, sequential"},
 		{Params{Load: workload.Load{Clients: 2, Ops: 10, Pipeline: 4}}, "mix: --pipeline is not supported"},
-		{Params{Keyspace: -1, Load: ok}, "keyspace must be positive"},
-		{Params{KeyMode: "hex", Load: ok}, "unknown key mode"},
+		{Params{Keyspace: workload.Keyspace{Keys: -1}, Load: ok}, "keyspace must be positive"},
+		{Params{Keyspace: workload.Keyspace{KeyMode: "hex"}, Load: ok}, "unknown key mode"},
 	} {
 		_, err := Run(ctx, st, c.p, workload.Hooks{})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -49,10 +49,10 @@ var Ops = []string{OpSet, OpGet}
 
 // Params are one throughput cell's parameters.
 type Params struct {
-	Keyspace  int64            // keys drawn uniformly at random from [0, Keyspace); default 100000
-	ValueSize int              // bytes per value; default 3
-	KeyMode   workload.KeyMode // default sequential ("key:0000000042", like redis-benchmark's key:__rand_int__)
-	Seed      uint64
+	// Keyspace: keys drawn uniformly at random from [0, Keys), default
+	// 100000; ValueSize default 3; KeyMode default sequential
+	// ("key:0000000042", like redis-benchmark's key:__rand_int__); Seed.
+	workload.Keyspace
 	// Operations are "set" and/or "get"; default both. They run in that
 	// order whatever order they are given in, as redis-benchmark -t does.
 	Operations []string
@@ -64,8 +64,7 @@ type Params struct {
 // WithDefaults returns p with every zero field set to its default and the
 // operations in running order: the parameters a run actually uses.
 func (p Params) WithDefaults() Params {
-	ks := p.keyspace().WithDefaults(workload.Keyspace{Keys: DefaultKeyspace, ValueSize: DefaultValueSize, KeyMode: DefaultKeyMode})
-	p.Keyspace, p.ValueSize, p.KeyMode = ks.Keys, ks.ValueSize, ks.KeyMode
+	p.Keyspace = p.Keyspace.WithDefaults(workload.Keyspace{Keys: DefaultKeyspace, ValueSize: DefaultValueSize, KeyMode: DefaultKeyMode})
 	if len(p.Operations) == 0 {
 		p.Operations = Ops
 	} else {
@@ -87,15 +86,10 @@ func (p Params) WithDefaults() Params {
 	return p
 }
 
-// keyspace is what Populate writes.
-func (p Params) keyspace() workload.Keyspace {
-	return workload.Keyspace{Keys: p.Keyspace, ValueSize: p.ValueSize, KeyMode: p.KeyMode, Seed: p.Seed}
-}
-
 // Validate rejects impossible parameters (after defaults) before any work.
 func (p Params) Validate() error {
 	p = p.WithDefaults()
-	errs := p.keyspace().Check()
+	errs := p.Keyspace.Check()
 	for _, o := range p.Operations {
 		if !slices.Contains(Ops, o) {
 			errs = append(errs, fmt.Errorf("unknown operation %q (valid: set, get)", o))
@@ -145,7 +139,7 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 
 // runPhase measures op; n numbers the phase, to seed its key sequences.
 func runPhase(ctx context.Context, clients []store.KV, p Params, op string, n int, h workload.Hooks) (metrics.Phase, error) {
-	sp, err := keydist.New(keydist.Uniform, p.Keyspace)
+	sp, err := keydist.New(keydist.Uniform, p.Keys)
 	if err != nil {
 		return metrics.Phase{Name: op}, err
 	}
@@ -162,7 +156,7 @@ func workerID(phase, worker int) uint64 { return uint64(phase)<<32 | uint64(work
 // value, unmeasured (see workload.Populate).
 func Populate(ctx context.Context, st store.Store, p Params) error {
 	p = p.WithDefaults()
-	if err := workload.Populate(ctx, st, p.keyspace(), p.Load.Clients); err != nil {
+	if err := workload.Populate(ctx, st, p.Keyspace, p.Load.Clients); err != nil {
 		return fmt.Errorf("throughput: %w", err)
 	}
 	return nil

@@ -49,7 +49,7 @@ func TestRun(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			st := open(t)
-			p := Params{Keyspace: 1000, Seed: 3, Load: workload.Load{Clients: 4, Ops: 2000}}
+			p := Params{Keyspace: workload.Keyspace{Keys: 1000, Seed: 3}, Load: workload.Load{Clients: 4, Ops: 2000}}
 			phases, err := Run(context.Background(), st, p, workload.Hooks{})
 			if err != nil {
 				t.Fatal(err)
@@ -80,7 +80,7 @@ func TestRun(t *testing.T) {
 
 func TestDurationAndOneOperation(t *testing.T) {
 	st := openers["memory"](t)
-	p := Params{Keyspace: 100, Operations: []string{"get"}, Load: workload.Load{Clients: 2, Duration: 100 * time.Millisecond}}
+	p := Params{Keyspace: workload.Keyspace{Keys: 100}, Operations: []string{"get"}, Load: workload.Load{Clients: 2, Duration: 100 * time.Millisecond}}
 	phases, err := Run(context.Background(), st, p, workload.Hooks{})
 	if err != nil {
 		t.Fatal(err)
@@ -97,7 +97,7 @@ func TestMissIsMismatch(t *testing.T) {
 	ctx := context.Background()
 	for _, depth := range []int{1, 4} {
 		st := openers["memory"](t)
-		p := Params{Keyspace: 10, Seed: 8, Load: workload.Load{Clients: 1, Ops: 400, Pipeline: depth}}.WithDefaults()
+		p := Params{Keyspace: workload.Keyspace{Keys: 10, Seed: 8}, Load: workload.Load{Clients: 1, Ops: 400, Pipeline: depth}}.WithDefaults()
 		if err := Populate(ctx, st, p); err != nil {
 			t.Fatal(err)
 		}
@@ -140,7 +140,7 @@ func TestMissIsMismatch(t *testing.T) {
 }
 
 func TestKeysAreUniformAndPerWorker(t *testing.T) {
-	p := Params{Keyspace: 7, Load: workload.Load{Clients: 1}}.WithDefaults()
+	p := Params{Keyspace: workload.Keyspace{Keys: 7}, Load: workload.Load{Clients: 1}}.WithDefaults()
 	a, b := newWorker(nil, p, false, uniform(t, p, workerID(0, 0))), newWorker(nil, p, false, uniform(t, p, workerID(0, 1)))
 	counts := make([]int, 7)
 	same := 0
@@ -167,7 +167,7 @@ func TestKeysAreUniformAndPerWorker(t *testing.T) {
 func TestDoDoesNotAllocate(t *testing.T) {
 	ctx := context.Background()
 	st := openers["memory"](t)
-	p := Params{Keyspace: 100, Load: workload.Load{Clients: 1}}.WithDefaults()
+	p := Params{Keyspace: workload.Keyspace{Keys: 100}, Load: workload.Load{Clients: 1}}.WithDefaults()
 	if err := Populate(ctx, st, p); err != nil {
 		t.Fatal(err)
 	}
@@ -192,7 +192,7 @@ func TestPipelineUnsupported(t *testing.T) {
 		t.Fatalf("pipeline on files = %d phases, %v; want ErrUnsupported before any phase", len(phases), err)
 	}
 	// Without a pipeline files work, populated one Set at a time.
-	phases, err = Run(context.Background(), st, Params{Keyspace: 50, Load: workload.Load{Clients: 2, Ops: 100}}, workload.Hooks{})
+	phases, err = Run(context.Background(), st, Params{Keyspace: workload.Keyspace{Keys: 50}, Load: workload.Load{Clients: 2, Ops: 100}}, workload.Hooks{})
 	if err != nil || len(phases) != 2 || len(phases[1].Errors) != 0 {
 		t.Fatalf("files: %v %+v", err, phases)
 	}
@@ -200,7 +200,7 @@ func TestPipelineUnsupported(t *testing.T) {
 
 func TestParams(t *testing.T) {
 	d := Params{}.WithDefaults()
-	if d.Keyspace != 100000 || d.ValueSize != 3 || d.KeyMode != workload.KeySequential || d.Load.Clients != 50 || d.Load.Ops != 100000 ||
+	if d.Keys != 100000 || d.ValueSize != 3 || d.KeyMode != workload.KeySequential || d.Load.Clients != 50 || d.Load.Ops != 100000 ||
 		strings.Join(d.Operations, ",") != "set,get" {
 		t.Errorf("defaults = %+v", d)
 	}
@@ -211,9 +211,9 @@ func TestParams(t *testing.T) {
 		t.Error(err)
 	}
 	for _, bad := range []Params{
-		{Keyspace: -1},
-		{ValueSize: -1},
-		{KeyMode: "zipf"},
+		{Keyspace: workload.Keyspace{Keys: -1}},
+		{Keyspace: workload.Keyspace{ValueSize: -1}},
+		{Keyspace: workload.Keyspace{KeyMode: "zipf"}},
 		{Operations: []string{"set", "incr"}},
 		{Load: workload.Load{Clients: -1}},
 		{Load: workload.Load{Pipeline: 4, ConnectPerOp: true}},
@@ -228,7 +228,7 @@ func TestParams(t *testing.T) {
 // uniform is the key generator runPhase gives the worker of stream id.
 func uniform(t *testing.T, p Params, id uint64) keydist.Gen {
 	t.Helper()
-	sp, err := keydist.New(keydist.Uniform, p.Keyspace)
+	sp, err := keydist.New(keydist.Uniform, p.Keys)
 	if err != nil {
 		t.Fatal(err)
 	}
