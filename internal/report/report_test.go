@@ -332,3 +332,27 @@ func TestTextPlacement(t *testing.T) {
 		t.Errorf("%d redis rows, %d others", redis, others)
 	}
 }
+
+// TestWarningLines: warnings that differ only in their figures are told once
+// when three or more phases share them; others line by line.
+func TestWarningLines(t *testing.T) {
+	sat := func(busy string) string {
+		return "the client kept " + busy + " CPUs busy on average (GOMAXPROCS 2): it may have been the bottleneck"
+	}
+	r := &result.Result{Cells: []result.Cell{
+		{ID: "redis:none/throughput", Phases: []metrics.Phase{{Name: "set", Warnings: []string{sat("0.96")}}, {Name: "get", Warnings: []string{sat("1.02")}}}},
+		{ID: "redis:rdb/throughput", Phases: []metrics.Phase{{Name: "set", Warnings: []string{sat("0.99"), "2 latencies above 60 s were recorded as 60 s"}}}},
+		{ID: "redis:aof-always/throughput", Phases: []metrics.Phase{{Name: "get", Warnings: []string{"the open loop fell behind by 3 ops"}}}},
+	}}
+	var b strings.Builder
+	warningLines(&b, r)
+	got := b.String()
+	want := []string{
+		"  warning in 3 phases (redis:none/throughput set, redis:none/throughput get, redis:rdb/throughput set): " + sat("0.96") + " (figures of the first; each phase's are in result.json)\n",
+		"  redis:rdb/throughput set: warning: 2 latencies above 60 s were recorded as 60 s\n",
+		"  redis:aof-always/throughput get: warning: the open loop fell behind by 3 ops\n",
+	}
+	if got != strings.Join(want, "") {
+		t.Errorf("warning lines:\n%s\nwant:\n%s", got, strings.Join(want, ""))
+	}
+}

@@ -5,6 +5,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"regexp"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -141,11 +142,47 @@ func cellTable(w io.Writer, r *result.Result) {
 		if c.Error != "" {
 			fmt.Fprintf(w, "  %s: %s\n", c.ID, c.Error)
 		}
+	}
+	warningLines(w, r)
+}
+
+// numbers matches the figures inside a warning, so that warnings which
+// differ only in them are told once.
+var numbers = regexp.MustCompile(`[0-9][0-9.,]*`)
+
+// warningLines prints each phase's warnings; a warning that three or more
+// phases share but for its figures (a suite whose every phase kept the
+// client busy) is printed once, with the first phase's figures, and the
+// phases it concerns. result.json has every phase's own.
+func warningLines(w io.Writer, r *result.Result) {
+	type phaseWarning struct{ where, text string }
+	var order []string
+	groups := map[string][]phaseWarning{}
+	for _, c := range r.Cells {
 		for _, p := range c.Phases {
 			for _, warn := range p.Warnings {
-				fmt.Fprintf(w, "  %s %s: warning: %s\n", c.ID, p.Name, warn)
+				shape := numbers.ReplaceAllString(warn, "#")
+				if groups[shape] == nil {
+					order = append(order, shape)
+				}
+				groups[shape] = append(groups[shape], phaseWarning{c.ID + " " + p.Name, warn})
 			}
 		}
+	}
+	for _, shape := range order {
+		g := groups[shape]
+		if len(g) < 3 {
+			for _, pw := range g {
+				fmt.Fprintf(w, "  %s: warning: %s\n", pw.where, pw.text)
+			}
+			continue
+		}
+		where := make([]string, len(g))
+		for i, pw := range g {
+			where[i] = pw.where
+		}
+		fmt.Fprintf(w, "  warning in %d phases (%s): %s (figures of the first; each phase's are in result.json)\n",
+			len(g), strings.Join(where, ", "), g[0].text)
 	}
 }
 
