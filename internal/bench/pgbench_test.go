@@ -77,11 +77,10 @@ const (
 // read, throughput within the noise); blocking sockets, one OS thread per
 // connection, pinned or not (equal or worse); GOMAXPROCS 1 (less client
 // CPU, not more throughput; pgbench -j 1 then drives even more). With the
-// same statement (the third row) the ratio is no better (0.75–0.85): the
-// gap is the client, and the server too spends ~4 µs more per read when
-// storebench drives it (29 vs 33 µs), from scheduling, since the SQL is
-// the same and pgbench's Bind carries more work (key spelled on the
-// server, a Describe per execution). perf stat over 4 s of each: pgbench
+// same statement (the third row) the ratio was 0.75 and 0.93 in two runs:
+// the gap is the client (14–17 µs of CPU per read against 9–10); the
+// server's CPU per read differs by up to 4 µs between the two sides, one
+// way in one run and the other way in the next. perf stat over 4 s of each: pgbench
 // kept both CPUs busy (server 1.45 + client 0.47 CPUs, no migration),
 // storebench left ~0.2 CPU idle (server 1.15 + client 0.63, ~160 client
 // thread migrations per second): the runtime's hand-offs between its
