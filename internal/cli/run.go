@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -331,34 +332,15 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if cmd.Flags().Changed("client-threads") && (f.clientThreads < 1 || f.clientThreads > scenario.MaxClientThreads) {
 		return usagef("--client-threads %d: want 1 to %d", f.clientThreads, scenario.MaxClientThreads)
 	}
-	// The scenario's placement, unless a flag gives another. Where nothing
-	// can be pinned (not Linux), a suite's placement is left out, and said,
-	// rather than refusing the suite; a flag still fails there.
-	serverOrigin, clientOrigin := "--server-cpus", "--client-cpus"
-	var unpinned []string
-	if f.serverCPUs == "" && s.ServerCPUs != "" {
-		if canPin {
-			f.serverCPUs, serverOrigin = s.ServerCPUs, s.Source+": server_cpus"
-		} else {
-			unpinned = append(unpinned, "server_cpus "+s.ServerCPUs)
-		}
+	server := pickCPUs(f.serverCPUs, "--server-cpus", s.ServerCPUs, "server_cpus", s.Source)
+	client := pickCPUs(f.clientCPUs, "--client-cpus", s.ClientCPUs, "client_cpus", s.Source)
+	f.serverCPUs, f.clientCPUs = server.list, client.list
+	if _, err := server.cpus(); err != nil {
+		return err
 	}
-	if f.clientCPUs == "" && s.ClientCPUs != "" {
-		if canPin {
-			f.clientCPUs, clientOrigin = s.ClientCPUs, s.Source+": client_cpus"
-		} else {
-			unpinned = append(unpinned, "client_cpus "+s.ClientCPUs)
-		}
-	}
-	if f.serverCPUs != "" {
-		if _, err := parseCPUList(f.serverCPUs); err != nil {
-			return usagef("%s: %v", serverOrigin, err)
-		}
-	}
-	if f.clientCPUs != "" {
-		if _, err := parseCPUList(f.clientCPUs); err != nil {
-			return usagef("%s: %v", clientOrigin, err)
-		}
+	clientCPUs, err := client.cpus()
+	if err != nil {
+		return err
 	}
 	targets, skipped, err := a.preflight(ctx, s, f.dataDir, f.serverCPUs)
 	if err != nil {
@@ -371,10 +353,10 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	if f.clientCPUs != "" {
 		if err := pinProcess(f.clientCPUs); err != nil {
-			return usagef("%s: %v", clientOrigin, err)
+			return usagef("%s: %v", client.origin, err)
 		}
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(f, s)))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(f.clientThreads, s.ClientThreads, len(clientCPUs))))
 
 	started := time.Now().UTC()
 	id := started.Format("20060102T150405Z")
@@ -397,8 +379,10 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	for _, sk := range skipped {
 		logf("skipping %s: %s", sk.Target, sk.Reason)
 	}
-	if len(unpinned) > 0 {
-		logf("%s: %s not applied: pinning to CPUs needs Linux; the run is unpinned (see the environment's CPUs)", s.Source, strings.Join(unpinned, ", "))
+	for _, c := range []cpuChoice{server, client} {
+		if c.dropped != "" {
+			logf("%s: %s not applied: pinning to CPUs needs Linux; the run is unpinned (see the environment's CPUs)", s.Source, c.dropped)
+		}
 	}
 	scratch, err := os.MkdirTemp(f.dataDir, "storebench-run-*")
 	if err != nil {
@@ -617,21 +601,45 @@ func redactArgs(args []string) []string {
 	return out
 }
 
+// cpuChoice is one side's CPU pinning for a run.
+type cpuChoice struct {
+	list    string // "" is unpinned
+	origin  string // where list came from, for errors: a flag or file: field
+	dropped string // the scenario's list, when this machine cannot pin
+}
+
+// cpus parses the list, distinct CPUs in order; none when unpinned.
+func (c cpuChoice) cpus() ([]int, error) {
+	if c.list == "" {
+		return nil, nil
+	}
+	cpus, err := parseCPUList(c.list)
+	if err != nil {
+		return nil, usagef("%s: %v", c.origin, err)
+	}
+	slices.Sort(cpus)
+	return slices.Compact(cpus), nil
+}
+
+// pickCPUs takes the flag's list, else the scenario's. Where nothing can be
+// pinned (not Linux) the scenario's is dropped, to be said, rather than
+// refusing a suite; a flag still fails there.
+func pickCPUs(flagList, flag, scenarioList, field, source string) cpuChoice {
+	switch {
+	case flagList != "":
+		return cpuChoice{list: flagList, origin: flag}
+	case scenarioList == "":
+		return cpuChoice{}
+	case !canPin:
+		return cpuChoice{dropped: field + " " + scenarioList}
+	}
+	return cpuChoice{list: scenarioList, origin: source + ": " + field}
+}
+
 // clientThreads is the GOMAXPROCS a run uses: --client-threads, else the
-// scenario's client_threads, else one per CPU of --client-cpus (the runtime
+// scenario's client_threads, else one per pinned client CPU (the runtime
 // would notice the new mask only later), else the runtime's own choice.
 // The result records it.
-func clientThreads(f runFlags, s *scenario.Scenario) int {
-	switch {
-	case f.clientThreads > 0:
-		return f.clientThreads
-	case s.ClientThreads > 0:
-		return s.ClientThreads
-	case f.clientCPUs != "":
-		if cpus, err := parseCPUList(f.clientCPUs); err == nil {
-			slices.Sort(cpus)
-			return len(slices.Compact(cpus))
-		}
-	}
-	return runtime.GOMAXPROCS(0)
+func clientThreads(flagThreads, scenarioThreads, pinnedCPUs int) int {
+	return cmp.Or(flagThreads, scenarioThreads, pinnedCPUs, runtime.GOMAXPROCS(0))
 }
