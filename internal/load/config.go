@@ -29,6 +29,8 @@ type Config struct {
 	// indexed by its Kind; the phase then has figures per kind (ByOp).
 	// Workers that are not KindedWorkers ignore it.
 	Kinds []string
+	// ClientIO is copied to the phase (metrics.Phase.ClientIO).
+	ClientIO string
 	// Probe, if set, is told when the measured part begins and ends, so it
 	// can sample what the engine cannot see, such as a server's CPU and I/O.
 	Probe Probe

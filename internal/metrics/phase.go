@@ -45,9 +45,16 @@ type Phase struct {
 	// ClientCPUS is user+system CPU of the whole client process (getrusage)
 	// over the measured part: it includes the store driver, the engine and
 	// anything else the process was doing, such as an in-process store.
-	ClientCPUS       float64  `json:"client_cpu_s"`
-	ClientCPUUsPerOp float64  `json:"client_cpu_us_per_op"`
-	Warnings         []string `json:"warnings,omitempty"`
+	ClientCPUS       float64 `json:"client_cpu_s"`
+	ClientCPUUsPerOp float64 `json:"client_cpu_us_per_op"`
+	// ClientIO is how the phase's connections waited for the server:
+	// "blocking" (each in read(2) on an OS thread of its own, as a C or PHP
+	// client does) or "poller" (Go's network poller, which wakes one thread
+	// for many replies); storebench picks by connections per client thread
+	// (package blockio). Empty for in-process stores, connect-per-op, and
+	// the sessions and payments workloads (their clients use the poller).
+	ClientIO string   `json:"client_io,omitempty"`
+	Warnings []string `json:"warnings,omitempty"`
 	// Notes say what was done around the phase that a reader should know,
 	// e.g. that the table was vacuumed before it (outside the measured time).
 	Notes []string `json:"notes,omitempty"`

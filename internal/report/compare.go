@@ -156,6 +156,8 @@ func compareTwo(a, b CompareRun) Comparison {
 			if len(bp) == 0 {
 				continue
 			}
+			// How the client waited for replies changes its cost per op.
+			params.differ(id, "client I/O ("+ph.Name+")", noneIfEmpty(ap[0].ClientIO), noneIfEmpty(bp[0].ClientIO))
 			cmp.Rows = append(cmp.Rows, compareRows(id, ph.Name, ap, bp)...)
 			// A mixed phase's kinds (gets and sets) each on their own: the
 			// phase's figures can stay while one kind got slower.
@@ -195,19 +197,23 @@ func (d *paramDiffs) add(id string, a, b map[string]any) {
 		keys[k] = true
 	}
 	for _, k := range sortedKeys(keys) {
-		x, y := paramText(a, k), paramText(b, k)
-		if x == y {
-			continue
-		}
-		line := fmt.Sprintf("%s: %s → %s", k, x, y)
-		if d.cells == nil {
-			d.cells = map[string][]string{}
-		}
-		if _, ok := d.cells[line]; !ok {
-			d.order = append(d.order, line)
-		}
-		d.cells[line] = append(d.cells[line], id)
+		d.differ(id, k, paramText(a, k), paramText(b, k))
 	}
+}
+
+// differ notes that cell id's k went from x to y, if it did.
+func (d *paramDiffs) differ(id, k, x, y string) {
+	if x == y {
+		return
+	}
+	line := fmt.Sprintf("%s: %s → %s", k, x, y)
+	if d.cells == nil {
+		d.cells = map[string][]string{}
+	}
+	if _, ok := d.cells[line]; !ok {
+		d.order = append(d.order, line)
+	}
+	d.cells[line] = append(d.cells[line], id)
 }
 
 // lines names the cells of each difference, or says it was every matched one.
@@ -226,6 +232,13 @@ func (d *paramDiffs) lines() []string {
 		out = append(out, line)
 	}
 	return out
+}
+
+func noneIfEmpty(s string) string {
+	if s == "" {
+		return "(none)"
+	}
+	return s
 }
 
 // paramText prints a parameter as recorded (JSON numbers come back as

@@ -202,7 +202,10 @@ func TestCompareText(t *testing.T) {
 // a changed --clients or --stall must be printed, once per change.
 func TestCompareParamDiffs(t *testing.T) {
 	cell := func(id string, params map[string]any, seed uint64) result.Cell {
-		c := synthCell(id, synthPhase(t, "get", 2000, 1, seed))
+		ph := synthPhase(t, "get", 2000, 1, seed)
+		// 1 connection blocks on its socket, 50 use the poller (blockio.Use).
+		ph.ClientIO = map[bool]string{true: "blocking", false: "poller"}[params["clients"] == float64(1)]
+		c := synthCell(id, ph)
 		c.Params = params
 		return c
 	}
@@ -216,6 +219,7 @@ func TestCompareParamDiffs(t *testing.T) {
 	want := []string{
 		"clients: 1 → 50 (all 2 matched cells)",
 		"stall_for: (none) → 500ms (redis/throughput)",
+		"client I/O (get): blocking → poller (all 2 matched cells)",
 	}
 	if strings.Join(cmp.ParamDiffs, "\n") != strings.Join(want, "\n") {
 		t.Errorf("parameter differences:\n%s\nwant:\n%s", strings.Join(cmp.ParamDiffs, "\n"), strings.Join(want, "\n"))

@@ -118,6 +118,9 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 		f("client_cpu_s", p.ClientCPUS, "s"),
 		f("client_cpu_us_per_op", p.ClientCPUUsPerOp, "us/op"),
 	)
+	if p.ClientIO != "" { // 1: blocked in read(2), a thread per connection; 0: Go's poller or mixed
+		out = append(out, i("client_io_blocking", map[bool]int64{true: 1}[p.ClientIO == "blocking"], "bool"))
+	}
 	out = append(out, byOpMetrics(p)...)
 	if s := p.Server; s != nil {
 		out = append(out,

@@ -778,7 +778,11 @@ func (p *page) cellsSection() {
 				m string
 				v float64
 			}{{"duration_ms", ph.DurationS * 1000}, {"ops_s", ph.ThroughputOpsS}, {"p50", l.P50}, {"p90", l.P90}, {"p99", l.P99}, {"p999", l.P999}, {"max", l.Max}, {"mean", l.Mean}, {"client_cpu_us_per_op", ph.ClientCPUUsPerOp}} {
-				p.f(`<td data-m="%s" data-v="%s">%s</td>`, v.m, exact(v.v), num(v.v))
+				title := ""
+				if v.m == "client_cpu_us_per_op" && ph.ClientIO != "" {
+					title = ` title="client I/O: ` + esc(ph.ClientIO) + `"`
+				}
+				p.f(`<td data-m="%s" data-v="%s"%s>%s</td>`, v.m, exact(v.v), title, num(v.v))
 			}
 			if s := ph.Server; s != nil {
 				p.f(`<td data-m="server_cpu_us_per_op" data-v="%s">%s</td><td data-m="server_write_bytes_per_op" data-v="%s">%s</td><td data-m="server_peak_rss_mib" data-v="%s">%s</td>`,

@@ -143,7 +143,35 @@ func cellTable(w io.Writer, r *result.Result) {
 			fmt.Fprintf(w, "  %s: %s\n", c.ID, c.Error)
 		}
 	}
+	clientIOLine(w, r)
 	warningLines(w, r)
+}
+
+// clientIOLine says how the phases' connections waited for their servers,
+// which sets what the client costs per op (metrics.Phase.ClientIO).
+func clientIOLine(w io.Writer, r *result.Result) {
+	n := map[string]int{}
+	for _, c := range r.Cells {
+		for _, p := range c.Phases {
+			if p.ClientIO != "" {
+				n[p.ClientIO]++
+			}
+		}
+	}
+	if len(n) == 0 {
+		return
+	}
+	var parts []string
+	for _, m := range []struct{ mode, what string }{
+		{"blocking", "blocked in read(2), a thread per connection, as C and PHP clients wait"},
+		{"poller", "through Go's network poller, many connections per thread"},
+		{"mixed", "both"},
+	} {
+		if n[m.mode] > 0 {
+			parts = append(parts, fmt.Sprintf("%s %s (%s)", plural(n[m.mode], "phase"), m.mode, m.what))
+		}
+	}
+	fmt.Fprintf(w, "client I/O: %s\n", strings.Join(parts, "; "))
 }
 
 // numbers matches the figures inside a warning, so that warnings which

@@ -8,6 +8,7 @@ import (
 
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/blockio"
 )
 
 // Load is how hard a workload's measured phases drive a target; every
@@ -70,8 +71,13 @@ func (l Load) Config(name string) load.Config {
 }
 
 // KVClients opens one KV client per worker, or, with ConnectPerOp, one
-// client per worker that connects anew for every operation.
+// client per worker that connects anew for every operation. The stores are
+// told how many connections the phase drives (blockio.WithConnections), to
+// choose how each waits for its replies.
 func KVClients(ctx context.Context, st store.Store, l Load) ([]store.KV, func(), error) {
+	if !l.ConnectPerOp {
+		ctx = blockio.WithConnections(ctx, l.Clients)
+	}
 	out := make([]store.KV, 0, l.Clients)
 	closeAll := func() {
 		for _, c := range out {
@@ -148,4 +154,25 @@ func (p *perOpClient) Set(ctx context.Context, key, val []byte, ttl time.Duratio
 
 func (p *perOpClient) Delete(ctx context.Context, key []byte) error {
 	return p.with(ctx, func(kv store.KV) error { return kv.Delete(ctx, key) })
+}
+
+// ClientIO is how clients' connections wait for the server, for the phase
+// (load.Config.ClientIO): the mode every client reports (blockio.Mode*),
+// "mixed" if they differ, "" if none reports one (in-process stores,
+// connect-per-op).
+func ClientIO(clients []store.KV) string {
+	mode := ""
+	for _, c := range clients {
+		r, ok := c.(interface{ ClientIO() string })
+		if !ok {
+			return ""
+		}
+		switch m := r.ClientIO(); {
+		case mode == "":
+			mode = m
+		case m != mode:
+			return "mixed"
+		}
+	}
+	return mode
 }

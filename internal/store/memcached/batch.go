@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/blockio"
 )
 
 // Batches, and the direct path of Get and Set (get.go).
@@ -124,6 +125,11 @@ func (c *Client) dialNew(ctx context.Context, network, addr string) (*trackedCon
 	nc, err := d.DialContext(ctx, network, addr)
 	if err != nil {
 		return nil, err
+	}
+	if c.io == blockio.ModeBlocking {
+		if nc, err = blockio.Wrap(nc); err != nil {
+			return nil, err
+		}
 	}
 	c.conn = &trackedConn{Conn: nc, slack: c.s.cfg.Timeout / 4}
 	return c.conn, nil

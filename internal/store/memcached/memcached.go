@@ -40,6 +40,7 @@ import (
 	"github.com/bradfitz/gomemcache/memcache"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/blockio"
 )
 
 // DefaultTimeout bounds connecting and each round trip.
@@ -143,10 +144,21 @@ func (s *Store) OpenLazy(ctx context.Context) (store.Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &Client{s: s}
+	c := &Client{s: s, io: blockio.ModePoller}
+	if blockio.Use(ctx, connsPerThread) {
+		c.io = blockio.ModeBlocking
+	}
 	c.mc = s.newMC(c)
 	return c, nil
 }
+
+// connsPerThread is how many connections per client OS thread read faster
+// blocked in the kernel than through Go's poller (see blockio.Use): one,
+// as for Redis; 8 connections drove 15% less blocked, 50 half as much.
+const connsPerThread = 1
+
+// ClientIO says how the connection waits for the server (blockio.Mode*).
+func (c *Client) ClientIO() string { return c.io }
 
 // newMC makes the gomemcache client of c: one idle connection at most, and
 // a dialer that lets c see that connection for its pipelined sets (batch.go).
@@ -290,6 +302,8 @@ type Client struct {
 	bw    *bufio.Writer
 	br    *bufio.Reader
 	ends  []int // getMulti: where each key of the batch ends in key
+
+	io string // blockio.ModeBlocking (every connection it dials) or ModePoller
 }
 
 var _ store.KV = (*Client)(nil)

@@ -78,27 +78,32 @@ func TestMemcached(t *testing.T) {
 		}
 	})
 
+	opts := storetest.Options{
+		LargeValue: 512 << 10, // the default item_size_max is 1 MiB including the item's overhead
+		Foreign: func(t *testing.T) func(t *testing.T) {
+			mc := memcache.New(addr)
+			keys := []string{"foreign", "sb:sbt_other:1:k", "sb:" + storetest.Namespace(t) + ":1:k"}
+			for _, k := range keys {
+				if err := mc.Set(&memcache.Item{Key: k, Value: []byte("not ours")}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			return func(t *testing.T) {
+				for _, k := range keys {
+					if it, err := mc.Get(k); err != nil || string(it.Value) != "not ours" {
+						t.Errorf("foreign key %q: %v", k, err)
+					}
+				}
+			}
+		},
+	}
 	t.Run("KV", func(t *testing.T) {
 		t.Parallel()
-		storetest.RunKVOptions(t, func(t *testing.T) store.Store { return open(t, url) }, storetest.Options{
-			LargeValue: 512 << 10, // the default item_size_max is 1 MiB including the item's overhead
-			Foreign: func(t *testing.T) func(t *testing.T) {
-				mc := memcache.New(addr)
-				keys := []string{"foreign", "sb:sbt_other:1:k", "sb:" + storetest.Namespace(t) + ":1:k"}
-				for _, k := range keys {
-					if err := mc.Set(&memcache.Item{Key: k, Value: []byte("not ours")}); err != nil {
-						t.Fatal(err)
-					}
-				}
-				return func(t *testing.T) {
-					for _, k := range keys {
-						if it, err := mc.Get(k); err != nil || string(it.Value) != "not ours" {
-							t.Errorf("foreign key %q: %v", k, err)
-						}
-					}
-				}
-			},
-		})
+		storetest.RunKVOptions(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
+	})
+	t.Run("KV/blocking-io", func(t *testing.T) {
+		t.Parallel()
+		storetest.RunKVOptions(t, storetest.Blocking(func(t *testing.T) store.Store { return open(t, url) }), opts)
 	})
 
 	t.Run("KeyEncoding", func(t *testing.T) {

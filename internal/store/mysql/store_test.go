@@ -149,6 +149,10 @@ func TestMySQL(t *testing.T) {
 		t.Parallel()
 		storetest.RunKVOptions(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
 	})
+	t.Run("KV/blocking-io", func(t *testing.T) {
+		t.Parallel()
+		storetest.RunKVOptions(t, storetest.Blocking(func(t *testing.T) store.Store { return open(t, url) }), opts)
+	})
 
 	t.Run("Info", func(t *testing.T) {
 		t.Parallel()
@@ -287,77 +291,88 @@ func TestMySQL(t *testing.T) {
 		}
 	})
 
-	t.Run("ContextEnds", func(t *testing.T) {
-		t.Parallel()
-		ctx := context.Background()
-		s := open(t, url)
-		kv := storetest.KVClient(t, s)
-		if err := kv.Set(ctx, []byte("locked"), []byte("v"), 0); err != nil {
-			t.Fatal(err)
-		}
-		// A context that is over before the call: no I/O, the client stays usable.
-		done, cancel := context.WithCancel(ctx)
-		cancel()
-		if _, _, err := kv.Get(done, []byte("locked"), nil); !errors.Is(err, context.Canceled) {
-			t.Errorf("Get(cancelled ctx) = %v", err)
-		}
-		if _, ok, err := kv.Get(ctx, []byte("locked"), nil); !ok || err != nil {
-			t.Fatalf("Get after a cancelled ctx: %v, %v", ok, err)
-		}
-		// A deadline reached while the server waits for a lock interrupts
-		// the call, long before innodb_lock_wait_timeout (1 s).
-		conn, err := foreign(t, url).Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		exec(t, conn, `BEGIN`)
-		exec(t, conn, `SELECT v FROM `+s.cfg.Namespace+`.kv WHERE k = 'locked' FOR UPDATE`)
-		defer exec(t, conn, `ROLLBACK`)
-		dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
-		defer cancel()
-		start := time.Now()
-		err = kv.Set(dctx, []byte("locked"), []byte("w"), 0)
-		if d := time.Since(start); d > 800*time.Millisecond {
-			t.Errorf("Set returned after %v, want about 200 ms", d)
-		}
-		if !errors.Is(err, context.DeadlineExceeded) || store.Classify(err) != store.ClassTimeout {
-			t.Errorf("Set past deadline = %v, class %s; want deadline exceeded, timeout", err, store.Classify(err))
-		}
-		t.Log(err)
-		// The protocol state is unknown after an interrupted read: the
-		// driver has closed the connection, and says so.
-		if _, _, err := kv.Get(ctx, []byte("locked"), nil); store.Classify(err) != store.ClassUnavailable {
-			t.Errorf("Get after an interrupted call = %v, class %s; want unavailable", err, store.Classify(err))
-		}
-	})
-
-	t.Run("KilledConnection", func(t *testing.T) {
-		t.Parallel()
-		ctx := context.Background()
-		s := open(t, url)
-		kv := storetest.KVClient(t, s)
-		if _, _, err := kv.Get(ctx, []byte("k"), nil); err != nil {
-			t.Fatal(err)
-		}
-		// Clients, and only they, connect to the namespace's database.
-		db := foreign(t, url)
-		id := count(t, db, `SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '`+s.cfg.Namespace+`'`)
-		exec(t, db, fmt.Sprintf("KILL CONNECTION %d", id))
-		var err error
-		for range 2 { // the first write may still reach the socket buffer
-			if _, _, err = kv.Get(ctx, []byte("k"), nil); err != nil {
-				break
+	// Both ways of waiting for the server (blockio): interrupting a blocked
+	// read is done differently.
+	for _, blocking := range []bool{false, true} {
+		kvClient := func(t *testing.T, s *Store) store.KV {
+			if blocking {
+				return storetest.KVClient(t, storetest.BlockingStore(t, s))
 			}
+			return storetest.KVClient(t, s)
 		}
-		if store.Classify(err) != store.ClassUnavailable {
-			t.Errorf("error = %v, class %s; want unavailable", err, store.Classify(err))
-		}
-		t.Log(err)
-		if err := kv.Set(ctx, []byte("k"), nil, 0); store.Classify(err) != store.ClassUnavailable {
-			t.Errorf("Set on a dead connection: %v, class %s", err, store.Classify(err))
-		}
-	})
+		suffix := map[bool]string{true: "/blocking-io"}[blocking]
+		t.Run("ContextEnds"+suffix, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := open(t, url)
+			kv := kvClient(t, s)
+			if err := kv.Set(ctx, []byte("locked"), []byte("v"), 0); err != nil {
+				t.Fatal(err)
+			}
+			// A context that is over before the call: no I/O, the client stays usable.
+			done, cancel := context.WithCancel(ctx)
+			cancel()
+			if _, _, err := kv.Get(done, []byte("locked"), nil); !errors.Is(err, context.Canceled) {
+				t.Errorf("Get(cancelled ctx) = %v", err)
+			}
+			if _, ok, err := kv.Get(ctx, []byte("locked"), nil); !ok || err != nil {
+				t.Fatalf("Get after a cancelled ctx: %v, %v", ok, err)
+			}
+			// A deadline reached while the server waits for a lock interrupts
+			// the call, long before innodb_lock_wait_timeout (1 s).
+			conn, err := foreign(t, url).Conn(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer conn.Close()
+			exec(t, conn, `BEGIN`)
+			exec(t, conn, `SELECT v FROM `+s.cfg.Namespace+`.kv WHERE k = 'locked' FOR UPDATE`)
+			defer exec(t, conn, `ROLLBACK`)
+			dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
+			defer cancel()
+			start := time.Now()
+			err = kv.Set(dctx, []byte("locked"), []byte("w"), 0)
+			if d := time.Since(start); d > 800*time.Millisecond {
+				t.Errorf("Set returned after %v, want about 200 ms", d)
+			}
+			if !errors.Is(err, context.DeadlineExceeded) || store.Classify(err) != store.ClassTimeout {
+				t.Errorf("Set past deadline = %v, class %s; want deadline exceeded, timeout", err, store.Classify(err))
+			}
+			t.Log(err)
+			// The protocol state is unknown after an interrupted read: the
+			// driver has closed the connection, and says so.
+			if _, _, err := kv.Get(ctx, []byte("locked"), nil); store.Classify(err) != store.ClassUnavailable {
+				t.Errorf("Get after an interrupted call = %v, class %s; want unavailable", err, store.Classify(err))
+			}
+		})
+
+		t.Run("KilledConnection"+suffix, func(t *testing.T) {
+			t.Parallel()
+			ctx := context.Background()
+			s := open(t, url)
+			kv := kvClient(t, s)
+			if _, _, err := kv.Get(ctx, []byte("k"), nil); err != nil {
+				t.Fatal(err)
+			}
+			// Clients, and only they, connect to the namespace's database.
+			db := foreign(t, url)
+			id := count(t, db, `SELECT ID FROM information_schema.PROCESSLIST WHERE DB = '`+s.cfg.Namespace+`'`)
+			exec(t, db, fmt.Sprintf("KILL CONNECTION %d", id))
+			var err error
+			for range 2 { // the first write may still reach the socket buffer
+				if _, _, err = kv.Get(ctx, []byte("k"), nil); err != nil {
+					break
+				}
+			}
+			if store.Classify(err) != store.ClassUnavailable {
+				t.Errorf("error = %v, class %s; want unavailable", err, store.Classify(err))
+			}
+			t.Log(err)
+			if err := kv.Set(ctx, []byte("k"), nil, 0); store.Classify(err) != store.ClassUnavailable {
+				t.Errorf("Set on a dead connection: %v, class %s", err, store.Classify(err))
+			}
+		})
+	}
 
 	t.Run("OneConnectionPerClient", func(t *testing.T) {
 		t.Parallel()

@@ -30,6 +30,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/blockio"
 )
 
 // Designs: how the kv table is laid out. Each is switchable on its own so its
@@ -201,7 +202,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.delSQL = `DELETE FROM ` + table + ` WHERE k = $1`
 
 	var err error
-	if s.admin, err = s.connect(ctx); err != nil {
+	if s.admin, err = s.connect(ctx, nil); err != nil {
 		return nil, err
 	}
 	if err := s.create(ctx); err != nil {
@@ -219,8 +220,25 @@ func (s *Store) addr() string {
 // (store.SharedContext).
 const adminTimeout = 30 * time.Second
 
-func (s *Store) connect(ctx context.Context) (*pgx.Conn, error) {
-	conn, err := pgx.ConnectConfig(ctx, s.pgcfg)
+// connect opens a connection. With dialed non-nil, the socket is a
+// blockio.Conn handed to dialed (the last one dialed is the one in use), for
+// a per-op client to Block once set up: see package blockio.
+func (s *Store) connect(ctx context.Context, dialed func(*blockio.Conn)) (*pgx.Conn, error) {
+	cfg := s.pgcfg
+	if dialed != nil {
+		cfg = s.pgcfg.Copy()
+		dial := cfg.DialFunc
+		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			if err != nil {
+				return nil, err
+			}
+			bc := blockio.New(c)
+			dialed(bc)
+			return bc, nil
+		}
+	}
+	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, store.WithClass(store.ClassUnavailable,
 			fmt.Errorf("postgres: connect %s: %s", s.addr(), redactText(err.Error(), s.cfg.URL)))
@@ -301,11 +319,16 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if closed {
 		return nil, errClosed
 	}
-	conn, err := s.connect(ctx)
+	var sock *blockio.Conn // set when blocking I/O is chosen (blockio.Use)
+	var dialed func(*blockio.Conn)
+	if blockio.Use(ctx, connsPerThread) {
+		dialed = func(c *blockio.Conn) { sock = c }
+	}
+	conn, err := s.connect(ctx, dialed)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}}
+	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}, io: blockio.ModePoller}
 	const bytea, int8 = 17, 20
 	for _, p := range []struct {
 		sd   **pgconn.StatementDescription
@@ -322,8 +345,37 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 			return nil, opErr("prepare "+p.name, err)
 		}
 	}
+	if sock != nil {
+		if err := c.block(ctx, sock); err != nil {
+			conn.Close(context.WithoutCancel(ctx))
+			return nil, opErr("open", err)
+		}
+	}
 	return c, nil
 }
+
+// connsPerThread is how many connections per client OS thread still read
+// faster blocked in the kernel than through Go's poller (see blockio.Use):
+// each backend wakes its own client either way.
+const connsPerThread = 8
+
+// block moves the client's socket to blocking I/O once it is set up.
+func (c *Client) block(ctx context.Context, sock *blockio.Conn) error {
+	// pgconn reads in a goroutine of its own while a write is slow (over
+	// 15 ms, e.g. on a starved CPU); SyncConn returns once no such read is
+	// in progress on the socket Block replaces.
+	if err := c.pg.SyncConn(ctx); err != nil {
+		return err
+	}
+	if err := sock.Block(); err != nil {
+		return err
+	}
+	c.io = blockio.ModeBlocking
+	return nil
+}
+
+// ClientIO says how the connection waits for the server (blockio.Mode*).
+func (c *Client) ClientIO() string { return c.io }
 
 // settingNames are read back with SHOW for the result file.
 var settingNames = []string{"server_version", "synchronous_commit", "fsync", "shared_buffers", "wal_level", "full_page_writes", "wal_writer_delay"}
@@ -431,6 +483,7 @@ type Client struct {
 	table         pgx.Identifier // schema.kv, for COPY (batch.go)
 	row           [2]any         // Load's row, reused
 	order         []int          // SetBatch's statements in key order, reused
+	io            string         // blockio.ModeBlocking or ModePoller
 }
 
 var _ store.KV = (*Client)(nil)

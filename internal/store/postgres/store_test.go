@@ -84,6 +84,10 @@ func TestPostgres(t *testing.T) {
 			storetest.RunKVOptions(t, func(t *testing.T) store.Store { return open(t, url, design) }, opts)
 		})
 	}
+	t.Run("KV/blocking-io", func(t *testing.T) {
+		t.Parallel()
+		storetest.RunKVOptions(t, storetest.Blocking(func(t *testing.T) store.Store { return open(t, url, DesignLogged) }), opts)
+	})
 
 	t.Run("Unlogged", func(t *testing.T) {
 		t.Parallel()

@@ -26,6 +26,7 @@ package redis
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"net"
@@ -37,6 +38,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/blockio"
 )
 
 // KeyPrefix starts every key storebench writes; "<namespace>:" follows.
@@ -94,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	opt, _ := rueidis.ParseURL(cfg.URL) // checked by Validate
 	s := &Store{cfg: cfg, opt: opt, prefix: KeyPrefix + cfg.Namespace + ":", loc: store.RedactURL(cfg.URL)}
 	var err error
-	if s.admin, err = s.connect(ctx, "storebench-admin:"+cfg.Namespace); err != nil {
+	if s.admin, err = s.connect(ctx, "storebench-admin:"+cfg.Namespace, false); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -107,8 +109,10 @@ func (s *Store) addr() string {
 	return s.opt.InitAddress[0]
 }
 
-// connect makes one rueidis client on one connection (see the package doc).
-func (s *Store) connect(ctx context.Context, name string) (rueidis.Client, error) {
+// connect makes one rueidis client on one connection (see the package doc);
+// with block, the connection reads and writes with blocking system calls
+// (blockio), also while rueidis sets it up.
+func (s *Store) connect(ctx context.Context, name string, block bool) (rueidis.Client, error) {
 	opt := s.opt
 	opt.InitAddress = append([]string(nil), s.opt.InitAddress...)
 	opt.ForceSingleClient = true
@@ -122,6 +126,15 @@ func (s *Store) connect(ctx context.Context, name string) (rueidis.Client, error
 	opt.ClientName = name
 	opt.Dialer = net.Dialer{Timeout: s.cfg.Timeout, KeepAlive: -1}
 	opt.ConnWriteTimeout = s.cfg.Timeout
+	if block {
+		opt.DialCtxFn = func(ctx context.Context, dst string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
+			c, err := d.DialContext(ctx, "tcp", dst)
+			if err != nil {
+				return nil, err
+			}
+			return blockio.Wrap(c)
+		}
+	}
 	// Small buffers: the default 0.5 MiB each way per connection adds up to
 	// hundreds of MiB at high client counts; large values bypass bufio anyway.
 	opt.ReadBufferEachConn = 64 << 10
@@ -158,6 +171,15 @@ func (s *Store) connect(ctx context.Context, name string) (rueidis.Client, error
 
 var errClosed = errors.New("redis: store is closed")
 
+// connsPerThread is how many connections per client OS thread read faster
+// blocked in the kernel than through Go's poller (see blockio.Use): one,
+// since the poller's one wake-up for many replies spares the one-threaded
+// server the wake-ups of many blocked clients.
+const connsPerThread = 1
+
+// ClientIO says how the connection waits for the server (blockio.Mode*).
+func (c *Client) ClientIO() string { return c.io }
+
 // Open connects a new client: one TCP connection.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	s.mu.Lock()
@@ -166,11 +188,16 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if closed {
 		return nil, errClosed
 	}
-	rc, err := s.connect(ctx, "storebench:"+s.cfg.Namespace)
+	// Not over TLS: rueidis would dial it itself.
+	block := s.opt.TLSConfig == nil && blockio.Use(ctx, connsPerThread)
+	rc, err := s.connect(ctx, "storebench:"+s.cfg.Namespace, block)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{rc: rc, key: make([]byte, 0, 128)}
+	c := &Client{rc: rc, key: make([]byte, 0, 128), io: blockio.ModePoller}
+	if block {
+		c.io = blockio.ModeBlocking
+	}
 	c.key = append(c.key, s.prefix...)
 	c.n = len(c.key)
 	return c, nil
@@ -307,6 +334,7 @@ type Client struct {
 	rc  rueidis.Client
 	key []byte // the prefix, then the current key
 	n   int    // length of the prefix
+	io  string // blockio.ModeBlocking or ModePoller
 
 	// Batches (batch.go): every prefixed key of the batch, back to back,
 	// and the commands, both reused from batch to batch.

@@ -100,7 +100,9 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 	for i, c := range clients {
 		workers[i] = newReader(c, p)
 	}
-	ph, err := load.Run(ctx, h.Apply(p.Load.Config(Phase)), workers)
+	cfg := p.Load.Config(Phase)
+	cfg.ClientIO = workload.ClientIO(clients)
+	ph, err := load.Run(ctx, h.Apply(cfg), workers)
 	if err != nil {
 		return []metrics.Phase{ph}, fmt.Errorf("hotkey: %w", err)
 	}

@@ -3,6 +3,7 @@ package hotkey
 import (
 	"context"
 	"errors"
+	"runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -12,6 +13,7 @@ import (
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/blockio"
 	"github.com/storebench/storebench/internal/store/files"
 	"github.com/storebench/storebench/internal/store/memory"
 	"github.com/storebench/storebench/internal/store/redis"
@@ -79,6 +81,27 @@ func TestRedisConnections(t *testing.T) {
 			t.Errorf("connect per op %v: %d connections for %d reads", perOp, grown, ops)
 		}
 		t.Logf("connect per op %v: %d connections for %d reads, mean %.1f µs", perOp, grown, ops, phases[0].LatencyUs.Mean)
+		// Redis's clients block on their sockets up to one connection per
+		// client thread (blockio.Use); connect-per-op ones are not a
+		// phase's connections.
+		want := ""
+		if !perOp {
+			want = blockio.ModePoller
+			if 2 <= runtime.GOMAXPROCS(0) {
+				want = blockio.ModeBlocking
+			}
+		}
+		if got := phases[0].ClientIO; got != want {
+			t.Errorf("connect per op %v, 2 clients, GOMAXPROCS %d: client I/O %q, want %q", perOp, runtime.GOMAXPROCS(0), got, want)
+		}
+	}
+	many := runtime.GOMAXPROCS(0) + 1
+	phases, err := Run(context.Background(), st, Params{Load: workload.Load{Clients: many, Ops: ops}}, workload.Hooks{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := phases[0].ClientIO; got != blockio.ModePoller {
+		t.Errorf("%d clients, GOMAXPROCS %d: client I/O %q, want %q", many, runtime.GOMAXPROCS(0), got, blockio.ModePoller)
 	}
 }
 

@@ -16,6 +16,7 @@ import (
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/blockio"
 	"github.com/storebench/storebench/internal/workload"
 )
 
@@ -109,7 +110,7 @@ func Write(ctx context.Context, clients []store.KV, p Params, h Hooks) (metrics.
 	for i, c := range clients {
 		writers[i] = &writer{kv: c, p: p, key: make([]byte, 0, 32), val: make([]byte, 0, p.ValueSize)}
 	}
-	return load.Run(ctx, phaseConfig("write", p.Keys, 0, len(clients), h), writers)
+	return load.Run(ctx, phaseConfig("write", p.Keys, 0, clients, h), writers)
 }
 
 func writeChunks(ctx context.Context, clients []store.KV, p Params, h Hooks) (metrics.Phase, error) {
@@ -129,7 +130,7 @@ func writeChunks(ctx context.Context, clients []store.KV, p Params, h Hooks) (me
 			keys: make([][]byte, n), vals: make([][]byte, n),
 		}
 	}
-	cfg := phaseConfig("write", p.Keys/n, 0, len(clients), h)
+	cfg := phaseConfig("write", p.Keys/n, 0, clients, h)
 	cfg.OpsPerCall = int(n)
 	return load.Run(ctx, cfg, writers)
 }
@@ -165,11 +166,11 @@ func Read(ctx context.Context, clients []store.KV, p Params, h Hooks) (metrics.P
 		readers[i] = &reader{kv: c, p: p, key: make([]byte, 0, 32), want: make([]byte, 0, p.ValueSize), got: make([]byte, 0, p.ValueSize)}
 	}
 	// Warm-up reads re-read the first keys; every key is still read in the measured part.
-	return load.Run(ctx, phaseConfig("read", p.Keys, min(p.WarmupOps, p.Keys), len(clients), h), readers)
+	return load.Run(ctx, phaseConfig("read", p.Keys, min(p.WarmupOps, p.Keys), clients, h), readers)
 }
 
-func phaseConfig(name string, ops, warmup int64, clients int, h Hooks) load.Config {
-	return h.Apply(load.Config{Name: name, Workers: clients, Ops: ops, WarmupOps: warmup})
+func phaseConfig(name string, ops, warmup int64, clients []store.KV, h Hooks) load.Config {
+	return h.Apply(load.Config{Name: name, Workers: len(clients), Ops: ops, WarmupOps: warmup, ClientIO: workload.ClientIO(clients)})
 }
 
 // OpenClients opens n clients with the KV capability.
@@ -184,6 +185,7 @@ func closeAll(clients []store.KV) {
 }
 
 func openKV(ctx context.Context, st store.Store, n int) ([]store.KV, error) {
+	ctx = blockio.WithConnections(ctx, n) // see workload.KVClients
 	var out []store.KV
 	for i := 0; i < n; i++ {
 		c, err := st.Open(ctx)

@@ -160,6 +160,7 @@ func measure(ctx context.Context, clients []store.KV, p Params, sp *keydist.Spac
 	}
 	cfg := p.Load.Config(PhaseMix)
 	cfg.Kinds = Kinds
+	cfg.ClientIO = workload.ClientIO(clients)
 	return load.Run(ctx, h.Apply(cfg), workers)
 }
 

@@ -147,7 +147,9 @@ func runPhase(ctx context.Context, clients []store.KV, p Params, op string, n in
 	for i, c := range clients {
 		workers[i] = newWorker(c, p, op == OpGet, sp.Gen(p.Seed, workerID(n, i), i, len(clients)))
 	}
-	return load.Run(ctx, h.Apply(p.Load.Config(op)), workers)
+	cfg := p.Load.Config(op)
+	cfg.ClientIO = workload.ClientIO(clients)
+	return load.Run(ctx, h.Apply(cfg), workers)
 }
 
 func workerID(phase, worker int) uint64 { return uint64(phase)<<32 | uint64(worker) }

@@ -1,0 +1,43 @@
+package storetest
+
+import (
+	"context"
+	"testing"
+
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/blockio"
+)
+
+// Blocking returns open's store with every client opened as one of a
+// single-connection phase (blockio.WithConnections(ctx, 1)), so a network
+// store's connections read and write with blocking system calls; a client
+// that does not report blockio.ModeBlocking fails t. Run the conformance
+// suites through it to cover that path as well as the poller's.
+func Blocking(open Opener) Opener {
+	return func(t *testing.T) store.Store { return BlockingStore(t, open(t)) }
+}
+
+// BlockingStore is s, its clients opened as by Blocking.
+func BlockingStore(t *testing.T, s store.Store) store.Store {
+	return &blockingStore{Store: s, t: t}
+}
+
+type blockingStore struct {
+	store.Store
+	t *testing.T
+}
+
+func (b *blockingStore) Open(ctx context.Context) (store.Client, error) {
+	c, err := b.Store.Open(blockio.WithConnections(ctx, 1))
+	if err != nil {
+		return nil, err
+	}
+	mode := "none"
+	if r, ok := c.(interface{ ClientIO() string }); ok {
+		mode = r.ClientIO()
+	}
+	if mode != blockio.ModeBlocking {
+		b.t.Errorf("%T opened for a phase of one connection: client I/O %q, want %q", c, mode, blockio.ModeBlocking)
+	}
+	return c, nil
+}
