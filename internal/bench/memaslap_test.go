@@ -47,8 +47,9 @@ const (
 // value read.
 func BenchmarkVersusMemaslap(b *testing.B) {
 	tool := requireTool(b, "libmemcached-tools", "memcaslap", "memaslap")
-	srv := servertest.Start(b, server.Memcached, server.Options{CPUs: *serverCPUs})
-	nThreads := clientThreads(b, 0) // memaslap -T: a thread per client CPU, as its manual advises (and as GOMAXPROCS)
+	clientCPUs, serverCPUs := placement("", "")
+	srv := servertest.Start(b, server.Memcached, server.Options{CPUs: serverCPUs})
+	nThreads := clientThreads(b, 0, clientCPUs) // memaslap -T: a thread per client CPU, as its manual advises (and as GOMAXPROCS)
 	st, err := memcached.New(context.Background(), memcached.Config{URL: srv.URL, Namespace: namespace})
 	if err != nil {
 		b.Fatal(err)
@@ -67,7 +68,7 @@ func BenchmarkVersusMemaslap(b *testing.B) {
 		name: fmt.Sprintf("memcached GET -c %d", mcClients),
 		tool: fmt.Sprintf("%s %s (key %d B, value %d B, get 1.0)", filepath.Base(tool), strings.Join(args[4:], " "), keyLen, mcValue),
 		ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, %d-byte values, GOMAXPROCS %d; client CPUs %q, server CPUs %q",
-			mcClients, mcDuration, mcKeyspace, mcValue, nThreads, *clientCPUs, *serverCPUs),
+			mcClients, mcDuration, mcKeyspace, mcValue, nThreads, clientCPUs, serverCPUs),
 	}
 	p := throughput.Params{Keyspace: workload.Keyspace{Keys: mcKeyspace, ValueSize: mcValue}, Operations: []string{throughput.OpGet},
 		Load: workload.Load{Clients: mcClients, Duration: mcDuration}}

@@ -67,38 +67,30 @@ const (
 // 2 CPUs busy; 50 is redis-benchmark's count, and shows what 50 backends
 // cost on 2 CPUs.
 //
-// At 8 clients storebench drives 0.67–0.81× of pgbench (at 50, 1.02–1.13×).
-// Both make the same syscalls per read (one write, 1.4–1.7 reads, ~0.25
-// epoll/ppoll); storebench's client spends 12–17 µs of CPU per read to
-// pgbench's 7–11, about 1.5 µs more in user space and 2–3 µs more in the
-// kernel (context switches and cross-CPU wake-ups of 4–5 runtime threads
-// against pgbench's 2). Tried without a lasting gain (interleaved runs on
-// the 2-CPU VM): a raw protocol read bypassing pgx (−1.3 µs user CPU per
-// read, throughput within the noise); blocking sockets, one OS thread per
-// connection, pinned or not (equal or worse); GOMAXPROCS 1 (less client
-// CPU, not more throughput; pgbench -j 1 then drives even more). With the
-// same statement (the third row) the ratio was 0.75 and 0.93 in two runs:
-// the gap is the client (14–17 µs of CPU per read against 9–10); the
-// server's CPU per read differs by up to 4 µs between the two sides, one
-// way in one run and the other way in the next. perf stat over 4 s of each: pgbench
-// kept both CPUs busy (server 1.45 + client 0.47 CPUs, no migration),
-// storebench left ~0.2 CPU idle (server 1.15 + client 0.63, ~160 client
-// thread migrations per second): the runtime's hand-offs between its
-// threads (a futex wake-up of an idle thread on the other CPU, expensive
-// on this VM) leave gaps pgbench's two blocking threads do not.
-// Even a minimal Go client, the raw protocol
-// on 8 goroutines with no driver at all, drove 0.70–0.80× of pgbench; an
-// event loop like pgbench -j 2 (2 goroutines, each sending on 4 connections
-// then reading each) drove less (0.52–0.70×, more client CPU per read).
+// At 8 clients storebench drove only 0.67–0.81× of pgbench while its
+// connections waited through Go's network poller: the same syscalls per
+// read as pgbench, but 14–17 µs of client CPU per read against 9–11, and
+// ~0.2 CPU left idle (perf stat: ~160 client-thread migrations/s), the
+// runtime handing each reply to another OS thread with a futex wake-up,
+// expensive on this VM. GOMAXPROCS 1 or 4, a raw protocol read bypassing
+// pgx, and an event loop like pgbench -j 2 in Go did not close the gap.
+// What did: blocking each connection's reads in the kernel (package
+// blockio), as pgbench's threads do, which storebench now does for
+// PostgreSQL up to 8 connections per client thread (c8: "client I/O
+// blocking" in the table; c50 keeps the poller, which wins there). Raw
+// protocol, 8 connections, 4 interleaved runs: 44–50k reads/s through the
+// poller, 54–68k blocking, pgbench -j 2 51–65k; make bench's c8 row went
+// from 0.77–0.81× to 0.92–0.95×.
 func BenchmarkVersusPgbench(b *testing.B) {
 	pgbench := requirePgbench(b)
-	srv := servertest.Start(b, server.Postgres, server.Options{})
+	clientCPUs, serverCPUs := placement("", "")
+	srv := servertest.Start(b, server.Postgres, server.Options{CPUs: serverCPUs})
 	u, err := url.Parse(srv.URL)
 	if err != nil {
 		b.Fatal(err)
 	}
 	db := strings.TrimPrefix(u.Path, "/")
-	nThreads := clientThreads(b, 0) // pgbench -j: a thread per client CPU, and GOMAXPROCS as many
+	nThreads := clientThreads(b, 0, clientCPUs) // pgbench -j: a thread per client CPU, and GOMAXPROCS as many
 	conn := []string{"-h", u.Hostname(), "-p", u.Port(), "-U", u.User.Username()}
 	init := runTool(b, srv, pgbench, append(conn, "-i", "-q", "-s", strconv.Itoa(pgScale), db)...)
 	b.Logf("pgbench -i -s %d: %.1f s", pgScale, init.wall.Seconds())
@@ -153,7 +145,7 @@ func BenchmarkVersusPgbench(b *testing.B) {
 		c := &comparison{
 			name: name,
 			tool: tool,
-			ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, 4-byte values, VACUUM (ANALYZE) after the load, GOMAXPROCS %d", clients, pgDuration, pgKeyspace, nThreads),
+			ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, 4-byte values, VACUUM (ANALYZE) after the load, GOMAXPROCS %d; client CPUs %q, server CPUs %q", clients, pgDuration, pgKeyspace, nThreads, clientCPUs, serverCPUs),
 		}
 		rows = append(rows, c)
 		b.Run(sub, func(b *testing.B) {

@@ -38,7 +38,8 @@ import (
 // value byte for byte, redis-benchmark reads the reply and drops it.
 func BenchmarkVersusRedisBenchmark(b *testing.B) {
 	tool := requireTool(b, "redis-tools", "redis-benchmark")
-	srv := servertest.Start(b, server.Redis, server.Options{Profile: "none"})
+	clientCPUs, serverCPUs := placement("0", "1")
+	srv := servertest.Start(b, server.Redis, server.Options{Profile: "none", CPUs: serverCPUs})
 	st, err := redis.New(context.Background(), redis.Config{URL: srv.URL, Namespace: namespace})
 	if err != nil {
 		b.Fatal(err)
@@ -46,7 +47,7 @@ func BenchmarkVersusRedisBenchmark(b *testing.B) {
 	b.Cleanup(func() { st.Close(context.Background()) })
 	// redis-benchmark is one event loop unless given --threads; storebench
 	// gets as many threads (GOMAXPROCS).
-	nThreads := clientThreads(b, 1)
+	nThreads := clientThreads(b, 1, clientCPUs)
 	host, port, err := net.SplitHostPort(srv.Addr)
 	if err != nil {
 		b.Fatal(err)
@@ -74,7 +75,7 @@ func BenchmarkVersusRedisBenchmark(b *testing.B) {
 			c := &comparison{
 				name: fmt.Sprintf("redis %s -c %d -P %d", strings.ToUpper(op), clients, depth),
 				tool: "redis-benchmark " + strings.Join(args[4:], " "),
-				ours: fmt.Sprintf("throughput %s, %d clients, pipeline %d, %d ops, keyspace %d, %d-byte values, GOMAXPROCS %d", op, clients, depth, n, keyspace, size, nThreads),
+				ours: fmt.Sprintf("throughput %s, %d clients, pipeline %d, %d ops, keyspace %d, %d-byte values, GOMAXPROCS %d; client CPUs %q, server CPUs %q", op, clients, depth, n, keyspace, size, nThreads, clientCPUs, serverCPUs),
 			}
 			rows = append(rows, c)
 			b.Run(fmt.Sprintf("P%d/%s", depth, op), func(b *testing.B) {

@@ -38,13 +38,39 @@ var reps = flag.Int("versus.reps", 3, "tool/storebench pairs per comparison (A B
 // CPU placement of the comparisons, alike for both sides: the server
 // (server.Options.CPUs; memaslap's comparison only) on one set of CPUs, the
 // client on another: storebench's goroutines or the tool, which inherits
-// this process's mask. By default neither is pinned: client and server
-// share every CPU. Pinning (e.g. client 0, server 1) measured no better
-// ratio on a 2-CPU machine.
+// this process's mask. "auto" is each comparison's own placement (see
+// placement); "" or "none" leaves both sides unpinned.
 var (
-	serverCPUs = flag.String("versus.server-cpus", "", "pin the managed memcached to these CPUs (e.g. 1); \"\" leaves it unpinned")
-	clientCPUs = flag.String("versus.client-cpus", "", "pin this process and the tools it runs to these CPUs (e.g. 0) once the server has started, with GOMAXPROCS and memaslap -T that many; \"\" leaves them unpinned")
+	serverCPUs = flag.String("versus.server-cpus", "auto", "pin the managed server to these CPUs (e.g. 1); \"auto\": the comparison's default; \"none\": unpinned")
+	clientCPUs = flag.String("versus.client-cpus", "auto", "pin this process and the tools it runs to these CPUs (e.g. 0) once the server has started, with GOMAXPROCS and memaslap -T/pgbench -j that many; \"auto\": the comparison's default; \"none\": unpinned")
 )
+
+// placement returns the client's and the server's CPUs for a comparison:
+// the flags when either is set, else the comparison's default, given for a
+// machine of two CPUs or more (unpinned on one).
+//
+// Redis's comparison pins by default: one client thread on CPU 0 and the
+// one-threaded Redis on CPU 1. Unpinned, the scheduler sometimes put both
+// on one CPU for a whole run, and storebench's -P 16 GET drove 509k or 865k
+// ops/s in consecutive runs (redis-benchmark's alike); pinned, three pairs
+// gave 1.02-1.16x for every -P 16 ratio. PostgreSQL's backends and
+// Memcached's threads use both CPUs, so those comparisons stay unpinned.
+func placement(defClient, defServer string) (client, server string) {
+	if *clientCPUs != "auto" || *serverCPUs != "auto" {
+		client, server = *clientCPUs, *serverCPUs
+		if client == "auto" || client == "none" {
+			client = ""
+		}
+		if server == "auto" || server == "none" {
+			server = ""
+		}
+		return client, server
+	}
+	if runtime.NumCPU() < 2 {
+		return "", ""
+	}
+	return defClient, defServer
+}
 
 // threads is the number of client threads on both sides of every
 // comparison: redis-benchmark --threads, memaslap -T, pgbench -j, and
@@ -61,11 +87,11 @@ var threads = flag.Int("versus.threads", 0, "client threads on both sides (tools
 // -versus.client-cpus, sets GOMAXPROCS to want (or, if want is 0, to
 // -versus.threads or else the client's CPU count) until b ends, and returns
 // that thread count: the tool gets the same.
-func clientThreads(b *testing.B, want int) int {
+func clientThreads(b *testing.B, want int, clientCPUs string) int {
 	b.Helper()
 	cpus := runtime.GOMAXPROCS(0)
-	if *clientCPUs != "" {
-		restore, n, err := pinSelf(*clientCPUs)
+	if clientCPUs != "" {
+		restore, n, err := pinSelf(clientCPUs)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -94,6 +120,7 @@ type sample struct {
 	opsS     float64 // operations per second
 	clientUs float64 // client CPU (user+system) per operation, µs
 	serverUs float64 // managed server's CPU per operation, µs
+	clientIO string  // storebench's: how its connections waited (metrics.Phase.ClientIO)
 }
 
 // comparison is one line of the table: the same load driven by a tool and
@@ -182,7 +209,11 @@ func table(title string, cs []*comparison) string {
 	}
 	tw.Flush()
 	for _, c := range cs {
-		fmt.Fprintf(&buf, "  %s: tool `%s` vs storebench %s\n", c.name, c.tool, c.ours)
+		io := ""
+		if len(c.ourRuns) > 0 && c.ourRuns[0].clientIO != "" {
+			io = ", client I/O " + c.ourRuns[0].clientIO
+		}
+		fmt.Fprintf(&buf, "  %s: tool `%s` vs storebench %s%s\n", c.name, c.tool, c.ours, io)
 	}
 	return buf.String()
 }
@@ -351,7 +382,7 @@ func runOurs(b *testing.B, srv *server.Server, st store.Store, p throughput.Para
 	if ph.Ops == 0 {
 		b.Fatalf("storebench %s: no operation measured", ph.Name)
 	}
-	return sample{opsS: ph.ThroughputOpsS, clientUs: ph.ClientCPUUsPerOp, serverUs: probe.cpuS * 1e6 / float64(ph.Ops)}
+	return sample{opsS: ph.ThroughputOpsS, clientUs: ph.ClientCPUUsPerOp, serverUs: probe.cpuS * 1e6 / float64(ph.Ops), clientIO: ph.ClientIO}
 }
 
 // interleave runs tool then ours, -versus.reps times, into c.
