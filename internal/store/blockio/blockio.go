@@ -42,6 +42,14 @@ const (
 	ModePoller   = "poller"   // Go's network poller
 )
 
+// ModeOf names the mode of a connection that is blocking or not.
+func ModeOf(blocking bool) string {
+	if blocking {
+		return ModeBlocking
+	}
+	return ModePoller
+}
+
 type connsKey struct{}
 
 // WithConnections tells the stores that the clients opened with ctx are n

@@ -126,7 +126,7 @@ func (c *Client) dialNew(ctx context.Context, network, addr string) (*trackedCon
 	if err != nil {
 		return nil, err
 	}
-	if c.io == blockio.ModeBlocking {
+	if c.blocking {
 		if nc, err = blockio.Wrap(nc); err != nil {
 			return nil, err
 		}

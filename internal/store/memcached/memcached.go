@@ -144,10 +144,7 @@ func (s *Store) OpenLazy(ctx context.Context) (store.Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &Client{s: s, io: blockio.ModePoller}
-	if blockio.Use(ctx, connsPerThread) {
-		c.io = blockio.ModeBlocking
-	}
+	c := &Client{s: s, blocking: blockio.Use(ctx, connsPerThread)}
 	c.mc = s.newMC(c)
 	return c, nil
 }
@@ -158,7 +155,7 @@ func (s *Store) OpenLazy(ctx context.Context) (store.Client, error) {
 const connsPerThread = 1
 
 // ClientIO says how the connection waits for the server (blockio.Mode*).
-func (c *Client) ClientIO() string { return c.io }
+func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }
 
 // newMC makes the gomemcache client of c: one idle connection at most, and
 // a dialer that lets c see that connection for its pipelined sets (batch.go).
@@ -303,7 +300,7 @@ type Client struct {
 	br    *bufio.Reader
 	ends  []int // getMulti: where each key of the batch ends in key
 
-	io string // blockio.ModeBlocking (every connection it dials) or ModePoller
+	blocking bool // every connection it dials blocks (blockio.Wrap)
 }
 
 var _ store.KV = (*Client)(nil)

@@ -308,7 +308,7 @@ var errClosed = errors.New("mysql: store is closed")
 const connsPerThread = 8
 
 // ClientIO says how the connection waits for the server (blockio.Mode*).
-func (c *Client) ClientIO() string { return c.io }
+func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }
 
 // Open connects a new client and prepares its statements on the server.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
@@ -318,11 +318,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if closed {
 		return nil, errClosed
 	}
-	c := &Client{fired: make(chan struct{}, 1), io: blockio.ModePoller}
-	block := blockio.Use(ctx, connsPerThread)
-	if block {
-		c.io = blockio.ModeBlocking
-	}
+	c := &Client{fired: make(chan struct{}, 1), blocking: blockio.Use(ctx, connsPerThread)}
 	c.interrupt = func() {
 		_ = c.nc.SetDeadline(longAgo) // fails the blocked read or write at once
 		c.fired <- struct{}{}
@@ -332,7 +328,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, network, addr)
-		if err == nil && block {
+		if err == nil && c.blocking {
 			nc, err = blockio.Wrap(nc) // the handshake too: Wrap keeps deadlines working
 		}
 		c.nc = nc
@@ -533,7 +529,7 @@ type Client struct {
 	fired     chan struct{} // interrupt has run
 	stop      func() bool   // the current call's AfterFunc
 
-	io string // blockio.ModeBlocking or ModePoller
+	blocking bool // its socket blocks (blockio.Wrap)
 }
 
 var _ store.KV = (*Client)(nil)

@@ -328,7 +328,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}, io: blockio.ModePoller}
+	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}}
 	const bytea, int8 = 17, 20
 	for _, p := range []struct {
 		sd   **pgconn.StatementDescription
@@ -370,12 +370,12 @@ func (c *Client) block(ctx context.Context, sock *blockio.Conn) error {
 	if err := sock.Block(); err != nil {
 		return err
 	}
-	c.io = blockio.ModeBlocking
+	c.blocking = true
 	return nil
 }
 
 // ClientIO says how the connection waits for the server (blockio.Mode*).
-func (c *Client) ClientIO() string { return c.io }
+func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }
 
 // settingNames are read back with SHOW for the result file.
 var settingNames = []string{"server_version", "synchronous_commit", "fsync", "shared_buffers", "wal_level", "full_page_writes", "wal_writer_delay"}
@@ -483,7 +483,7 @@ type Client struct {
 	table         pgx.Identifier // schema.kv, for COPY (batch.go)
 	row           [2]any         // Load's row, reused
 	order         []int          // SetBatch's statements in key order, reused
-	io            string         // blockio.ModeBlocking or ModePoller
+	blocking      bool           // its socket blocks (block)
 }
 
 var _ store.KV = (*Client)(nil)

@@ -178,7 +178,7 @@ var errClosed = errors.New("redis: store is closed")
 const connsPerThread = 1
 
 // ClientIO says how the connection waits for the server (blockio.Mode*).
-func (c *Client) ClientIO() string { return c.io }
+func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }
 
 // Open connects a new client: one TCP connection.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
@@ -194,10 +194,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{rc: rc, key: make([]byte, 0, 128), io: blockio.ModePoller}
-	if block {
-		c.io = blockio.ModeBlocking
-	}
+	c := &Client{rc: rc, key: make([]byte, 0, 128), blocking: block}
 	c.key = append(c.key, s.prefix...)
 	c.n = len(c.key)
 	return c, nil
@@ -331,10 +328,10 @@ func (s *Store) Close(ctx context.Context) error {
 
 // Client is one connection.
 type Client struct {
-	rc  rueidis.Client
-	key []byte // the prefix, then the current key
-	n   int    // length of the prefix
-	io  string // blockio.ModeBlocking or ModePoller
+	rc       rueidis.Client
+	key      []byte // the prefix, then the current key
+	n        int    // length of the prefix
+	blocking bool   // its socket blocks (blockio.Wrap)
 
 	// Batches (batch.go): every prefixed key of the batch, back to back,
 	// and the commands, both reused from batch to batch.
