@@ -162,15 +162,10 @@ func (c *Conn) Read(p []byte) (int, error) {
 		return 0, c.opErr("read", os.ErrDeadlineExceeded)
 	}
 	n, err := c.file.Read(p)
-	if err != nil {
-		if c.expired.Load() {
-			err = os.ErrDeadlineExceeded
-		} else if err == io.EOF {
-			return n, io.EOF
-		}
-		return n, c.opErr("read", cause("read", err))
+	if err == io.EOF && !c.expired.Load() {
+		return n, io.EOF
 	}
-	return n, nil
+	return n, c.ioErr("read", err)
 }
 
 // Write writes all of p, blocking the OS thread after Block.
@@ -182,13 +177,20 @@ func (c *Conn) Write(p []byte) (int, error) {
 		return 0, c.opErr("write", os.ErrDeadlineExceeded)
 	}
 	n, err := c.file.Write(p)
-	if err != nil {
-		if c.expired.Load() {
-			err = os.ErrDeadlineExceeded
-		}
-		return n, c.opErr("write", cause("write", err))
+	return n, c.ioErr("write", err)
+}
+
+// ioErr is what a read or write after Block returns for err: nil for nil,
+// a timeout once a deadline has passed (the shutdown it caused is not the
+// peer's doing), else err as the net package would give it.
+func (c *Conn) ioErr(op string, err error) error {
+	switch {
+	case err == nil:
+		return nil
+	case c.expired.Load():
+		return c.opErr(op, os.ErrDeadlineExceeded)
 	}
-	return n, nil
+	return c.opErr(op, cause(op, err))
 }
 
 // Close shuts the socket down first, which wakes a read or write blocked on
