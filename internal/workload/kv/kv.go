@@ -16,7 +16,6 @@ import (
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/store/blockio"
 	"github.com/storebench/storebench/internal/workload"
 )
 
@@ -66,11 +65,11 @@ func Run(ctx context.Context, st store.Store, p Params, h Hooks) ([]metrics.Phas
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
-	clients, err := openKV(ctx, st, p.Clients)
+	clients, closeClients, err := OpenClients(ctx, st, p.Clients)
 	if err != nil {
 		return nil, err
 	}
-	defer closeAll(clients)
+	defer closeClients()
 	if p.Batch > 0 {
 		if _, err := workload.ChunkWriter(clients[0]); err != nil {
 			return nil, fmt.Errorf("kv: batch: %w", err)
@@ -173,34 +172,14 @@ func phaseConfig(name string, ops, warmup int64, clients []store.KV, h Hooks) lo
 	return h.Apply(load.Config{Name: name, Workers: len(clients), Ops: ops, WarmupOps: warmup, ClientIO: workload.ClientIO(clients)})
 }
 
-// OpenClients opens n clients with the KV capability.
-func OpenClients(ctx context.Context, st store.Store, n int) ([]store.KV, error) {
-	return openKV(ctx, st, n)
-}
-
-func closeAll(clients []store.KV) {
-	for _, c := range clients {
-		c.(store.Client).Close()
+// OpenClients opens n clients with the KV capability (workload.KVClients),
+// and returns a func that closes them.
+func OpenClients(ctx context.Context, st store.Store, n int) ([]store.KV, func(), error) {
+	clients, closeClients, err := workload.KVClients(ctx, st, workload.Load{Clients: n})
+	if err != nil {
+		return nil, nil, fmt.Errorf("kv: %w", err)
 	}
-}
-
-func openKV(ctx context.Context, st store.Store, n int) ([]store.KV, error) {
-	ctx = blockio.WithConnections(ctx, n) // see workload.KVClients
-	var out []store.KV
-	for i := 0; i < n; i++ {
-		c, err := st.Open(ctx)
-		if err != nil {
-			closeAll(out)
-			return nil, fmt.Errorf("kv: open client %d of %d: %w", i+1, n, err)
-		}
-		kv, ok := c.(store.KV)
-		if !ok {
-			c.Close()
-			return nil, fmt.Errorf("kv: %w", store.ErrUnsupported)
-		}
-		out = append(out, kv)
-	}
-	return out, nil
+	return clients, closeClients, nil
 }
 
 type writer struct {

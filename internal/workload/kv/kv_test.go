@@ -57,11 +57,11 @@ func TestReadCountsEveryMismatch(t *testing.T) {
 	ctx := context.Background()
 	st := memStore(t)
 	p := Params{Keys: 1000, ValueSize: 32, KeyMode: workload.KeySequential, Seed: 1, Clients: 2}
-	clients, err := OpenClients(ctx, st, p.Clients)
+	clients, closeClients, err := OpenClients(ctx, st, p.Clients)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer closeAll(clients)
+	defer closeClients()
 	if _, err := Write(ctx, clients, p, Hooks{}); err != nil {
 		t.Fatal(err)
 	}
