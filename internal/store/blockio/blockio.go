@@ -1,6 +1,6 @@
-// Package blockio gives a driver a net.Conn that, once switched with Block,
-// reads and writes with blocking system calls on the calling goroutine's OS
-// thread instead of parking the goroutine on Go's network poller.
+// Package blockio gives a driver a net.Conn (Wrap) that reads and writes
+// with blocking system calls on the calling goroutine's OS thread instead of
+// parking the goroutine on Go's network poller.
 //
 // Why: a closed-loop client with one goroutine per connection and one
 // request in flight on each parks after every request and is made runnable
@@ -9,17 +9,15 @@
 // machine needs. A thread blocked in read(2) is woken by the kernel
 // directly, as a C client's is. Measured on a 2-CPU VM, 8 connections of
 // PostgreSQL point reads (pgbench -S's statement, raw protocol): 44–50k
-// reads/s through the poller, 52–63k blocking, pgbench -j 2 49–51k. At 50
-// connections the two were equal.
+// reads/s through the poller, 54–68k blocking, pgbench -j 2 51–65k. With
+// many connections per thread the poller wins (see Use).
 //
-// The connection is set up (dial, TLS, authentication) through the poller,
-// where deadlines and cancellation work as usual; Block then moves it to a
-// blocking duplicate of the socket that the poller does not watch (a watched
-// one would wake the poller on every reply for nothing). Deadlines still
-// work after Block: when one passes, the socket is shut down, which wakes a
-// blocked read or write with os.ErrDeadlineExceeded and leaves the
-// connection unusable, which is what a driver does with a connection whose
-// deadline passed mid-request anyway.
+// Wrap moves a freshly dialed socket to a blocking duplicate that the poller
+// does not watch (a watched one would wake the poller on every reply for
+// nothing). Deadlines still work: when one passes, the socket is shut down,
+// which wakes a blocked read or write with os.ErrDeadlineExceeded and leaves
+// the connection unusable, which is what a driver does with a connection
+// whose deadline passed mid-request anyway.
 package blockio
 
 import (
@@ -38,7 +36,7 @@ import (
 
 // Mode names a connection's I/O for the result.
 const (
-	ModeBlocking = "blocking" // a blocked OS thread per connection (Block)
+	ModeBlocking = "blocking" // a blocked OS thread per connection (Wrap)
 	ModePoller   = "poller"   // Go's network poller
 )
 
@@ -59,7 +57,7 @@ func WithConnections(ctx context.Context, n int) context.Context {
 	return context.WithValue(ctx, connsKey{}, n)
 }
 
-// Use reports whether a client opened with ctx should Block its connection:
+// Use reports whether a client opened with ctx should Wrap its connection:
 // when the phase's connections are at most perThread per OS thread that
 // may run Go code (GOMAXPROCS). Beyond that the poller wins, because one
 // wake-up of the thread waiting on it collects many replies. How many
@@ -76,88 +74,71 @@ func Use(ctx context.Context, perThread int) bool {
 	return ok && n >= 1 && n <= perThread*runtime.GOMAXPROCS(0)
 }
 
-// Conn is a net.Conn that can be switched to blocking I/O with Block.
+// Conn is a socket whose reads and writes block their OS thread (Wrap).
 type Conn struct {
-	net.Conn // until Block: the connection; after: closed, kept for its addresses
+	net.Conn // the dialed connection, closed: kept for its addresses
 
-	file *os.File // after Block: the blocking duplicate of the socket
+	file *os.File // the blocking duplicate of the socket
 
 	mu       sync.Mutex  // guards deadline, timer and file's shutdown
-	deadline time.Time   // after Block; zero: none
+	deadline time.Time   // zero: none
 	timer    *time.Timer // goes off at deadline, made by the first one
 	expired  atomic.Bool // a deadline passed: the socket is shut down
 	closed   atomic.Bool
 }
 
-// New wraps c; until Block, every call goes to c.
-func New(c net.Conn) *Conn { return &Conn{Conn: c} }
-
-// Wrap returns c switched to blocking I/O at once, for a driver that sets
-// its connection up with deadlines it moves (which Conn keeps after Block)
-// and never hands the socket to a goroutine of its own mid-setup. On an
-// error c is closed.
-func Wrap(c net.Conn) (*Conn, error) {
-	bc := New(c)
-	if err := bc.Block(); err != nil {
+// Wrap returns c moved to blocking I/O, for a driver's dial function: the
+// driver sets the connection up with it, and the deadlines it sets and moves
+// keep working. A connection that is not a socket (it has no descriptor) is
+// returned as it is, still served by the poller. On an error c is closed.
+func Wrap(c net.Conn) (net.Conn, error) {
+	sc, ok := c.(syscall.Conn)
+	if !ok {
+		return c, nil
+	}
+	f, err := blockingDup(sc)
+	if err != nil {
 		c.Close()
 		return nil, err
 	}
-	return bc, nil
+	if err := c.Close(); err != nil {
+		f.Close()
+		return nil, fmt.Errorf("blockio: close the polled socket: %w", err)
+	}
+	return &Conn{Conn: c, file: f}, nil
 }
 
-// Blocking reports whether Block has switched the connection.
-func (c *Conn) Blocking() bool { return c.file != nil }
-
-// Block switches the connection to blocking I/O. It must be called while no
-// other goroutine uses the connection (between requests), with no deadline
-// set. A connection that is not a socket (it has no file descriptor) is
-// left as it is, and Block returns nil: it still works, through the poller.
-func (c *Conn) Block() error {
-	if c.file != nil {
-		return nil
-	}
-	sc, ok := c.Conn.(syscall.Conn)
-	if !ok {
-		return nil
-	}
+// blockingDup returns a blocking duplicate of sc's descriptor.
+func blockingDup(sc syscall.Conn) (*os.File, error) {
 	raw, err := sc.SyscallConn()
 	if err != nil {
-		return fmt.Errorf("blockio: %w", err)
+		return nil, fmt.Errorf("blockio: %w", err)
 	}
 	dup := -1
 	var dupErr error
 	if err := raw.Control(func(fd uintptr) {
 		// A plain dup: Go's poller does not know this descriptor, and
-		// closing the original below removes the original from its epoll set.
+		// closing the original removes the original from its epoll set.
 		dup, dupErr = syscall.Dup(int(fd))
 	}); err != nil {
-		return fmt.Errorf("blockio: %w", err)
+		return nil, fmt.Errorf("blockio: %w", err)
 	}
 	if dupErr != nil {
-		return fmt.Errorf("blockio: dup socket: %w", dupErr)
+		return nil, fmt.Errorf("blockio: dup socket: %w", dupErr)
 	}
 	syscall.CloseOnExec(dup)
 	if err := syscall.SetNonblock(dup, false); err != nil {
 		syscall.Close(dup)
-		return fmt.Errorf("blockio: set blocking: %w", err)
+		return nil, fmt.Errorf("blockio: set blocking: %w", err)
 	}
 	// A blocking descriptor: os.NewFile does not hand it to the poller, and
 	// its reads and writes block in the kernel. os.File counts the calls in
 	// progress, so Close cannot free the number under a blocked read.
-	c.file = os.NewFile(uintptr(dup), "socket")
-	if err := c.Conn.Close(); err != nil {
-		c.file.Close()
-		c.file = nil
-		return fmt.Errorf("blockio: close the polled socket: %w", err)
-	}
-	return nil
+	return os.NewFile(uintptr(dup), "socket"), nil
 }
 
-// Read reads from the socket, blocking the OS thread after Block.
+// Read reads from the socket, blocking the OS thread.
 func (c *Conn) Read(p []byte) (int, error) {
-	if c.file == nil {
-		return c.Conn.Read(p)
-	}
 	if c.expired.Load() {
 		return 0, c.opErr("read", os.ErrDeadlineExceeded)
 	}
@@ -168,11 +149,8 @@ func (c *Conn) Read(p []byte) (int, error) {
 	return n, c.ioErr("read", err)
 }
 
-// Write writes all of p, blocking the OS thread after Block.
+// Write writes all of p, blocking the OS thread.
 func (c *Conn) Write(p []byte) (int, error) {
-	if c.file == nil {
-		return c.Conn.Write(p)
-	}
 	if c.expired.Load() {
 		return 0, c.opErr("write", os.ErrDeadlineExceeded)
 	}
@@ -180,7 +158,7 @@ func (c *Conn) Write(p []byte) (int, error) {
 	return n, c.ioErr("write", err)
 }
 
-// ioErr is what a read or write after Block returns for err: nil for nil,
+// ioErr is what a read or write returns for err: nil for nil,
 // a timeout once a deadline has passed (the shutdown it caused is not the
 // peer's doing), else err as the net package would give it.
 func (c *Conn) ioErr(op string, err error) error {
@@ -196,9 +174,6 @@ func (c *Conn) ioErr(op string, err error) error {
 // Close shuts the socket down first, which wakes a read or write blocked on
 // it, then closes it.
 func (c *Conn) Close() error {
-	if c.file == nil {
-		return c.Conn.Close()
-	}
 	if c.closed.Swap(true) {
 		return c.opErr("close", net.ErrClosed)
 	}
@@ -211,13 +186,10 @@ func (c *Conn) Close() error {
 	return c.file.Close()
 }
 
-// SetDeadline sets both deadlines; after Block there is one for both.
+// SetDeadline sets both deadlines: there is one for both.
 // Drivers move it around every request (rueidis, gomemcache): one timer,
 // reset, so that costs no allocation.
 func (c *Conn) SetDeadline(t time.Time) error {
-	if c.file == nil {
-		return c.Conn.SetDeadline(t)
-	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.deadline = t
@@ -249,20 +221,14 @@ func (c *Conn) fire() {
 	}
 }
 
-// SetReadDeadline is SetDeadline after Block: a socket shut down for a late
-// read cannot be written either.
+// SetReadDeadline is SetDeadline: a socket shut down for a late read
+// cannot be written either.
 func (c *Conn) SetReadDeadline(t time.Time) error {
-	if c.file == nil {
-		return c.Conn.SetReadDeadline(t)
-	}
 	return c.SetDeadline(t)
 }
 
-// SetWriteDeadline is SetDeadline after Block.
+// SetWriteDeadline is SetDeadline.
 func (c *Conn) SetWriteDeadline(t time.Time) error {
-	if c.file == nil {
-		return c.Conn.SetWriteDeadline(t)
-	}
 	return c.SetDeadline(t)
 }
 

@@ -161,7 +161,7 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 	if err := s.paymentsOwned(ctx, "payments setup"); err != nil {
 		return store.PaymentsSetupInfo{}, err
 	}
-	conn, err := s.connect(ctx, nil)
+	conn, err := s.connect(ctx, false)
 	if err != nil {
 		return store.PaymentsSetupInfo{}, err
 	}
@@ -327,7 +327,7 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 	if err := s.paymentsOwned(ctx, "payments check"); err != nil {
 		return f, err
 	}
-	conn, err := s.connect(ctx, nil)
+	conn, err := s.connect(ctx, false)
 	if err != nil {
 		return f, err
 	}
@@ -425,7 +425,7 @@ func (s *Store) PaymentsOpen(ctx context.Context, cfg store.PaymentsConfig) (sto
 	if err := cfg.Check("postgres", pgIsolation); err != nil {
 		return nil, err
 	}
-	conn, err := s.connect(ctx, nil)
+	conn, err := s.connect(ctx, false)
 	if err != nil {
 		return nil, err
 	}

@@ -202,7 +202,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.delSQL = `DELETE FROM ` + table + ` WHERE k = $1`
 
 	var err error
-	if s.admin, err = s.connect(ctx, nil); err != nil {
+	if s.admin, err = s.connect(ctx, false); err != nil {
 		return nil, err
 	}
 	if err := s.create(ctx); err != nil {
@@ -220,12 +220,11 @@ func (s *Store) addr() string {
 // (store.SharedContext).
 const adminTimeout = 30 * time.Second
 
-// connect opens a connection. With dialed non-nil, the socket is a
-// blockio.Conn handed to dialed (the last one dialed is the one in use), for
-// a per-op client to Block once set up: see package blockio.
-func (s *Store) connect(ctx context.Context, dialed func(*blockio.Conn)) (*pgx.Conn, error) {
+// connect opens a connection; with block, its socket reads and writes with
+// blocking system calls (blockio), also while pgx sets it up.
+func (s *Store) connect(ctx context.Context, block bool) (*pgx.Conn, error) {
 	cfg := s.pgcfg
-	if dialed != nil {
+	if block {
 		cfg = s.pgcfg.Copy()
 		dial := cfg.DialFunc
 		cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
@@ -233,9 +232,7 @@ func (s *Store) connect(ctx context.Context, dialed func(*blockio.Conn)) (*pgx.C
 			if err != nil {
 				return nil, err
 			}
-			bc := blockio.New(c)
-			dialed(bc)
-			return bc, nil
+			return blockio.Wrap(c)
 		}
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
@@ -319,16 +316,12 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if closed {
 		return nil, errClosed
 	}
-	var sock *blockio.Conn // set when blocking I/O is chosen (blockio.Use)
-	var dialed func(*blockio.Conn)
-	if blockio.Use(ctx, connsPerThread) {
-		dialed = func(c *blockio.Conn) { sock = c }
-	}
-	conn, err := s.connect(ctx, dialed)
+	block := blockio.Use(ctx, connsPerThread)
+	conn, err := s.connect(ctx, block)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}}
+	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}, blocking: block}
 	const bytea, int8 = 17, 20
 	for _, p := range []struct {
 		sd   **pgconn.StatementDescription
@@ -345,12 +338,6 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 			return nil, opErr("prepare "+p.name, err)
 		}
 	}
-	if sock != nil {
-		if err := c.block(ctx, sock); err != nil {
-			conn.Close(context.WithoutCancel(ctx))
-			return nil, opErr("open", err)
-		}
-	}
 	return c, nil
 }
 
@@ -358,21 +345,6 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 // faster blocked in the kernel than through Go's poller (see blockio.Use):
 // each backend wakes its own client either way.
 const connsPerThread = 8
-
-// block moves the client's socket to blocking I/O once it is set up.
-func (c *Client) block(ctx context.Context, sock *blockio.Conn) error {
-	// pgconn reads in a goroutine of its own while a write is slow (over
-	// 15 ms, e.g. on a starved CPU); SyncConn returns once no such read is
-	// in progress on the socket Block replaces.
-	if err := c.pg.SyncConn(ctx); err != nil {
-		return err
-	}
-	if err := sock.Block(); err != nil {
-		return err
-	}
-	c.blocking = true
-	return nil
-}
 
 // ClientIO says how the connection waits for the server (blockio.Mode*).
 func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }
@@ -483,7 +455,7 @@ type Client struct {
 	table         pgx.Identifier // schema.kv, for COPY (batch.go)
 	row           [2]any         // Load's row, reused
 	order         []int          // SetBatch's statements in key order, reused
-	blocking      bool           // its socket blocks (block)
+	blocking      bool           // its socket blocks (blockio.Wrap)
 }
 
 var _ store.KV = (*Client)(nil)

@@ -808,7 +808,7 @@ func (s *Store) Reconnect(ctx context.Context) error {
 	if s.closed {
 		return errClosed
 	}
-	conn, err := s.connect(ctx, nil)
+	conn, err := s.connect(ctx, false)
 	if err != nil {
 		return err
 	}
