@@ -67,20 +67,26 @@ const (
 // 2 CPUs busy; 50 is redis-benchmark's count, and shows what 50 backends
 // cost on 2 CPUs.
 //
-// At 8 clients storebench drove only 0.67–0.81× of pgbench while its
-// connections waited through Go's network poller: the same syscalls per
-// read as pgbench, but 14–17 µs of client CPU per read against 9–11, and
-// ~0.2 CPU left idle (perf stat: ~160 client-thread migrations/s), the
-// runtime handing each reply to another OS thread with a futex wake-up,
-// expensive on this VM. GOMAXPROCS 1 or 4, a raw protocol read bypassing
-// pgx, and an event loop like pgbench -j 2 in Go did not close the gap.
-// What did: blocking each connection's reads in the kernel (package
-// blockio), as pgbench's threads do, which storebench now does for
-// PostgreSQL up to 8 connections per client thread (c8: "client I/O
-// blocking" in the table; c50 keeps the poller, which wins there). Raw
-// protocol, 8 connections, 4 interleaved runs: 44–50k reads/s through the
-// poller, 54–68k blocking, pgbench -j 2 51–65k; make bench's c8 row went
-// from 0.77–0.81× to 0.92–0.95×.
+// At 8 clients storebench drives less than pgbench (0.67–0.81× over
+// several sessions; 0.58–0.87× on 2026-11-22, when pgbench alone moved
+// between 60k and 92k reads/s from one run to the next). Not its code path:
+// a profile puts 45% of its client CPU in write(2) and 9% in read(2), and
+// the same pgx calls driven from a bare loop cost 9.4 µs of CPU per read
+// against pgbench's 7.4–7.9 (rusage) at the same throughput. The rest is
+// where the work lands: pgbench -j 2's two threads each wait in ppoll on
+// their own four sockets, so a thread and its backends settle on one CPU
+// and wake each other there (16 migrations in 5 s; 0.5 context switches per
+// read), while Go's poller hands each reply to whichever thread is free
+// (2,578 migrations, 1.0 switches per read), so wake-ups cross CPUs, which
+// on this VM costs both sides: storebench's reads also cost the server
+// 19–28 µs of CPU against pgbench's 17–22. GOMAXPROCS 1 (one thread, no
+// hand-off) drove less (53–55k against 66–72k at 2), and so did an event
+// loop like pgbench's in Go, in an earlier session. Blocking reads on a
+// thread per connection (package blockio) looked like the answer for a
+// while (0.92–0.95×) but starved connections: with 8 threads blocked in
+// read(2) and 2 Ps, a thread whose reply came found no P and waited for
+// sysmon (p50 17–20 µs, p99.9 23 ms), so blockio.Use now blocks only up to
+// one connection per thread, and c8 goes through the poller again.
 func BenchmarkVersusPgbench(b *testing.B) {
 	pgbench := requirePgbench(b)
 	clientCPUs, serverCPUs := placement("", "")

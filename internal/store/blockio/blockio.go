@@ -7,10 +7,8 @@
 // again by the poller, which on a small machine hands it to another OS
 // thread through a futex wake-up: CPU and latency the server on the same
 // machine needs. A thread blocked in read(2) is woken by the kernel
-// directly, as a C client's is. Measured on a 2-CPU VM, 8 connections of
-// PostgreSQL point reads (pgbench -S's statement, raw protocol): 44–50k
-// reads/s through the poller, 54–68k blocking, pgbench -j 2 51–65k. With
-// many connections per thread the poller wins (see Use).
+// directly, as a C client's is. Only up to one connection per thread
+// (see Use).
 //
 // Wrap moves a freshly dialed socket to a blocking duplicate that the poller
 // does not watch (a watched one would wake the poller on every reply for
@@ -58,20 +56,25 @@ func WithConnections(ctx context.Context, n int) context.Context {
 }
 
 // Use reports whether a client opened with ctx should Wrap its connection:
-// when the phase's connections are at most perThread per OS thread that
-// may run Go code (GOMAXPROCS). Beyond that the poller wins, because one
-// wake-up of the thread waiting on it collects many replies. How many
-// connections per thread still gain depends on the server; measured on a
-// 2-CPU VM, blocking against the poller, ops/s:
-//   - Redis and Memcached (one event loop, a few threads): 1 connection
-//     12k → 19k and 15–23k → 21–28k (p50 60–95 → 16 µs and 17–44 → 14 µs);
-//     8 connections 62k → 52k and 75k → 64k: perThread 1;
-//   - PostgreSQL (a process per connection, each waking its own client
-//     anyway): 1 connection 6.3k → 12k, 8 and 16 connections 5–15% more,
-//     32 and 50 connections 10–20% less: perThread 8.
-func Use(ctx context.Context, perThread int) bool {
+// when the phase has at most one connection per OS thread that may run Go
+// code (GOMAXPROCS), so every thread blocked in a read holds a P of its own.
+//
+// With more, the runtime starves some of them: in a system call a thread
+// keeps its P, so one whose read returns while every P is held by a thread
+// blocked in read finds none, waits in the global run queue, and only
+// sysmon's retake (after 20 µs, backing off to 10 ms) frees one. Measured on
+// a 2-CPU VM, PostgreSQL point reads over 8 connections with GOMAXPROCS 2:
+// blocking p50 17–20 µs but p99.9 23 ms (poller: 34–47 µs and 1.0–1.5 ms)
+// at the same throughput, which is an unfair client, not a faster one;
+// GOMAXPROCS 9 made it fair but 10–15% slower than the poller.
+//
+// At or below one connection per thread, blocking wins (ops/s, poller →
+// blocking): Redis 1 connection 12k → 19k (p50 60–95 → 16 µs), Memcached
+// 15–23k → 21–28k, PostgreSQL 1 connection 13–14k → 17–19k and 2
+// connections 42–49k → 60–65k, MariaDB 1 connection 7.1k → 8.0–8.8k.
+func Use(ctx context.Context) bool {
 	n, ok := ctx.Value(connsKey{}).(int)
-	return ok && n >= 1 && n <= perThread*runtime.GOMAXPROCS(0)
+	return ok && n >= 1 && n <= runtime.GOMAXPROCS(0)
 }
 
 // Conn is a socket whose reads and writes block their OS thread (Wrap).

@@ -299,14 +299,6 @@ func (s *Store) checkOwned(ctx context.Context, op string) error {
 
 var errClosed = errors.New("mysql: store is closed")
 
-// connsPerThread is how many connections per client OS thread read faster
-// blocked in the kernel than through Go's poller (see blockio.Use): as for
-// PostgreSQL, each connection has a server thread of its own that wakes
-// its client either way. Measured on a 2-CPU VM, MariaDB 10.11 point reads:
-// 1 connection 7.1k → 8.0–8.8k ops/s, 8 and 16 within the noise, with p50
-// 225–264 → 106 µs at 8.
-const connsPerThread = 8
-
 // ClientIO says how the connection waits for the server (blockio.Mode*).
 func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }
 
@@ -318,7 +310,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if closed {
 		return nil, errClosed
 	}
-	c := &Client{fired: make(chan struct{}, 1), blocking: blockio.Use(ctx, connsPerThread)}
+	c := &Client{fired: make(chan struct{}, 1), blocking: blockio.Use(ctx)}
 	c.interrupt = func() {
 		_ = c.nc.SetDeadline(longAgo) // fails the blocked read or write at once
 		c.fired <- struct{}{}

@@ -316,7 +316,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if closed {
 		return nil, errClosed
 	}
-	block := blockio.Use(ctx, connsPerThread)
+	block := blockio.Use(ctx)
 	conn, err := s.connect(ctx, block)
 	if err != nil {
 		return nil, err
@@ -340,11 +340,6 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	}
 	return c, nil
 }
-
-// connsPerThread is how many connections per client OS thread still read
-// faster blocked in the kernel than through Go's poller (see blockio.Use):
-// each backend wakes its own client either way.
-const connsPerThread = 8
 
 // ClientIO says how the connection waits for the server (blockio.Mode*).
 func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }

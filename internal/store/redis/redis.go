@@ -171,12 +171,6 @@ func (s *Store) connect(ctx context.Context, name string, block bool) (rueidis.C
 
 var errClosed = errors.New("redis: store is closed")
 
-// connsPerThread is how many connections per client OS thread read faster
-// blocked in the kernel than through Go's poller (see blockio.Use): one,
-// since the poller's one wake-up for many replies spares the one-threaded
-// server the wake-ups of many blocked clients.
-const connsPerThread = 1
-
 // ClientIO says how the connection waits for the server (blockio.Mode*).
 func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }
 
@@ -189,7 +183,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 		return nil, errClosed
 	}
 	// Not over TLS: rueidis would dial it itself.
-	block := s.opt.TLSConfig == nil && blockio.Use(ctx, connsPerThread)
+	block := s.opt.TLSConfig == nil && blockio.Use(ctx)
 	rc, err := s.connect(ctx, "storebench:"+s.cfg.Namespace, block)
 	if err != nil {
 		return nil, err
