@@ -2,10 +2,15 @@ package files
 
 import (
 	"context"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"testing"
 	"time"
+
+	"golang.org/x/sys/unix"
 
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/storetest"
@@ -156,4 +161,70 @@ func BenchmarkGet(b *testing.B) { storetest.BenchGet(b, open(b, b.TempDir(), fal
 func BenchmarkSet(b *testing.B) {
 	b.Run("nofsync", func(b *testing.B) { storetest.BenchSet(b, open(b, b.TempDir(), false)) })
 	b.Run("fsync", func(b *testing.B) { storetest.BenchSet(b, open(b, b.TempDir(), true)) })
+}
+
+// Reset frees no inode: the files go to the trash (the same inodes), and
+// Close removes the trash with the namespace.
+func TestResetMovesFilesAside(t *testing.T) {
+	ctx := context.Background()
+	s := open(t, t.TempDir(), false)
+	kv := storetest.KVClient(t, s)
+	if err := kv.Set(ctx, []byte("k"), []byte("v"), 0); err != nil {
+		t.Fatal(err)
+	}
+	var before unix.Stat_t
+	dirfd, name := kv.(*Client).fileName([]byte("k"))
+	if err := unix.Fstatat(dirfd, name, &before, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Reset(ctx); err != nil {
+		t.Fatal(err)
+	}
+	var inTrash []uint64
+	err := filepath.WalkDir(filepath.Join(s.dir, trashDir), func(p string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		var st unix.Stat_t
+		if err := unix.Stat(p, &st); err != nil {
+			return err
+		}
+		inTrash = append(inTrash, st.Ino)
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(inTrash) != 1 || inTrash[0] != before.Ino {
+		t.Fatalf("after Reset the trash holds inodes %v, want the key's file (inode %d)", inTrash, before.Ino)
+	}
+	if _, ok, err := kv.Get(ctx, []byte("k"), nil); ok || err != nil {
+		t.Fatalf("key visible after Reset: %v %v", ok, err)
+	}
+	if err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Lstat(s.dir); !errors.Is(err, fs.ErrNotExist) {
+		t.Fatalf("namespace (with its trash) left after Close: %v", err)
+	}
+}
+
+// The result records the mount's options, and for ext4 whether it has a
+// journal (see moveAside).
+func TestInfoRecordsTheMount(t *testing.T) {
+	s := open(t, t.TempDir(), false)
+	info, err := s.Info(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	set := info.Settings
+	if runtime.GOOS == "linux" && set["mount_options"] == "" {
+		t.Errorf("no mount_options in %v", set)
+	}
+	if set["filesystem"] == "ext2/3/4" && set["journal"] != "none" && set["journal"] != "yes" {
+		t.Errorf("ext4 without journal: none or yes in %v", set)
+	}
+	if set["reset"] == "" {
+		t.Errorf("no reset in %v", set)
+	}
 }
