@@ -31,6 +31,8 @@ type Config struct {
 	Kinds []string
 	// ClientIO is copied to the phase (metrics.Phase.ClientIO).
 	ClientIO string
+	// NoStore is copied to the phase (metrics.Phase.NoStore).
+	NoStore bool
 	// Probe, if set, is told when the measured part begins and ends, so it
 	// can sample what the engine cannot see, such as a server's CPU and I/O.
 	Probe Probe

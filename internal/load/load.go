@@ -186,6 +186,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 	p := metrics.Merge(recs, meta)
 	p.ByOp = metrics.MergeByOp(cfg.Kinds, byKind, meta)
 	p.ClientIO = cfg.ClientIO
+	p.NoStore = cfg.NoStore
 	if w := saturationWarning(p.ClientCPUS, p.DurationS, runtime.GOMAXPROCS(0)); w != "" {
 		p.Warnings = append(p.Warnings, w)
 	}

@@ -53,7 +53,11 @@ type Phase struct {
 	// for many replies); storebench picks by connections per client thread
 	// (package blockio). Empty for in-process stores, connect-per-op, and
 	// the sessions and payments workloads (their clients use the poller).
-	ClientIO string   `json:"client_io,omitempty"`
+	ClientIO string `json:"client_io,omitempty"`
+	// NoStore marks a phase whose operations touch no store (a floor, such
+	// as the web workload's empty endpoint): the server counting none of
+	// them is expected, not a failed reading.
+	NoStore  bool     `json:"no_store,omitempty"`
 	Warnings []string `json:"warnings,omitempty"`
 	// Notes say what was done around the phase that a reader should know,
 	// e.g. that the table was vacuumed before it (outside the measured time).

@@ -174,6 +174,11 @@ func TestSummarizeServerTime(t *testing.T) {
 	if _, _, err := summarizeServerTime(at(5, time.Second), at(5, time.Second), ph); err == nil {
 		t.Error("no calls: no error")
 	}
+	// ... which is expected of a phase that touches no store.
+	floor := &metrics.Phase{Ops: 1000, NoStore: true}
+	if s, warn, err := summarizeServerTime(at(5, time.Second), at(5, time.Second), floor); s != nil || warn != "" || err != nil {
+		t.Errorf("a phase that touches no store: %+v, %q, %v; want nothing", s, warn, err)
+	}
 	// More calls than the client's: other clients of a shared server.
 	if _, warn, _ := summarizeServerTime(at(0, 0), at(2000, time.Millisecond), ph); !strings.Contains(warn, "other clients") {
 		t.Errorf("warning %q", warn)

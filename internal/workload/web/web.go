@@ -79,8 +79,10 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 			workers[i] = &requester{c: clients[i], url: "http://" + addr + "/" + path, buf: make([]byte, 0, 64)}
 		}
 		cfg := p.Load.Config(path)
-		if path == "get" { // the empty endpoint touches no store
+		if path == "get" {
 			cfg.ClientIO = workload.ClientIO(pool)
+		} else {
+			cfg.NoStore = true // the empty endpoint touches no store
 		}
 		ph, err := load.Run(ctx, h.Apply(cfg), workers)
 		for _, c := range clients {

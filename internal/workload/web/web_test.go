@@ -35,6 +35,9 @@ func TestWebEndpointOnMemoryAndRedis(t *testing.T) {
 			if len(phases) != 2 || phases[0].Name != "empty" || phases[1].Name != "get" {
 				t.Fatalf("phases %+v", phases)
 			}
+			if !phases[0].NoStore || phases[1].NoStore {
+				t.Errorf("NoStore: empty %v, get %v; want true, false", phases[0].NoStore, phases[1].NoStore)
+			}
 			for _, ph := range phases {
 				if ph.Ops != 400 || len(ph.Errors) != 0 || ph.ThroughputOpsS <= 0 {
 					t.Errorf("%s per-op=%v %s: ops %d errors %v samples %v", name, perOp, ph.Name, ph.Ops, ph.Errors, ph.ErrorSamples)
