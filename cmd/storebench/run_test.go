@@ -207,6 +207,15 @@ func TestPinnedPlacementIsRecorded(t *testing.T) {
 		t.Errorf("scenario client_cpus 1, server_cpus 0 and --server-cpus 1: recorded client %q server %q, want 1 and 1",
 			res.Environment.ClientCPUs, res.Environment.ServerCPUs)
 	}
+	// "none" unpins a side the scenario pins.
+	out = t.TempDir()
+	_, res = runResult(t, out, "run", file, "--client-cpus", "none", "--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
+	// Unpinned, the client may use whatever CPUs the test itself may (all of
+	// them, recorded as a range, unless the test runs under taskset).
+	if res.Environment.ClientCPUs == "1" || res.Environment.ServerCPUs != "0" || runtime.NumCPU() > 1 && res.Environment.GoMaxProcs == 1 {
+		t.Errorf("scenario client_cpus 1, server_cpus 0 and --client-cpus none: recorded client %q server %q, GOMAXPROCS %d; want the client unpinned",
+			res.Environment.ClientCPUs, res.Environment.ServerCPUs, res.Environment.GoMaxProcs)
+	}
 }
 
 // TestClientThreadsAreRecorded: --client-threads sets the client's GOMAXPROCS,

@@ -38,6 +38,30 @@ func pinProcess(list string) error {
 	return nil
 }
 
+// cannotPin says why this process cannot be pinned to list although its
+// CPUs exist (a container's cpuset that leaves them out), or "" when it can,
+// or when list does not parse (parseCPUList reports that). It tries on a
+// thread of its own, which exits afterwards rather than keep a changed mask.
+func cannotPin(list string) string {
+	cpus, err := parseCPUList(list)
+	if err != nil {
+		return ""
+	}
+	var set unix.CPUSet
+	for _, c := range cpus {
+		set.Set(c)
+	}
+	errc := make(chan error, 1)
+	go func() {
+		runtime.LockOSThread() // never unlocked: the thread exits with the goroutine
+		errc <- unix.SchedSetaffinity(0, &set)
+	}()
+	if err := <-errc; err != nil {
+		return fmt.Sprintf("this process cannot run on CPUs %s here (%v; a cpuset may leave them out)", list, err)
+	}
+	return ""
+}
+
 // parseCPUList reads "0-2,5" and checks every CPU exists here.
 func parseCPUList(list string) ([]int, error) {
 	var out []int

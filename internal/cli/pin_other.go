@@ -13,3 +13,5 @@ func pinProcess(string) error {
 }
 
 func parseCPUList(string) ([]int, error) { return nil, nil }
+
+func cannotPin(string) string { return "" }

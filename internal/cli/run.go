@@ -104,8 +104,8 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.DurationVar(&f.duration, "duration", 0, "measured time per phase instead of an op count, e.g. 30s")
 	fl.DurationVar(&f.warmup, "warmup", 0, "timed warm-up before each measured phase (with --duration), not counted")
 	fl.Int64Var(&f.warmupOps, "warmup-ops", 0, "ops run before each measured phase, not counted")
-	fl.StringVar(&f.serverCPUs, "server-cpus", "", "pin managed servers to these CPUs, e.g. 1 or 0-1 (recorded)")
-	fl.StringVar(&f.clientCPUs, "client-cpus", "", "pin storebench itself to these CPUs, e.g. 0 (recorded)")
+	fl.StringVar(&f.serverCPUs, "server-cpus", "", "pin managed servers to these CPUs, e.g. 1 or 0-1, or \"none\" to leave them unpinned where the scenario pins them (recorded)")
+	fl.StringVar(&f.clientCPUs, "client-cpus", "", "pin storebench itself to these CPUs, e.g. 0, or \"none\" to leave it unpinned where the scenario pins it (recorded)")
 	fl.IntVar(&f.clientThreads, "client-threads", 0, "OS threads running storebench's Go code (GOMAXPROCS; default: one per CPU it may use); with servers on the same small machine, fewer can leave them more CPU (recorded)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
@@ -381,7 +381,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	}
 	for _, c := range []cpuChoice{server, client} {
 		if c.dropped != "" {
-			logf("%s: %s not applied: pinning to CPUs needs Linux; the run is unpinned (see the environment's CPUs)", s.Source, c.dropped)
+			logf("%s: %s not applied: %s; the run is unpinned (see the environment's CPUs)", s.Source, c.dropped, c.why)
 		}
 	}
 	scratch, err := os.MkdirTemp(f.dataDir, "storebench-run-*")
@@ -605,7 +605,8 @@ func redactArgs(args []string) []string {
 type cpuChoice struct {
 	list    string // "" is unpinned
 	origin  string // where list came from, for errors: a flag or file: field
-	dropped string // the scenario's list, when this machine cannot pin
+	dropped string // the scenario's list, when it cannot be applied here,
+	why     string // and why
 }
 
 // cpus parses the list, distinct CPUs in order; none when unpinned.
@@ -621,17 +622,27 @@ func (c cpuChoice) cpus() ([]int, error) {
 	return slices.Compact(cpus), nil
 }
 
-// pickCPUs takes the flag's list, else the scenario's. Where nothing can be
-// pinned (not Linux) the scenario's is dropped, to be said, rather than
-// refusing a suite; a flag still fails there.
+// unpinned is the flag value that leaves a side unpinned, overriding the
+// scenario's list.
+const unpinned = "none"
+
+// pickCPUs takes the flag's list, else the scenario's. Where the scenario's
+// cannot be applied (not Linux, or CPUs a cpuset leaves out)
+// it is dropped, to be said, rather than refusing a suite; a flag still
+// fails there.
 func pickCPUs(flagList, flag, scenarioList, field, source string) cpuChoice {
 	switch {
+	case flagList == unpinned:
+		return cpuChoice{}
 	case flagList != "":
 		return cpuChoice{list: flagList, origin: flag}
 	case scenarioList == "":
 		return cpuChoice{}
 	case !canPin:
-		return cpuChoice{dropped: field + " " + scenarioList}
+		return cpuChoice{dropped: field + " " + scenarioList, why: "pinning to CPUs needs Linux"}
+	}
+	if why := cannotPin(scenarioList); why != "" {
+		return cpuChoice{dropped: field + " " + scenarioList, why: why}
 	}
 	return cpuChoice{list: scenarioList, origin: source + ": " + field}
 }
