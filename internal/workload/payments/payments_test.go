@@ -17,7 +17,11 @@ func run(t *testing.T, tg *target, p Params, h Hooks) (*Summary, []metrics.Phase
 	t.Helper()
 	sum, phases, err := Run(context.Background(), tg.Store, p, h)
 	if err != nil {
-		t.Fatalf("%s: %v", tg.e.name, err)
+		var samples []string
+		for _, ph := range phases {
+			samples = append(samples, ph.ErrorSamples...)
+		}
+		t.Fatalf("%s: %v; error samples: %q", tg.e.name, err, samples)
 	}
 	return sum, phases
 }
