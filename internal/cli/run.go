@@ -627,9 +627,8 @@ func (c cpuChoice) cpus() ([]int, error) {
 const unpinned = "none"
 
 // pickCPUs takes the flag's list, else the scenario's. Where the scenario's
-// cannot be applied (not Linux, or CPUs a cpuset leaves out)
-// it is dropped, to be said, rather than refusing a suite; a flag still
-// fails there.
+// cannot be applied (not Linux, or CPUs a cpuset leaves out) it is dropped,
+// to be said, rather than refusing a suite; a flag still fails there.
 func pickCPUs(flagList, flag, scenarioList, field, source string) cpuChoice {
 	switch {
 	case flagList == unpinned:
