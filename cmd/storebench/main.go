@@ -26,6 +26,18 @@ func main() {
 	if durability.IsChild() {
 		os.Exit(durability.ChildMain())
 	}
+	// A reader that goes away (storebench run | head) must not kill the run
+	// before it has stopped its servers and removed its directories, which
+	// Go's default for SIGPIPE on stdout would: with the signal caught, the
+	// write fails with EPIPE instead, and the run ends as it would have.
+	// (Caught, not ignored: an ignored signal would stay ignored in the
+	// servers it starts.)
+	pipe := make(chan os.Signal, 1)
+	signal.Notify(pipe, syscall.SIGPIPE)
+	go func() {
+		for range pipe {
+		}
+	}()
 	// Ctrl-C and SIGTERM cancel the run; the run stops its servers and keeps its results.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	app := &cli.App{Registry: stores(), Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Commit: commit}

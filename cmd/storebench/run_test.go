@@ -249,3 +249,37 @@ func TestClientThreadsAreRecorded(t *testing.T) {
 		}
 	}
 }
+
+// TestReaderGoneCleansUp: a reader that closes storebench's output early
+// (storebench run | head) does not kill it before it stops its server and
+// removes its run directory, which Go's default for SIGPIPE would.
+func TestReaderGoneCleansUp(t *testing.T) {
+	out, data := t.TempDir(), servertest.BaseDir(t)
+	cmd := exec.Command(bin, "run", "kv", "--stores", "redis", "--keys", "200", "--out", out, "--data-dir", data)
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdout.Close() // the reader is gone before the summary is written
+	err = cmd.Wait()
+	if ws, ok := cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+		t.Fatalf("storebench was killed by %v when its reader went away\n%s", ws.Signal(), stderr.String())
+	}
+	if err != nil {
+		t.Fatalf("%v\n%s", err, stderr.String())
+	}
+	if matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json")); len(matches) != 1 {
+		t.Errorf("result files: %v", matches)
+	}
+	if procs := processesUnder(data); len(procs) > 0 {
+		t.Errorf("processes left: %v", procs)
+	}
+	if entries, _ := os.ReadDir(data); len(entries) > 0 {
+		t.Errorf("left in the data dir: %v", entries)
+	}
+}
