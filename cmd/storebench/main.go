@@ -38,8 +38,9 @@ func main() {
 		for range pipe {
 		}
 	}()
-	// Ctrl-C and SIGTERM cancel the run; the run stops its servers and keeps its results.
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	// Ctrl-C, SIGTERM and SIGHUP (the terminal went away) cancel the run; the
+	// run stops its servers, removes its directories and keeps its results.
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
 	app := &cli.App{Registry: stores(), Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Commit: commit}
 	code := app.Main(ctx, os.Args[1:])
 	stop()

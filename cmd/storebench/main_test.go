@@ -246,10 +246,17 @@ func readResult(t *testing.T, outDir string) (resultFile, string) {
 	return r, matches[0]
 }
 
-// TestInterruptCleansUp sends SIGINT to a run with managed servers in the
-// middle of a long cell, then proves that no server process and no temp dir
-// is left, and that result.json keeps the cells finished before the signal.
+// TestInterruptCleansUp sends SIGINT (Ctrl-C), SIGTERM (kill) or SIGHUP (the
+// terminal went away) to a run with managed servers in the middle of a long
+// cell, then proves that no server process and no temp dir is left, and that
+// result.json keeps the cells finished before the signal.
 func TestInterruptCleansUp(t *testing.T) {
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM, syscall.SIGHUP} {
+		t.Run(sig.String(), func(t *testing.T) { interruptCleansUp(t, sig) })
+	}
+}
+
+func interruptCleansUp(t *testing.T, sig syscall.Signal) {
 	out := t.TempDir()
 	data := servertest.BaseDir(t) // searchable by the unprivileged user postgres runs as
 	cmd := exec.Command(bin, "run", "kv", "--stores", "postgres,redis", "--keys", "500,5000000", "--out", out, "--data-dir", data, "--quiet")
@@ -278,7 +285,7 @@ func TestInterruptCleansUp(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	time.Sleep(500 * time.Millisecond)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+	if err := cmd.Process.Signal(sig); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan error, 1)
@@ -287,10 +294,10 @@ func TestInterruptCleansUp(t *testing.T) {
 	case err := <-done:
 		var ee *exec.ExitError
 		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Errorf("exit after SIGINT: %v, want exit code 1\nstderr: %s", err, se.String())
+			t.Errorf("exit after %v: %v, want exit code 1\nstderr: %s", sig, err, se.String())
 		}
 	case <-time.After(45 * time.Second):
-		t.Fatalf("storebench did not exit within 45 s of SIGINT\nstderr: %s", se.String())
+		t.Fatalf("storebench did not exit within 45 s of %v\nstderr: %s", sig, se.String())
 	}
 
 	r, path := readResult(t, out)
@@ -310,7 +317,7 @@ func TestInterruptCleansUp(t *testing.T) {
 	}
 	for _, pid := range pids {
 		if alive(pid) {
-			t.Errorf("server pid %d still running after SIGINT", pid)
+			t.Errorf("server pid %d still running after %v", pid, sig)
 		}
 	}
 	if procs := processesUnder(data); len(procs) > 0 {
