@@ -64,9 +64,9 @@ func WithConnections(ctx context.Context, n int) context.Context {
 // blocked in read finds none, waits in the global run queue, and only
 // sysmon's retake (after 20 µs, backing off to 10 ms) frees one. Measured on
 // a 2-CPU VM, PostgreSQL point reads over 8 connections with GOMAXPROCS 2:
-// blocking p50 17–20 µs but p99.9 23 ms (poller: 34–47 µs and 1.0–1.5 ms)
+// blocking p50 17–20 µs but p99.9 23 ms (poller: 23–54 µs and 1.0–1.5 ms)
 // at the same throughput, which is an unfair client, not a faster one;
-// GOMAXPROCS 9 made it fair but 10–15% slower than the poller.
+// GOMAXPROCS 9 made it fair but 9–21% slower than the poller.
 //
 // At or below one connection per thread, blocking wins (ops/s, poller →
 // blocking): Redis 1 connection 12k → 19k (p50 60–95 → 16 µs), Memcached
