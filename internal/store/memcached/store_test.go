@@ -97,14 +97,7 @@ func TestMemcached(t *testing.T) {
 			}
 		},
 	}
-	t.Run("KV", func(t *testing.T) {
-		t.Parallel()
-		storetest.RunKVOptions(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
-	})
-	t.Run("KV/blocking-io", func(t *testing.T) {
-		t.Parallel()
-		storetest.RunKVOptions(t, storetest.Blocking(func(t *testing.T) store.Store { return open(t, url) }), opts)
-	})
+	storetest.RunKVBothIO(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
 
 	t.Run("KeyEncoding", func(t *testing.T) {
 		t.Parallel()

@@ -104,6 +104,21 @@ func exec(t *testing.T, db interface {
 	}
 }
 
+// lockRow locks the kv row of key from a connection of its own, in a
+// transaction rolled back when the test ends, so the store's writes to it
+// wait for the lock.
+func lockRow(t *testing.T, url string, s *Store, key string) {
+	t.Helper()
+	conn, err := foreign(t, url).Conn(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { conn.Close() })
+	exec(t, conn, `BEGIN`)
+	exec(t, conn, `SELECT v FROM `+s.cfg.Namespace+`.kv WHERE k = '`+key+`' FOR UPDATE`)
+	t.Cleanup(func() { exec(t, conn, `ROLLBACK`) })
+}
+
 func count(t *testing.T, db *sql.DB, q string) int {
 	t.Helper()
 	var n int
@@ -145,14 +160,7 @@ func TestMySQL(t *testing.T) {
 			return databaseExists(t, foreign(t, url), info.Namespace)
 		},
 	}
-	t.Run("KV", func(t *testing.T) {
-		t.Parallel()
-		storetest.RunKVOptions(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
-	})
-	t.Run("KV/blocking-io", func(t *testing.T) {
-		t.Parallel()
-		storetest.RunKVOptions(t, storetest.Blocking(func(t *testing.T) store.Store { return open(t, url) }), opts)
-	})
+	storetest.RunKVBothIO(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
 
 	t.Run("Info", func(t *testing.T) {
 		t.Parallel()
@@ -272,15 +280,8 @@ func TestMySQL(t *testing.T) {
 		if err := kv.Set(ctx, []byte("locked"), []byte("v"), 0); err != nil {
 			t.Fatal(err)
 		}
-		conn, err := foreign(t, url).Conn(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer conn.Close()
-		exec(t, conn, `BEGIN`)
-		exec(t, conn, `SELECT v FROM `+s.cfg.Namespace+`.kv WHERE k = 'locked' FOR UPDATE`)
-		defer exec(t, conn, `ROLLBACK`)
-		err = kv.Set(ctx, []byte("locked"), []byte("w"), 0) // innodb_lock_wait_timeout=1
+		lockRow(t, url, s, "locked")
+		err := kv.Set(ctx, []byte("locked"), []byte("w"), 0) // innodb_lock_wait_timeout=1
 		var me *mysql.MySQLError
 		if !errors.As(err, &me) || me.Number != erLockWaitTimeout || store.Classify(err) != store.ClassTimeout {
 			t.Errorf("error = %v, class %s; want MySQL error 1205, timeout", err, store.Classify(err))
@@ -320,18 +321,11 @@ func TestMySQL(t *testing.T) {
 			}
 			// A deadline reached while the server waits for a lock interrupts
 			// the call, long before innodb_lock_wait_timeout (1 s).
-			conn, err := foreign(t, url).Conn(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer conn.Close()
-			exec(t, conn, `BEGIN`)
-			exec(t, conn, `SELECT v FROM `+s.cfg.Namespace+`.kv WHERE k = 'locked' FOR UPDATE`)
-			defer exec(t, conn, `ROLLBACK`)
+			lockRow(t, url, s, "locked")
 			dctx, cancel := context.WithTimeout(ctx, 200*time.Millisecond)
 			defer cancel()
 			start := time.Now()
-			err = kv.Set(dctx, []byte("locked"), []byte("w"), 0)
+			err := kv.Set(dctx, []byte("locked"), []byte("w"), 0)
 			if d := time.Since(start); d > 800*time.Millisecond {
 				t.Errorf("Set returned after %v, want about 200 ms", d)
 			}

@@ -114,14 +114,7 @@ func TestRedis(t *testing.T) {
 			return len(e.Elements) > 0
 		},
 	}
-	t.Run("KV", func(t *testing.T) {
-		t.Parallel()
-		storetest.RunKVOptions(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
-	})
-	t.Run("KV/blocking-io", func(t *testing.T) {
-		t.Parallel()
-		storetest.RunKVOptions(t, storetest.Blocking(func(t *testing.T) store.Store { return open(t, url) }), opts)
-	})
+	storetest.RunKVBothIO(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
 
 	t.Run("NeverTouchesOutsidePrefix", func(t *testing.T) {
 		// Not parallel: it writes the same foreign keys as KV's Foreign

@@ -41,3 +41,17 @@ func (b *blockingStore) Open(ctx context.Context) (store.Client, error) {
 	}
 	return c, nil
 }
+
+// RunKVBothIO runs the KV suite twice, in parallel: "KV" with the clients
+// a phase of many connections gets (Go's poller), and "KV/blocking-io" with
+// blocking ones (Blocking).
+func RunKVBothIO(t *testing.T, open Opener, o Options) {
+	t.Run("KV", func(t *testing.T) {
+		t.Parallel()
+		RunKVOptions(t, open, o)
+	})
+	t.Run("KV/blocking-io", func(t *testing.T) {
+		t.Parallel()
+		RunKVOptions(t, Blocking(open), o)
+	})
+}
