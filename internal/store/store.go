@@ -64,12 +64,13 @@ type Info struct {
 	Namespace string `json:"namespace,omitempty"`
 }
 
-// LazyOpener is the optional capability of opening a client that connects on
-// its first operation, without the round trip that proves a connection (a
-// ping). A connection per operation uses it, so it costs what an application
-// that connects per request pays, and no more.
-type LazyOpener interface {
-	OpenLazy(ctx context.Context) (Client, error)
+// PerRequestOpener is the optional capability of opening a client for one
+// operation on a connection of its own that costs what an application that
+// connects per request pays, and no more: no round trip to prove the
+// connection (a ping) or set it up beyond what the protocol needs, none to
+// close it. A connection per operation (--connect-per-op) uses it.
+type PerRequestOpener interface {
+	OpenPerRequest(ctx context.Context) (Client, error)
 }
 
 // Settler is the optional capability of a Store to make freshly written data

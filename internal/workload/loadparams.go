@@ -121,8 +121,8 @@ func (p *perOpClient) Close() error { return nil }
 
 func (p *perOpClient) with(ctx context.Context, f func(store.KV) error) error {
 	open := p.st.Open
-	if l, ok := p.st.(store.LazyOpener); ok {
-		open = l.OpenLazy
+	if o, ok := p.st.(store.PerRequestOpener); ok {
+		open = o.OpenPerRequest
 	}
 	c, err := open(ctx)
 	if err != nil {

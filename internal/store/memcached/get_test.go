@@ -40,7 +40,7 @@ func TestDirectPath(t *testing.T) {
 	}
 
 	t.Run("LazyFirstGetIsTheGetAlone", func(t *testing.T) {
-		lc, err := s.OpenLazy(ctx)
+		lc, err := s.OpenPerRequest(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -62,7 +62,7 @@ func TestDirectPath(t *testing.T) {
 
 	t.Run("OneConnectionWhicheverPathDials", func(t *testing.T) {
 		conns0 := stats()["total_connections"]
-		lc, err := s.OpenLazy(ctx)
+		lc, err := s.OpenPerRequest(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -126,7 +126,7 @@ func TestDirectPath(t *testing.T) {
 
 	t.Run("UnreachableIsUnavailable", func(t *testing.T) {
 		down := &Store{cfg: s.cfg, addr: "127.0.0.1:1"} // nothing listens on port 1
-		lc, err := down.OpenLazy(ctx)
+		lc, err := down.OpenPerRequest(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

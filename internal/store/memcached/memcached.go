@@ -120,7 +120,7 @@ var errClosed = errors.New("memcached: store is closed")
 
 // Open connects a new client: one gomemcache.Client on one connection.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
-	c, err := s.OpenLazy(ctx)
+	c, err := s.OpenPerRequest(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -131,10 +131,10 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	return c, nil
 }
 
-// OpenLazy returns a client that connects on its first operation, as PHP's
-// Memcached::addServer does: a connection per request then costs the TCP
-// handshake and the get, without the extra round trip of a ping.
-func (s *Store) OpenLazy(ctx context.Context) (store.Client, error) {
+// OpenPerRequest returns a client that connects on its first operation, as
+// PHP's Memcached::addServer does: a connection per request then costs the
+// TCP handshake and the get, without the extra round trip of a ping.
+func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()

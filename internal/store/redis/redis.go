@@ -78,6 +78,11 @@ type Store struct {
 	prefix string
 	loc    string
 
+	// preamble is the AUTH and SELECT a per-request connection sends before
+	// its command (perrequest.go), which get preambleReplies replies.
+	preamble        []byte
+	preambleReplies int
+
 	mu     sync.Mutex
 	admin  rueidis.Client // Info, Reset, Close
 	closed bool
@@ -95,6 +100,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	opt, _ := rueidis.ParseURL(cfg.URL) // checked by Validate
 	s := &Store{cfg: cfg, opt: opt, prefix: KeyPrefix + cfg.Namespace + ":", loc: store.RedactURL(cfg.URL)}
+	s.preamble, s.preambleReplies = preambleOf(opt.Username, opt.Password, opt.SelectDB)
 	var err error
 	if s.admin, err = s.connect(ctx, "storebench-admin:"+cfg.Namespace, false); err != nil {
 		return nil, err
@@ -437,11 +443,8 @@ func (e *opError) Unwrap() error { return e.err }
 func opErr(op string, err error) error {
 	e := &opError{op: op, err: err}
 	if re, ok := rueidis.IsRedisErr(err); ok {
-		switch {
-		case re.IsLoading() || strings.HasPrefix(re.Error(), "MASTERDOWN") || strings.HasPrefix(re.Error(), "READONLY"):
-			return store.WithClass(store.ClassUnavailable, e)
-		case strings.HasPrefix(re.Error(), "BUSY"):
-			return store.WithClass(store.ClassTimeout, e)
+		if c := replyClass(re.Error()); c != store.ClassOther {
+			return store.WithClass(c, e)
 		}
 		return e
 	}
@@ -449,4 +452,17 @@ func opErr(op string, err error) error {
 		return store.WithClass(store.ClassUnavailable, e)
 	}
 	return e
+}
+
+// replyClass is the class of an error reply: a server that is loading its
+// data or is a replica that cannot serve is unavailable; a busy script is a
+// timeout.
+func replyClass(msg string) store.Class {
+	switch {
+	case strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "MASTERDOWN") || strings.HasPrefix(msg, "READONLY"):
+		return store.ClassUnavailable
+	case strings.HasPrefix(msg, "BUSY"):
+		return store.ClassTimeout
+	}
+	return store.ClassOther
 }

@@ -115,6 +115,10 @@ func TestRedis(t *testing.T) {
 		},
 	}
 	storetest.RunKVBothIO(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
+	t.Run("KV/per-request", func(t *testing.T) {
+		t.Parallel()
+		storetest.RunKVOptions(t, storetest.PerRequest(func(t *testing.T) store.Store { return open(t, url) }), opts)
+	})
 
 	t.Run("NeverTouchesOutsidePrefix", func(t *testing.T) {
 		// Not parallel: it writes the same foreign keys as KV's Foreign
