@@ -97,11 +97,7 @@ func TestMemcached(t *testing.T) {
 			}
 		},
 	}
-	storetest.RunKVBothIO(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
-	t.Run("KV/per-request", func(t *testing.T) {
-		t.Parallel()
-		storetest.RunKVOptions(t, storetest.PerRequest(func(t *testing.T) store.Store { return open(t, url) }), opts)
-	})
+	storetest.RunKVPaths(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
 
 	t.Run("KeyEncoding", func(t *testing.T) {
 		t.Parallel()

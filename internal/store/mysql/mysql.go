@@ -140,7 +140,7 @@ func parseURL(raw string) (*mysql.Config, string, error) {
 		return nil, "", fmt.Errorf("mysql: bad URL %s: database name %q contains '/'", store.RedactURL(raw), db)
 	}
 	cfg.Net, cfg.Addr, cfg.DBName = "tcp", net.JoinHostPort(host, port), db
-	cfg.InterpolateParams = false // server-side prepared statements only
+	cfg.InterpolateParams = false // server-side prepared statements, but for per-request clients (OpenPerRequest)
 	if cfg.Timeout <= 0 {
 		cfg.Timeout = DefaultConnectTimeout
 	}
@@ -304,36 +304,11 @@ func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }
 
 // Open connects a new client and prepares its statements on the server.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return nil, errClosed
-	}
-	c := &Client{fired: make(chan struct{}, 1), blocking: blockio.Use(ctx)}
-	c.interrupt = func() {
-		_ = c.nc.SetDeadline(longAgo) // fails the blocked read or write at once
-		c.fired <- struct{}{}
-	}
-	// A connector per client, whose dialer keeps the net.Conn for interrupt.
-	cfg := s.client.Clone()
-	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		nc, err := d.DialContext(ctx, network, addr)
-		if err == nil && c.blocking {
-			nc, err = blockio.Wrap(nc) // the handshake too: Wrap keeps deadlines working
-		}
-		c.nc = nc
-		return nc, err
-	}
-	connector, err := mysql.NewConnector(cfg)
-	if err != nil {
-		return nil, s.connectErr(err)
-	}
 	cctx, cancel := context.WithTimeout(ctx, s.client.Timeout)
 	defer cancel()
-	if c.conn, err = connector.Connect(cctx); err != nil {
-		return nil, s.connectErr(err)
+	c, err := s.open(cctx, blockio.Use(ctx), false)
+	if err != nil {
+		return nil, err
 	}
 	prep, ok := c.conn.(driver.ConnPrepareContext)
 	if !ok {
@@ -341,7 +316,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 		return nil, fmt.Errorf("mysql: driver connection %T cannot prepare with a context", c.conn)
 	}
 	for _, p := range []struct {
-		stmt **stmt
+		stmt *statement
 		name string
 		q    string
 	}{
@@ -358,11 +333,101 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 			return nil, opErr("prepare "+p.name, err)
 		}
 	}
+	return c, nil
+}
+
+var _ store.PerRequestOpener = (*Store)(nil)
+
+// OpenPerRequest connects a client for one operation
+// (store.PerRequestOpener), which it sends as one text query with its
+// arguments escaped into it by the driver (COM_QUERY, one round trip), as
+// an application's query without server-side prepares does. Open's three
+// prepares would cost a request three round trips more than its query.
+func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
+	cctx, cancel := context.WithTimeout(ctx, s.client.Timeout)
+	defer cancel()
+	c, err := s.open(cctx, false, true)
+	if err != nil {
+		return nil, err
+	}
+	q, ok := c.conn.(queryer)
+	if !ok {
+		c.conn.Close()
+		return nil, fmt.Errorf("mysql: driver connection %T cannot query with a context", c.conn)
+	}
+	c.get, c.set, c.del = &textQuery{q, s.getSQL}, &textQuery{q, s.setSQL}, &textQuery{q, s.delSQL}
+	return c, nil
+}
+
+// open connects a client without statements; with interpolate, the driver
+// escapes arguments into the query text.
+func (s *Store) open(ctx context.Context, block, interpolate bool) (*Client, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, errClosed
+	}
+	c := &Client{fired: make(chan struct{}, 1), blocking: block}
+	c.interrupt = func() {
+		_ = c.nc.SetDeadline(longAgo) // fails the blocked read or write at once
+		c.fired <- struct{}{}
+	}
+	// A connector per client, whose dialer keeps the net.Conn for interrupt.
+	cfg := s.client.Clone()
+	cfg.InterpolateParams = interpolate
+	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+		var d net.Dialer
+		nc, err := d.DialContext(ctx, network, addr)
+		if err == nil && c.blocking {
+			nc, err = blockio.Wrap(nc) // the handshake too: Wrap keeps deadlines working
+		}
+		c.nc = nc
+		return nc, err
+	}
+	connector, err := mysql.NewConnector(cfg)
+	if err != nil {
+		return nil, s.connectErr(err)
+	}
+	if c.conn, err = connector.Connect(ctx); err != nil {
+		return nil, s.connectErr(err)
+	}
 	for i := range c.args {
 		c.args[i].Ordinal = i + 1
 	}
 	return c, nil
 }
+
+// statement is a client's get, set or delete: prepared (stmt) or not
+// (textQuery).
+type statement interface {
+	driver.StmtExecContext
+	driver.StmtQueryContext
+	Close() error
+}
+
+// queryer is what a driver connection offers to run text queries.
+type queryer interface {
+	driver.QueryerContext
+	driver.ExecerContext
+}
+
+// textQuery is a statement sent as text each time, its arguments escaped
+// into it by the driver (Config.InterpolateParams).
+type textQuery struct {
+	conn queryer
+	q    string
+}
+
+func (t *textQuery) ExecContext(ctx context.Context, args []driver.NamedValue) (driver.Result, error) {
+	return t.conn.ExecContext(ctx, t.q, args)
+}
+
+func (t *textQuery) QueryContext(ctx context.Context, args []driver.NamedValue) (driver.Rows, error) {
+	return t.conn.QueryContext(ctx, t.q, args)
+}
+
+func (t *textQuery) Close() error { return nil }
 
 // stmt is what the driver's prepared statement offers beyond driver.Stmt.
 type stmt struct {
@@ -513,7 +578,7 @@ func (s *Store) Close(ctx context.Context) error {
 type Client struct {
 	conn          driver.Conn
 	nc            net.Conn // the driver's socket, for interrupt
-	get, set, del *stmt
+	get, set, del statement
 	args          [3]driver.NamedValue // reused: no allocation per call for the slice
 	dest          [1]driver.Value
 
@@ -577,7 +642,7 @@ func (e *interrupted) Unwrap() []error { return []error{e.ctx, e.err} }
 // Close closes the statements and the connection.
 func (c *Client) Close() error {
 	var err error
-	for _, st := range []*stmt{c.get, c.set, c.del} {
+	for _, st := range []statement{c.get, c.set, c.del} {
 		if st != nil {
 			err = errors.Join(err, st.Close())
 		}
@@ -667,7 +732,7 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-func (c *Client) exec(ctx context.Context, st *stmt, args []driver.NamedValue) error {
+func (c *Client) exec(ctx context.Context, st statement, args []driver.NamedValue) error {
 	if err := c.watch(ctx); err != nil {
 		return err
 	}

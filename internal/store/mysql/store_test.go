@@ -119,6 +119,22 @@ func lockRow(t *testing.T, url string, s *Store, key string) {
 	t.Cleanup(func() { exec(t, conn, `ROLLBACK`) })
 }
 
+// sessionStatus reads a status variable of c's own session.
+func sessionStatus(t *testing.T, c *Client, name string) string {
+	t.Helper()
+	rows, err := c.conn.(queryer).QueryContext(context.Background(), "SHOW SESSION STATUS LIKE '"+name+"'", nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	row := make([]driver.Value, 2)
+	if err := rows.Next(row); err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	v, _ := row[1].([]byte)
+	return string(v)
+}
+
 func count(t *testing.T, db *sql.DB, q string) int {
 	t.Helper()
 	var n int
@@ -160,7 +176,31 @@ func TestMySQL(t *testing.T) {
 			return databaseExists(t, foreign(t, url), info.Namespace)
 		},
 	}
-	storetest.RunKVBothIO(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
+	storetest.RunKVPaths(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
+
+	t.Run("PerRequestPreparesNothing", func(t *testing.T) {
+		t.Parallel()
+		s := open(t, url)
+		ctx := context.Background()
+		pooled, err := s.Open(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer pooled.Close()
+		perRequest, err := s.OpenPerRequest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer perRequest.Close()
+		for c, want := range map[store.Client]string{pooled: "3", perRequest: "0"} {
+			if err := c.(store.KV).Set(ctx, []byte("k"), []byte("v"), time.Minute); err != nil {
+				t.Fatal(err)
+			}
+			if got := sessionStatus(t, c.(*Client), "Com_stmt_prepare"); got != want {
+				t.Errorf("%s statements prepared on a client of %s, want %s", got, map[bool]string{true: "Open", false: "OpenPerRequest"}[c == pooled], want)
+			}
+		}
+	})
 
 	t.Run("Info", func(t *testing.T) {
 		t.Parallel()

@@ -310,35 +310,63 @@ var errClosed = errors.New("postgres: store is closed")
 
 // Open connects a new client and prepares its statements.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
+	c, err := s.open(ctx, blockio.Use(ctx))
+	if err != nil {
+		return nil, err
+	}
+	for _, sd := range []**pgconn.StatementDescription{&c.get, &c.set, &c.del} {
+		if *sd, err = c.pg.Prepare(ctx, (*sd).Name, (*sd).SQL, (*sd).ParamOIDs); err != nil {
+			c.conn.Close(context.WithoutCancel(ctx))
+			return nil, opErr("prepare "+(*sd).Name, err)
+		}
+	}
+	return c, nil
+}
+
+var _ store.PerRequestOpener = (*Store)(nil)
+
+// OpenPerRequest connects a client for one operation
+// (store.PerRequestOpener), which it runs as an unnamed statement: parse,
+// bind and execute in one round trip, as an application's parameterized
+// query (PHP's pg_query_params). Open's three prepares would cost a request
+// three round trips more than its query.
+func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
+	c, err := s.open(ctx, false)
+	if err != nil {
+		return nil, err
+	}
+	c.unnamed = true
+	return c, nil
+}
+
+// open connects a client whose statements are described but not prepared.
+func (s *Store) open(ctx context.Context, block bool) (*Client, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
 	if closed {
 		return nil, errClosed
 	}
-	block := blockio.Use(ctx)
 	conn, err := s.connect(ctx, block)
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}, blocking: block}
 	const bytea, int8 = 17, 20
-	for _, p := range []struct {
-		sd   **pgconn.StatementDescription
-		name string
-		q    string
-		oids []uint32
-	}{
-		{&c.get, "sb_get", s.getSQL, []uint32{bytea}},
-		{&c.set, "sb_set", s.setSQL, []uint32{bytea, bytea, int8}},
-		{&c.del, "sb_del", s.delSQL, []uint32{bytea}},
-	} {
-		if *p.sd, err = c.pg.Prepare(ctx, p.name, p.q, p.oids); err != nil {
-			conn.Close(context.WithoutCancel(ctx))
-			return nil, opErr("prepare "+p.name, err)
-		}
+	return &Client{
+		conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}, blocking: block,
+		get: &pgconn.StatementDescription{Name: "sb_get", SQL: s.getSQL, ParamOIDs: []uint32{bytea}},
+		set: &pgconn.StatementDescription{Name: "sb_set", SQL: s.setSQL, ParamOIDs: []uint32{bytea, bytea, int8}},
+		del: &pgconn.StatementDescription{Name: "sb_del", SQL: s.delSQL, ParamOIDs: []uint32{bytea}},
+	}, nil
+}
+
+// exec runs sd with the first n of c.params, all in binary: the prepared
+// statement, or on a per-request client the unnamed one.
+func (c *Client) exec(ctx context.Context, sd *pgconn.StatementDescription, n int) *pgconn.ResultReader {
+	if c.unnamed {
+		return c.pg.ExecParams(ctx, sd.SQL, c.params[:n], sd.ParamOIDs, binary1, binary1)
 	}
-	return c, nil
+	return c.pg.ExecStatement(ctx, sd, c.params[:n], binary1, binary1)
 }
 
 // ClientIO says how the connection waits for the server (blockio.Mode*).
@@ -445,6 +473,7 @@ type Client struct {
 	conn          *pgx.Conn
 	pg            *pgconn.PgConn
 	get, set, del *pgconn.StatementDescription
+	unnamed       bool // a per-request client: get, set and del are not prepared
 	params        [3][]byte
 	ttl           [8]byte
 	table         pgx.Identifier // schema.kv, for COPY (batch.go)
@@ -489,7 +518,7 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 		return dst, false, opErr("get", err)
 	}
 	c.params[0] = nonNil(key)
-	rr := c.pg.ExecStatement(ctx, c.get, c.params[:1], binary1, binary1)
+	rr := c.exec(ctx, c.get, 1)
 	ok := false
 	for rr.NextRow() {
 		dst = append(dst, rr.Values()[0]...)
@@ -516,7 +545,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 		binary.BigEndian.PutUint64(c.ttl[:], uint64(ms))
 		c.params[2] = c.ttl[:]
 	}
-	_, err = c.pg.ExecStatement(ctx, c.set, c.params[:], binary1, binary1).Close()
+	_, err = c.exec(ctx, c.set, 3).Close()
 	c.params[0], c.params[1] = nil, nil
 	if err != nil {
 		return opErr("set", err)
@@ -527,7 +556,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 // Delete removes key; a missing key is not an error.
 func (c *Client) Delete(ctx context.Context, key []byte) error {
 	c.params[0] = nonNil(key)
-	_, err := c.pg.ExecStatement(ctx, c.del, c.params[:1], binary1, binary1).Close()
+	_, err := c.exec(ctx, c.del, 1).Close()
 	c.params[0] = nil
 	if err != nil {
 		return opErr("delete", err)

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -25,6 +26,17 @@ func open(t testing.TB, url, design string) *Store {
 	}
 	t.Cleanup(func() { _ = s.Close(context.Background()) })
 	return s
+}
+
+// countingConn counts the writes on a connection: a round trip each.
+type countingConn struct {
+	net.Conn
+	writes *atomic.Int64
+}
+
+func (c *countingConn) Write(p []byte) (int, error) {
+	c.writes.Add(1)
+	return c.Conn.Write(p)
 }
 
 // sql runs statements on a connection of its own, as a foreign user would.
@@ -87,6 +99,48 @@ func TestPostgres(t *testing.T) {
 	t.Run("KV/blocking-io", func(t *testing.T) {
 		t.Parallel()
 		storetest.RunKVOptions(t, storetest.Blocking(func(t *testing.T) store.Store { return open(t, url, DesignLogged) }), opts)
+	})
+	t.Run("KV/per-request", func(t *testing.T) {
+		t.Parallel()
+		storetest.RunKVOptions(t, storetest.PerRequest(func(t *testing.T) store.Store { return open(t, url, DesignLogged) }), opts)
+	})
+
+	t.Run("PerRequestIsOneRoundTrip", func(t *testing.T) {
+		t.Parallel()
+		s := open(t, url, DesignLogged)
+		var writes atomic.Int64
+		dial := s.pgcfg.DialFunc
+		s.pgcfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
+			c, err := dial(ctx, network, addr)
+			return &countingConn{Conn: c, writes: &writes}, err
+		}
+		ctx := context.Background()
+		writesOf := func(f func()) int64 {
+			before := writes.Load()
+			f()
+			return writes.Load() - before
+		}
+		var pooled, perRequest store.Client
+		openPooled := writesOf(func() { pooled = storetest.KVClient(t, s).(store.Client) })
+		openPerRequest := writesOf(func() {
+			var err error
+			if perRequest, err = s.OpenPerRequest(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+		defer perRequest.Close()
+		if openPooled-openPerRequest != 3 {
+			t.Errorf("opening wrote %d times for a pooled client, %d for a per-request one: want the three prepares less", openPooled, openPerRequest)
+		}
+		for _, c := range []store.Client{pooled, perRequest} {
+			if n := writesOf(func() {
+				if _, _, err := c.(store.KV).Get(ctx, []byte("k"), nil); err != nil {
+					t.Fatal(err)
+				}
+			}); n != 1 {
+				t.Errorf("%T get wrote %d times, want 1", c, n)
+			}
+		}
 	})
 
 	t.Run("Unlogged", func(t *testing.T) {

@@ -114,11 +114,7 @@ func TestRedis(t *testing.T) {
 			return len(e.Elements) > 0
 		},
 	}
-	storetest.RunKVBothIO(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
-	t.Run("KV/per-request", func(t *testing.T) {
-		t.Parallel()
-		storetest.RunKVOptions(t, storetest.PerRequest(func(t *testing.T) store.Store { return open(t, url) }), opts)
-	})
+	storetest.RunKVPaths(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
 
 	t.Run("NeverTouchesOutsidePrefix", func(t *testing.T) {
 		// Not parallel: it writes the same foreign keys as KV's Foreign

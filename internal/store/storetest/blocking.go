@@ -42,10 +42,11 @@ func (b *blockingStore) Open(ctx context.Context) (store.Client, error) {
 	return c, nil
 }
 
-// RunKVBothIO runs the KV suite twice, in parallel: "KV" with the clients
-// a phase of many connections gets (Go's poller), and "KV/blocking-io" with
-// blocking ones (Blocking).
-func RunKVBothIO(t *testing.T, open Opener, o Options) {
+// RunKVPaths runs the KV suite three times, in parallel: "KV" with the
+// clients a phase of many connections gets (Go's poller), "KV/blocking-io"
+// with blocking ones (Blocking) and "KV/per-request" with a connection per
+// operation (PerRequest, which the store must offer).
+func RunKVPaths(t *testing.T, open Opener, o Options) {
 	t.Run("KV", func(t *testing.T) {
 		t.Parallel()
 		RunKVOptions(t, open, o)
@@ -53,5 +54,9 @@ func RunKVBothIO(t *testing.T, open Opener, o Options) {
 	t.Run("KV/blocking-io", func(t *testing.T) {
 		t.Parallel()
 		RunKVOptions(t, Blocking(open), o)
+	})
+	t.Run("KV/per-request", func(t *testing.T) {
+		t.Parallel()
+		RunKVOptions(t, PerRequest(open), o)
 	})
 }
