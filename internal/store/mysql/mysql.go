@@ -325,13 +325,15 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 		{&c.del, "delete", s.delSQL},
 	} {
 		st, err := prep.PrepareContext(cctx, p.q)
+		var prepared *stmt
 		if err == nil {
-			*p.stmt, err = asStmt(st)
+			prepared, err = asStmt(st)
 		}
 		if err != nil {
 			c.Close()
 			return nil, opErr("prepare "+p.name, err)
 		}
+		*p.stmt = prepared // not before: a nil *stmt in the interface would not be nil for Close
 	}
 	return c, nil
 }

@@ -178,6 +178,15 @@ func TestMySQL(t *testing.T) {
 	}
 	storetest.RunKVPaths(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
 
+	t.Run("OpenFailsOnAFailedPrepare", func(t *testing.T) {
+		t.Parallel()
+		s := open(t, url)
+		exec(t, foreign(t, url), "DROP TABLE "+s.cfg.Namespace+".kv")
+		if c, err := s.Open(context.Background()); err == nil || !strings.Contains(err.Error(), "prepare get") {
+			t.Errorf("Open with the table gone: %v, %v; want a prepare error", c, err)
+		}
+	})
+
 	t.Run("PerRequestPreparesNothing", func(t *testing.T) {
 		t.Parallel()
 		s := open(t, url)

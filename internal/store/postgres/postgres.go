@@ -315,10 +315,13 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 		return nil, err
 	}
 	for _, sd := range []**pgconn.StatementDescription{&c.get, &c.set, &c.del} {
-		if *sd, err = c.pg.Prepare(ctx, (*sd).Name, (*sd).SQL, (*sd).ParamOIDs); err != nil {
+		d := *sd
+		prepared, err := c.pg.Prepare(ctx, d.Name, d.SQL, d.ParamOIDs)
+		if err != nil {
 			c.conn.Close(context.WithoutCancel(ctx))
-			return nil, opErr("prepare "+(*sd).Name, err)
+			return nil, opErr("prepare "+d.Name, err)
 		}
+		*sd = prepared
 	}
 	return c, nil
 }

@@ -105,6 +105,17 @@ func TestPostgres(t *testing.T) {
 		storetest.RunKVOptions(t, storetest.PerRequest(func(t *testing.T) store.Store { return open(t, url, DesignLogged) }), opts)
 	})
 
+	t.Run("OpenFailsOnAFailedPrepare", func(t *testing.T) {
+		t.Parallel()
+		s := open(t, url, DesignLogged)
+		if _, err := sql(t, url).Exec(context.Background(), "DROP TABLE "+pgx.Identifier{s.cfg.Namespace, "kv"}.Sanitize()); err != nil {
+			t.Fatal(err)
+		}
+		if c, err := s.Open(context.Background()); err == nil || !strings.Contains(err.Error(), "prepare sb_get") {
+			t.Errorf("Open with the table gone: %v, %v; want a prepare error", c, err)
+		}
+	})
+
 	t.Run("PerRequestIsOneRoundTrip", func(t *testing.T) {
 		t.Parallel()
 		s := open(t, url, DesignLogged)
