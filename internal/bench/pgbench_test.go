@@ -81,7 +81,13 @@ const (
 // on this VM costs both sides: storebench's reads also cost the server
 // 19–28 µs of CPU against pgbench's 17–22. GOMAXPROCS 1 (one thread, no
 // hand-off) drove less (53–55k against 66–72k at 2), and so did an event
-// loop like pgbench's in Go, in an earlier session. Blocking reads on a
+// loop like pgbench's in Go, in an earlier session, and again on
+// 2026-11-22: two goroutines locked to their threads, each with four
+// blocking sockets in an epoll set of its own, drove 46–67k reads/s against
+// the poller's 43–70k and pgbench's 60–88k in interleaved runs; it had
+// fewer context switches per read (0.59 against the poller's 0.74 and
+// pgbench's 0.51) but woke the backend on the other CPU more often (36% of
+// its writes against 24% for both others). Blocking reads on a
 // thread per connection (package blockio) looked like the answer for a
 // while (0.92–0.95×) but starved connections: with 8 threads blocked in
 // read(2) and 2 Ps, a thread whose reply came found no P and waited for
