@@ -153,7 +153,9 @@ var errUsed = errors.New("a per-request connection serves one command")
 
 // exchange sends the preamble and one command in one write, checks the
 // preamble's replies and returns the command's reply (see readReply), its
-// data appended to dst.
+// data appended to dst. It is bounded by the store's timeout or ctx's
+// deadline, whichever is first; like the pooled path (store.SyncContext),
+// it does not watch ctx for a cancellation without a deadline.
 func (c *oneShot) exchange(ctx context.Context, dst []byte, args ...[]byte) (byte, []byte, error) {
 	if err := ctx.Err(); err != nil {
 		return 0, dst, err
@@ -162,7 +164,11 @@ func (c *oneShot) exchange(ctx context.Context, dst []byte, args ...[]byte) (byt
 		return 0, dst, errUsed
 	}
 	c.used = true
-	if err := c.conn.SetDeadline(time.Now().Add(c.timeout)); err != nil {
+	deadline := time.Now().Add(c.timeout)
+	if d, ok := ctx.Deadline(); ok && d.Before(deadline) {
+		deadline = d // a bounded call stays bounded, as with store.SyncContext
+	}
+	if err := c.conn.SetDeadline(deadline); err != nil {
 		return 0, dst, err
 	}
 	c.w = appendCommand(c.w, args...)

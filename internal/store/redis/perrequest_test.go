@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
@@ -72,6 +73,23 @@ func TestPerRequest(t *testing.T) {
 		}
 		if _, _, err := kv.Get(ctx, []byte("once"), nil); !errors.Is(err, errUsed) {
 			t.Errorf("second command on a per-request connection: %v, want %v", err, errUsed)
+		}
+	})
+
+	t.Run("Deadline", func(t *testing.T) {
+		// BLPOP on an empty list blocks on the server: only a deadline
+		// ends the exchange.
+		c, err := open(t, url).OpenPerRequest(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer c.Close()
+		dctx, cancel := context.WithTimeout(ctx, 100*time.Millisecond)
+		defer cancel()
+		t0 := time.Now()
+		_, _, err = c.(*oneShot).exchange(dctx, nil, []byte("BLPOP"), []byte(KeyPrefix+"empty"), []byte("0"))
+		if took := time.Since(t0); err == nil || store.Classify(err) != store.ClassTimeout || took > 2*time.Second {
+			t.Errorf("a blocked exchange under a 100 ms deadline: %v (class %s) after %v, want a timeout soon after 100 ms", err, store.Classify(err), took)
 		}
 	})
 
