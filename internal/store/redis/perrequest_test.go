@@ -155,3 +155,18 @@ func TestPerRequest(t *testing.T) {
 		}
 	})
 }
+
+func TestReplyClass(t *testing.T) {
+	for msg, want := range map[string]store.Class{
+		"LOADING Redis is loading the dataset in memory":                    store.ClassUnavailable,
+		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data":  store.ClassUnavailable,
+		"READONLY You can't write against a read only replica.":             store.ClassUnavailable,
+		"BUSY Redis is busy running a script.":                              store.ClassTimeout,
+		"WRONGTYPE Operation against a key holding the wrong kind of value": store.ClassOther,
+		"ERR unknown command": store.ClassOther,
+	} {
+		if got := store.Classify(opErr("get", &replyError{msg: msg})); got != want {
+			t.Errorf("%q: class %s, want %s", msg, got, want)
+		}
+	}
+}
