@@ -146,7 +146,7 @@ func (c *Client) pipe() error {
 		}
 	}
 	if c.bw == nil {
-		c.bw = bufio.NewWriterSize(c.conn, 32<<10)
+		c.bw = bufio.NewWriterSize(c.conn, c.wbuf)
 		c.br = bufio.NewReaderSize(c.conn, 4<<10)
 		c.bconn = c.conn
 	} else if c.bconn != c.conn {

@@ -120,11 +120,11 @@ var errClosed = errors.New("memcached: store is closed")
 
 // Open connects a new client: one gomemcache.Client on one connection.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
-	c, err := s.OpenPerRequest(ctx)
+	c, err := s.open(ctx)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.(*Client).mc.Ping(); err != nil { // dials now, not on the first measured op
+	if err := c.mc.Ping(); err != nil { // dials now, not on the first measured op
 		c.Close()
 		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
 	}
@@ -133,8 +133,27 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 
 // OpenPerRequest returns a client that connects on its first operation, as
 // PHP's Memcached::addServer does: a connection per request then costs the
-// TCP handshake and the get, without the extra round trip of a ping.
+// TCP handshake and the get, without the extra round trip of a ping. Its
+// write buffer is small: it sends one command, not pipelines of sets.
 func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
+	c, err := s.open(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.wbuf = perRequestWriteBuffer
+	return c, nil
+}
+
+// Write buffers of the direct path: room for pipelined sets on a pooled
+// client; on a per-request one, for a command line (a larger value bypasses
+// the buffer), which spares a request allocating 32 KiB.
+const (
+	pooledWriteBuffer     = 32 << 10
+	perRequestWriteBuffer = 512
+)
+
+// open returns a client that connects on its first operation.
+func (s *Store) open(ctx context.Context) (*Client, error) {
 	s.mu.Lock()
 	closed := s.closed
 	s.mu.Unlock()
@@ -144,7 +163,7 @@ func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	c := &Client{s: s, blocking: blockio.Use(ctx)}
+	c := &Client{s: s, blocking: blockio.Use(ctx), wbuf: pooledWriteBuffer}
 	c.mc = s.newMC(c)
 	return c, nil
 }
@@ -296,6 +315,7 @@ type Client struct {
 	ends  []int // getMulti: where each key of the batch ends in key
 
 	blocking bool // every connection it dials blocks (blockio.Wrap)
+	wbuf     int  // size of bw
 }
 
 var _ store.KV = (*Client)(nil)
