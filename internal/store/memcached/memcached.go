@@ -254,7 +254,7 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 		return store.Info{}, err
 	}
 	out := map[string]string{
-		"client":     "gomemcache, one connection per client (MaxIdleConns 1)",
+		"client":     "gomemcache, one connection per client (MaxIdleConns 1), get and set written in the text protocol on its connection; a connection per op: dialed by its one command, no ping",
 		"key_scheme": "sb:<namespace>:<generation>:<key | #base64url(key) | $base64url(sha256(key))>",
 	}
 	for _, k := range []string{"num_threads", "maxbytes", "item_size_max", "evictions", "maxconns", "lru_segmented", "hashpower_init"} {

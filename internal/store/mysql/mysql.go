@@ -469,7 +469,7 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 		"design":    s.cfg.design(),
 		"ddl":       s.ddl,
 		"exec_mode": "server-side prepared statements, prepared once per connection (COM_STMT_PREPARE), run with COM_STMT_EXECUTE (binary protocol), autocommit",
-		"client":    "go-sql-driver/mysql driver.Conn without database/sql, one connection per client, ctx watched with context.AfterFunc",
+		"client":    "go-sql-driver/mysql driver.Conn without database/sql, one connection per client, prepared statements, ctx watched with context.AfterFunc; a connection per op: its one query as text, arguments escaped by the driver (one round trip)",
 		"session":   "time_zone='+00:00' (expires_at uses UNIX_TIMESTAMP(NOW(3)))",
 	}
 	var version string

@@ -390,7 +390,7 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 		"design":    s.cfg.design(),
 		"ddl":       s.ddl,
 		"exec_mode": "named prepared statements, prepared once per connection, run with pgconn.ExecStatement (binary format)",
-		"client":    "pgx v5 pgx.Conn, one connection per client",
+		"client":    "pgx v5 pgx.Conn, one connection per client, prepared statements; a connection per op: its one query as an unnamed statement (one round trip)",
 	}
 	for _, name := range settingNames {
 		var v string

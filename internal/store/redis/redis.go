@@ -216,7 +216,7 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 		return store.Info{}, opErr("info", err)
 	}
 	info := store.Info{Kind: "redis", Location: s.loc, Namespace: s.cfg.Namespace, Settings: map[string]string{
-		"client": "rueidis, one connection per client, no client-side cache, synchronous round trips",
+		"client": "rueidis, one connection per client, no client-side cache, synchronous round trips; a connection per op: RESP2 on a bare connection, its one command only (no HELLO, no closing PING)",
 	}}
 	for _, line := range strings.Split(raw, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
