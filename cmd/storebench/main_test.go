@@ -128,6 +128,7 @@ func TestBadInput(t *testing.T) {
 		{"zero keys", nil, []string{"run", "kv", "--stores", "memory", "--keys", "0"}, []string{"--keys", "positive"}},
 		{"negative keys", nil, []string{"run", "kv", "--stores", "memory", "--keys", "10,-5"}, []string{"positive"}},
 		{"zero clients", nil, []string{"run", "kv", "--stores", "memory", "--clients", "0"}, []string{"--clients must be positive"}},
+		{"zero repeats", nil, []string{"run", "kv", "--stores", "memory", "--repeat", "0"}, []string{"--repeat 0", "want 1 to"}},
 		{"negative value size", nil, []string{"run", "kv", "--stores", "memory", "--value-size", "-1"}, []string{"--value-size must be positive"}},
 		{"yaml does not parse", nil, []string{"run", badYAML}, []string{badYAML + ":"}},
 		{"yaml unknown field", nil, []string{"run", unknownField}, []string{unknownField + ":6:", "colour"}},

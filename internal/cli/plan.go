@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/netem"
@@ -37,6 +38,8 @@ type cell struct {
 	net *netem.Config
 	// stall stops the managed server in each measured phase; nil: none (stall.go).
 	stall *target.Stall
+	// rep is the cell's round in a run with --repeat (repeatCells); 0: none.
+	rep int
 }
 
 // id names the cell in tables and in the result: target/workload/param=value…
@@ -54,6 +57,53 @@ func (c cell) id() string {
 		parts = append(parts, fmt.Sprintf("%s=%v", k, c.params[k]))
 	}
 	return strings.Join(parts, "/")
+}
+
+// record starts the cell's result with params (the cell's, or as the
+// network set-up completed them).
+func (c cell) record(params map[string]any) result.Cell {
+	return result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload, Name: c.entryName(), Params: params, Repeat: c.rep, StartedAt: time.Now().UTC()}
+}
+
+// failed is the result of a cell that could not run.
+func (c cell) failed(params map[string]any, err error) result.Cell {
+	rc := c.record(params)
+	rc.Status, rc.Error = result.CellFailed, err.Error()
+	return rc
+}
+
+// label is the cell's id with its round in a repeated run.
+func (c cell) label() string {
+	rc := result.Cell{ID: c.id(), Repeat: c.rep}
+	return rc.Label()
+}
+
+// maxRepeat bounds --repeat: a typo of 1000 should not start a week's run.
+const maxRepeat = 100
+
+// repeatCells runs each target's cells n times, in rounds (all its cells,
+// then all again), so a slow spell of the machine falls on different cells
+// rather than on every repeat of one, while the target's server starts
+// once. Repeats keep the cell id; rep numbers them from 1.
+func repeatCells(cells []cell, n int) []cell {
+	if n <= 1 {
+		return cells
+	}
+	out := make([]cell, 0, len(cells)*n)
+	for start := 0; start < len(cells); {
+		end := start + 1
+		for end < len(cells) && cells[end].target.Spec.Label() == cells[start].target.Spec.Label() {
+			end++
+		}
+		for r := 1; r <= n; r++ {
+			for _, c := range cells[start:end] {
+				c.rep = r
+				out = append(out, c)
+			}
+		}
+		start = end
+	}
+	return out
 }
 
 // entryName is the workload entry's name when it is not just its type.

@@ -190,7 +190,7 @@ func (p *progress) statusLocked() string {
 	now := p.now()
 	parts := []part{
 		{fmt.Sprintf("[%d/%d]", p.cur+1, len(p.cells)), "1"},
-		{p.cells[p.cur].id(), "1"},
+		{p.cells[p.cur].label(), "1"},
 	}
 	if p.haveLast {
 		live := fmt.Sprintf("%s %s ops/s", p.phase, groupDigits(int64(p.rate+0.5)))

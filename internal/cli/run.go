@@ -62,6 +62,7 @@ type runFlags struct {
 	bandwidth     string
 	netMechanism  string
 	stall         string
+	repeat        int
 }
 
 func (a *App) runCmd() *cobra.Command {
@@ -110,6 +111,7 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
+	fl.IntVar(&f.repeat, "repeat", 1, "run every cell N times, in rounds over a target's cells (one server start); tables show the median repeat, the cells table each one, and compare their spread")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
 	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network path, no delay; recorded with the measured round trip)")
 	fl.DurationVar(&f.jitter, "jitter", 0, "with --rtt: vary each round trip by up to ± this much")
@@ -329,6 +331,9 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if !slices.Contains([]string{"auto", "netem", "proxy"}, f.netMechanism) {
 		return usagef("--net-mechanism %q: want auto, netem or proxy", f.netMechanism)
 	}
+	if f.repeat < 1 || f.repeat > maxRepeat {
+		return usagef("--repeat %d: want 1 to %d", f.repeat, maxRepeat)
+	}
 	if cmd.Flags().Changed("client-threads") && (f.clientThreads < 1 || f.clientThreads > scenario.MaxClientThreads) {
 		return usagef("--client-threads %d: want 1 to %d", f.clientThreads, scenario.MaxClientThreads)
 	}
@@ -346,7 +351,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	cells := plan(s, targets)
+	cells := repeatCells(plan(s, targets), f.repeat)
 	mechanism, err := networkMechanism(ctx, cells, f.netMechanism)
 	if err != nil {
 		return usagef("--net-mechanism: %v", err)
@@ -367,6 +372,9 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 		Storebench:  result.Build{Version: a.Version, Commit: a.Commit, GoVersion: runtime.Version()},
 		Environment: result.ReadEnvironment(f.serverCPUs),
 		Scenario:    s, Skipped: skipped, Article: s.Article, Quick: f.quick,
+	}
+	if f.repeat > 1 {
+		res.Repeat = f.repeat
 	}
 	w, err := result.Create(runDir, res)
 	if err != nil {
@@ -465,7 +473,7 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 					break
 				}
 				failed++
-				_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload, Name: c.entryName(), Params: c.params, Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
+				_ = w.AddCell(c.failed(c.params, err))
 				logf("  %v", err)
 				if failFast {
 					break
@@ -474,14 +482,14 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 			}
 			_ = w.Update(func(r *result.Result) { r.Targets = append(r.Targets, targetRecord(inst)) })
 		}
-		logf("[%d/%d] %s", k+1, len(cells), c.id())
+		logf("[%d/%d] %s", k+1, len(cells), c.label())
 		params, err := setNetwork(ctx, inst, c, logf)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
 			failed++
-			_ = w.AddCell(result.Cell{ID: c.id(), Target: spec.Label(), Workload: c.workload, Name: c.entryName(), Params: params, Status: result.CellFailed, Error: err.Error(), StartedAt: time.Now().UTC()})
+			_ = w.AddCell(c.failed(params, err))
 			logf("  %v", err)
 			if inst.Store == nil {
 				stop() // could not reopen the store: the next cell starts the target anew
@@ -517,7 +525,7 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 var errServerDied = errors.New("the managed server died during the cell")
 
 func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(string, metrics.Second)) result.Cell {
-	rc := result.Cell{ID: c.id(), Target: c.target.Spec.Label(), Workload: c.workload, Name: c.entryName(), Params: c.params, StartedAt: time.Now().UTC()}
+	rc := c.record(c.params)
 	cellCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	if inst.Server != nil && !c.killsServer {

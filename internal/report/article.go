@@ -38,38 +38,38 @@ func ArticleTableFigures(r *result.Result, t result.ArticleTable) [][]ArticleFig
 	return out
 }
 
-// ourFigure computes the table's metric from the matching cell's phase.
+// ourFigure computes the table's metric from the matching cell's phase; of
+// repeated cells, from the median repeat (medianCell).
 func ourFigure(r *result.Result, t result.ArticleTable, target, phase, col string) (float64, bool) {
+	var matching []*result.Cell
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		name := c.Name
-		if name == "" {
-			name = c.Workload
-		}
-		if c.Target != target || name != t.Workload || c.Status != result.CellOK {
+		if c.Target != target || entryName(c) != t.Workload || c.Status != result.CellOK {
 			continue
 		}
 		if t.Param != "" && fmt.Sprint(paramInt(c.Params, t.Param)) != col && fmt.Sprint(c.Params[t.Param]) != col {
 			continue
 		}
-		p, ok := c.Phase(phase)
-		if !ok {
-			continue
-		}
-		switch t.Metric {
-		case "total_ms":
-			return p.DurationS * 1000, true
-		case "ops_s":
-			return p.ThroughputOpsS, true
-		case "mean_us":
-			return p.LatencyUs.Mean, true
-		case "p50_us":
-			return p.LatencyUs.P50, true
-		case "p99_us":
-			return p.LatencyUs.P99, true
-		case "mean_ms":
-			return p.LatencyUs.Mean / 1000, true
-		}
+		matching = append(matching, c)
+	}
+	c := medianCell(matching, phase)
+	if c == nil {
+		return 0, false
+	}
+	p, _ := c.Phase(phase)
+	switch t.Metric {
+	case "total_ms":
+		return p.DurationS * 1000, true
+	case "ops_s":
+		return p.ThroughputOpsS, true
+	case "mean_us":
+		return p.LatencyUs.Mean, true
+	case "p50_us":
+		return p.LatencyUs.P50, true
+	case "p99_us":
+		return p.LatencyUs.P99, true
+	case "mean_ms":
+		return p.LatencyUs.Mean / 1000, true
 	}
 	return 0, false
 }

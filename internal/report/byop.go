@@ -31,7 +31,7 @@ func byOpRows(r *result.Result) []opRow {
 				if ph.Ops > 0 {
 					share = float64(f.Ops) / float64(ph.Ops)
 				}
-				rows = append(rows, opRow{cell: c.ID, phase: ph.Name, op: op, f: f, share: share})
+				rows = append(rows, opRow{cell: c.Label(), phase: ph.Name, op: op, f: f, share: share})
 			}
 		}
 	}

@@ -575,7 +575,7 @@ func CompareText(w io.Writer, runs []CompareRun, cmps []Comparison) {
 	}
 	for _, c := range cmps {
 		a, b := c.Base.Name, c.Other.Name
-		fmt.Fprintf(w, "\n%s vs %s: ratio %s/%s; better = higher ops/s or lower latency; %q when the runs' 99%% intervals overlap\n", b, a, b, a, VerdictSame)
+		fmt.Fprintf(w, "\n%s vs %s: ratio %s/%s; better = higher ops/s or lower latency; %q when the runs' intervals overlap (a repeated cell's: the range of its repeats; else 99%% confidence)\n", b, a, b, a, VerdictSame)
 		for _, d := range c.SetupDiffs {
 			fmt.Fprintf(w, "  differs: %s\n", d)
 		}
@@ -607,7 +607,7 @@ func CompareText(w io.Writer, runs []CompareRun, cmps []Comparison) {
 		}
 	}
 	if anySingle(runs) {
-		fmt.Fprintln(w, "\nintervals: 99% confidence from each run's own histogram and per-second series; they cannot include run-to-run noise. Repeat cells or runs before trusting a small difference.")
+		fmt.Fprintln(w, "\nintervals: 99% confidence from each run's own histogram and per-second series; they cannot include run-to-run noise. Repeat cells (--repeat) or runs before trusting a small difference.")
 	}
 }
 
@@ -619,7 +619,7 @@ func CompareMarkdown(w io.Writer, runs []CompareRun, cmps []Comparison) {
 	}
 	for _, c := range cmps {
 		a, b := c.Base.Name, c.Other.Name
-		fmt.Fprintf(w, "\n## %s vs %s\n\nRatio %s/%s; better = higher ops/s or lower latency; *%s* when the runs' 99%% intervals overlap.\n", b, a, b, a, VerdictSame)
+		fmt.Fprintf(w, "\n## %s vs %s\n\nRatio %s/%s; better = higher ops/s or lower latency; *%s* when the runs' intervals overlap (a repeated cell's: the range of its repeats; else 99%% confidence).\n", b, a, b, a, VerdictSame)
 		if len(c.SetupDiffs)+len(c.ParamDiffs) > 0 {
 			fmt.Fprintln(w)
 			for _, d := range c.SetupDiffs {

@@ -127,7 +127,7 @@ func stallNotes(rows []coRow) []string {
 	for _, row := range rows {
 		for _, n := range row.phase.Notes {
 			if strings.HasPrefix(n, "stall: ") {
-				out = append(out, fmt.Sprintf("%s %s: %s", row.cell.ID, row.phase.Name, n))
+				out = append(out, fmt.Sprintf("%s %s: %s", row.cell.Label(), row.phase.Name, n))
 			}
 		}
 	}
@@ -150,7 +150,7 @@ func CoordinatedOmissionText(w io.Writer, r *result.Result) {
 	for _, row := range rows {
 		p := row.phase
 		l := p.LatencyUs
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.cell.ID, p.Name, row.loop(), p.Workers, row.stallText(),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.cell.Label(), p.Name, row.loop(), p.Workers, row.stallText(),
 			thousands(p.Ops), thousands(int64(p.ThroughputOpsS+0.5)), us(l.P50), us(l.P99), us(l.P999), us(l.Max), row.slowText())
 	}
 	tw.Flush()
@@ -174,7 +174,7 @@ func coordinatedMarkdown(b *strings.Builder, r *result.Result) {
 	for _, row := range rows {
 		p := row.phase
 		l := p.LatencyUs
-		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.cell.ID), mdText(p.Name), row.loop(), p.Workers, row.stallText(),
+		fmt.Fprintf(b, "| %s | %s | %s | %d | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(row.cell.Label()), mdText(p.Name), row.loop(), p.Workers, row.stallText(),
 			thousands(p.Ops), num(p.ThroughputOpsS), num(l.P50), num(l.P99), num(l.P999), num(l.Max), row.slowText())
 	}
 	b.WriteString("\n")
@@ -205,7 +205,7 @@ func (p *page) coordinatedSection() {
 	for i, row := range rows {
 		ph := row.phase
 		l := ph.LatencyUs
-		p.f(`<tr data-cell="%s" data-phase="%s"><th scope="row"><span class="swatch-dot c%d"></span>%s</th><td class="l">%s</td><td class="l">%s</td>`, esc(row.cell.ID), esc(ph.Name), i%paletteSize, esc(row.cell.ID), esc(ph.Name), esc(row.loop()))
+		p.f(`<tr data-cell="%s" data-phase="%s"><th scope="row"><span class="swatch-dot c%d"></span>%s</th><td class="l">%s</td><td class="l">%s</td>`, esc(row.cell.Label()), esc(ph.Name), i%paletteSize, esc(row.cell.Label()), esc(ph.Name), esc(row.loop()))
 		p.f(`<td data-m="workers" data-v="%d">%d</td><td class="l">%s</td><td data-m="ops" data-v="%d">%s</td>`, ph.Workers, ph.Workers, esc(row.stallText()), ph.Ops, thousands(ph.Ops))
 		for _, v := range []struct {
 			m string
@@ -239,7 +239,7 @@ func (p *page) coordinatedSection() {
 		g := phaseGroup{workload: coordinatedID, kind: rows[0].cell.Workload, phase: name}
 		for i, row := range rows {
 			if row.phase.Name == name {
-				g.entries = append(g.entries, entry{cell: row.cell, phase: row.phase, label: row.cell.ID, color: i})
+				g.entries = append(g.entries, entry{cell: row.cell, phase: row.phase, label: row.cell.Label(), color: i})
 			}
 		}
 		p.s(`<div class="charts">` + "\n")

@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
@@ -62,6 +63,9 @@ func CSV(w io.Writer, r *result.Result) error {
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		params := paramsText(c.Params)
+		if c.Repeat > 0 { // repeats share cell_id: their round tells their rows apart
+			params = strings.TrimSpace(params + " repeat=" + strconv.Itoa(c.Repeat))
+		}
 		row := func(phase, metric string, value, unit string) error {
 			return cw.Write([]string{r.ID, c.ID, c.Target, storeOf[c.Target], c.Workload, entryName(c), params, c.Status, phase, metric, value, unit})
 		}

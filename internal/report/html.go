@@ -122,6 +122,9 @@ func (p *page) header() {
 	if len(r.Command) > 0 {
 		p.f("<p class=\"meta\"><code>%s</code></p>\n", esc(strings.Join(r.Command, " ")))
 	}
+	if n := RepeatNote(r); n != "" {
+		p.f("<p class=\"meta\">%s</p>\n", esc(n))
+	}
 	p.s(`<nav class="toc" aria-label="sections">`)
 	p.s(`<a href="#targets">targets</a>`)
 	if r.Article != nil {
@@ -434,12 +437,12 @@ func (p *page) latencyDots(g *phaseGroup, all []entry, kind, title, per string) 
 		}
 		fmt.Fprintf(&c.b, `<text class="row-label" x="%s" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`, f1(c.left-8), f1(y), esc(e.label))
 		l := e.phase.LatencyUs
-		fmt.Fprintf(&c.b, `<g class="c%d" data-cell="%s">`, e.color%paletteSize, esc(e.cell.ID))
+		fmt.Fprintf(&c.b, `<g class="c%d" data-cell="%s">`, e.color%paletteSize, esc(e.cell.Label()))
 		fmt.Fprintf(&c.b, `<line class="range" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x.pos(l.P50)), f1(y), f1(x.pos(l.Max)), f1(y))
 		for k, lm := range latencyMetrics {
 			v := lm.get(l)
 			fmt.Fprintf(&c.b, `<g class="pt" data-series="%s" data-cell="%s" data-m="%s" data-v="%s">%s<title>%s %s: %s µs</title></g>`,
-				lm.key, esc(e.cell.ID), lm.key, exact(v), marker(k, x.pos(v), y, 4), esc(e.label), lm.name, num(v))
+				lm.key, esc(e.cell.Label()), lm.key, exact(v), marker(k, x.pos(v), y, 4), esc(e.label), lm.name, num(v))
 		}
 		c.b.WriteString(`</g>`)
 	}
@@ -487,7 +490,7 @@ func (p *page) rowStart(entries []entry, i int) {
 	if e.op != "" {
 		op = ` data-op="` + esc(e.op) + `"`
 	}
-	p.f(`<tr%s data-cell="%s"%s><th scope="row"><span class="swatch-dot c%d"></span>%s%s</th>`, cls, esc(e.cell.ID), op, e.color%paletteSize, esc(e.label), status)
+	p.f(`<tr%s data-cell="%s"%s><th scope="row"><span class="swatch-dot c%d"></span>%s%s</th>`, cls, esc(e.cell.Label()), op, e.color%paletteSize, esc(e.label), status)
 }
 
 func (p *page) throughputChart(g *phaseGroup) {
@@ -517,7 +520,7 @@ func (p *page) throughputChart(g *phaseGroup) {
 		v := e.phase.ThroughputOpsS
 		fmt.Fprintf(&c.b, `<text class="row-label" x="%s" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`, f1(c.left-8), f1(y), esc(e.label))
 		fmt.Fprintf(&c.b, `<g class="c%d" data-series="%s"><rect class="bar" data-cell="%s" data-m="ops_s" data-v="%s" x="%s" y="%s" width="%s" height="13" rx="2"><title>%s: %s ops/s</title></rect>`,
-			e.color%paletteSize, esc(e.cell.ID), esc(e.cell.ID), exact(v), f1(c.left), f1(y-6.5), f1(math.Max(1, x.pos(v)-c.left)), esc(e.label), num(v))
+			e.color%paletteSize, esc(e.cell.Label()), esc(e.cell.Label()), exact(v), f1(c.left), f1(y-6.5), f1(math.Max(1, x.pos(v)-c.left)), esc(e.label), num(v))
 		fmt.Fprintf(&c.b, `<text class="value" x="%s" y="%s" dominant-baseline="middle">%s</text></g>`, f1(x.pos(v)+5), f1(y), esc(num(v)))
 	}
 	p.s(c.close())
@@ -568,7 +571,7 @@ func (p *page) spectrumChart(g *phaseGroup) {
 		}
 		h, err := metrics.DecodeHistogram(e.phase.Histogram)
 		if err != nil || h.TotalCount() == 0 {
-			undecoded = append(undecoded, e.cell.ID)
+			undecoded = append(undecoded, e.cell.Label())
 			continue
 		}
 		n := ninesOf(h.TotalCount())
@@ -590,7 +593,7 @@ func (p *page) spectrumChart(g *phaseGroup) {
 	y := newLogScale(lo, hi, c.bottom, c.top, usLabel)
 	var ls []line
 	for _, s := range specs {
-		l := line{key: s.e.cell.ID, color: s.e.color, variant: s.e.variant, attrs: ` data-label="` + esc(s.e.label) + `"`}
+		l := line{key: s.e.cell.Label(), color: s.e.color, variant: s.e.variant, attrs: ` data-label="` + esc(s.e.label) + `"`}
 		for i := 0; ; i++ {
 			xv := math.Min(float64(i)*0.05, s.nines)
 			q := 100 * (1 - math.Pow(10, -xv))
@@ -698,8 +701,8 @@ func (p *page) timeChart(g *phaseGroup) {
 	yp := newLogScale(plo, phi, bot.bottom, bot.top, usLabel)
 	var lr, lp []line
 	for i, e := range entries {
-		a := line{key: e.cell.ID, color: e.color, variant: e.variant, markers: len(e.phase.Series) <= 60, attrs: ` data-m="ops_s" data-label="` + esc(e.label) + `"`}
-		b := line{key: e.cell.ID, color: e.color, variant: e.variant, markers: len(e.phase.Series) <= 60, attrs: ` data-m="p99" data-label="` + esc(e.label) + `"`}
+		a := line{key: e.cell.Label(), color: e.color, variant: e.variant, markers: len(e.phase.Series) <= 60, attrs: ` data-m="ops_s" data-label="` + esc(e.label) + `"`}
+		b := line{key: e.cell.Label(), color: e.color, variant: e.variant, markers: len(e.phase.Series) <= 60, attrs: ` data-m="p99" data-label="` + esc(e.label) + `"`}
 		for k, s := range e.phase.Series {
 			// Each second is drawn at its middle.
 			mid := float64(s.T) + 0.5
@@ -738,7 +741,7 @@ func (p *page) timeChart(g *phaseGroup) {
 				cls = ` class="group-start"`
 			}
 			p.f(`<tr%s data-cell="%s" data-t="%d"><th scope="row"><span class="swatch-dot c%d"></span>%s</th><td data-m="t" data-v="%d">%d</td><td data-m="ops" data-v="%d">%s</td><td data-m="ops_s" data-v="%s">%s</td><td data-m="errors" data-v="%d">%d</td><td data-m="p50" data-v="%s">%s</td><td data-m="p99" data-v="%s">%s</td><td data-m="max" data-v="%s">%s</td></tr>`,
-				cls, esc(e.cell.ID), s.T, e.color%paletteSize, esc(e.label), s.T, s.T, s.Ops, thousands(s.Ops), exact(rates[i][k]), num(rates[i][k]), s.Errors, s.Errors,
+				cls, esc(e.cell.Label()), s.T, e.color%paletteSize, esc(e.label), s.T, s.T, s.Ops, thousands(s.Ops), exact(rates[i][k]), num(rates[i][k]), s.Errors, s.Errors,
 				exact(s.P50), num(s.P50), exact(s.P99), num(s.P99), exact(s.Max), num(s.Max))
 		}
 	}
@@ -761,7 +764,7 @@ func (p *page) cellsSection() {
 		color := p.m.colorOf[c.Target] % paletteSize
 		if len(c.Phases) == 0 {
 			p.f(`<tr data-cell="%s"><th scope="row"><span class="swatch-dot c%d"></span>%s</th><td class="l">—</td>%s<td class="l bad">%s</td></tr>`+"\n",
-				esc(c.ID), color, esc(c.ID), strings.Repeat("<td></td>", 15), esc(c.Status))
+				esc(c.Label()), color, esc(c.Label()), strings.Repeat("<td></td>", 15), esc(c.Status))
 			continue
 		}
 		for j := range c.Phases {
@@ -771,7 +774,7 @@ func (p *page) cellsSection() {
 			if j == 0 && i > 0 {
 				cls = ` class="group-start"`
 			}
-			p.f(`<tr%s data-cell="%s" data-phase="%s"><th scope="row"><span class="swatch-dot c%d"></span>%s</th><td class="l">%s</td>`, cls, esc(c.ID), esc(ph.Name), color, esc(c.ID), esc(ph.Name))
+			p.f(`<tr%s data-cell="%s" data-phase="%s"><th scope="row"><span class="swatch-dot c%d"></span>%s</th><td class="l">%s</td>`, cls, esc(c.Label()), esc(ph.Name), color, esc(c.Label()), esc(ph.Name))
 			p.f(`<td data-m="ops" data-v="%d">%s</td>`, ph.Ops, thousands(ph.Ops))
 			p.f(`<td data-m="errors" data-v="%d"%s>%s</td>`, errorCount(ph), map[bool]string{true: ` class="bad"`}[errorCount(ph) > 0], esc(errorSummary(ph.Errors)))
 			for _, v := range []struct {
@@ -807,21 +810,21 @@ func (p *page) cellsSection() {
 	var notes []string
 	for _, c := range r.Cells {
 		if c.Error != "" {
-			notes = append(notes, fmt.Sprintf("<b>%s</b>: %s", esc(c.ID), esc(c.Error)))
+			notes = append(notes, fmt.Sprintf("<b>%s</b>: %s", esc(c.Label()), esc(c.Error)))
 		}
 		for _, ph := range c.Phases {
 			for _, s := range ph.ErrorSamples {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s error: %s", esc(c.ID), esc(ph.Name), esc(s)))
+				notes = append(notes, fmt.Sprintf("<b>%s</b> %s error: %s", esc(c.Label()), esc(ph.Name), esc(s)))
 			}
 			for _, s := range ph.Warnings {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s warning: %s", esc(c.ID), esc(ph.Name), esc(s)))
+				notes = append(notes, fmt.Sprintf("<b>%s</b> %s warning: %s", esc(c.Label()), esc(ph.Name), esc(s)))
 			}
 			if ph.Warmup.Ops > 0 {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s: %s warm-up operations in %s s excluded", esc(c.ID), esc(ph.Name), thousands(ph.Warmup.Ops), num(ph.Warmup.DurationS)))
+				notes = append(notes, fmt.Sprintf("<b>%s</b> %s: %s warm-up operations in %s s excluded", esc(c.Label()), esc(ph.Name), thousands(ph.Warmup.Ops), num(ph.Warmup.DurationS)))
 			}
 			if ol := ph.OpenLoop; ol != nil {
 				notes = append(notes, fmt.Sprintf("<b>%s</b> %s: open loop at %s ops/s; %s operations started over 1 ms late, the latest by %s µs (latency counts from the intended start)",
-					esc(c.ID), esc(ph.Name), num(ol.TargetOpsS), thousands(ol.LateOps), num(ol.MaxLagUs)))
+					esc(c.Label()), esc(ph.Name), num(ol.TargetOpsS), thousands(ol.LateOps), num(ol.MaxLagUs)))
 			}
 		}
 	}
@@ -1080,14 +1083,14 @@ func (p *page) serverTimeChart(g *phaseGroup) {
 			sources = append(sources, st.Source)
 		}
 		fmt.Fprintf(&c.b, `<text class="row-label" x="%s" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`, f1(c.left-8), f1(y), esc(e.label))
-		fmt.Fprintf(&c.b, `<g class="c%d" data-cell="%s">`, e.color%paletteSize, esc(e.cell.ID))
+		fmt.Fprintf(&c.b, `<g class="c%d" data-cell="%s">`, e.color%paletteSize, esc(e.cell.Label()))
 		if st.PerCallUs > 0 {
 			fmt.Fprintf(&c.b, `<line class="range" x1="%s" y1="%s" x2="%s" y2="%s"/>`, f1(x.pos(st.PerCallUs)), f1(y), f1(x.pos(e.phase.LatencyUs.Mean)), f1(y))
 			fmt.Fprintf(&c.b, `<g class="pt" data-cell="%s" data-m="server_per_call" data-v="%s">%s<title>%s: server %s µs per call</title></g>`,
-				esc(e.cell.ID), exact(st.PerCallUs), marker(1, x.pos(st.PerCallUs), y, 4), esc(e.label), num(st.PerCallUs))
+				esc(e.cell.Label()), exact(st.PerCallUs), marker(1, x.pos(st.PerCallUs), y, 4), esc(e.label), num(st.PerCallUs))
 		}
 		fmt.Fprintf(&c.b, `<g class="pt" data-cell="%s" data-m="mean" data-v="%s">%s<title>%s: client mean %s µs</title></g></g>`,
-			esc(e.cell.ID), exact(e.phase.LatencyUs.Mean), marker(0, x.pos(e.phase.LatencyUs.Mean), y, 4), esc(e.label), num(e.phase.LatencyUs.Mean))
+			esc(e.cell.Label()), exact(e.phase.LatencyUs.Mean), marker(0, x.pos(e.phase.LatencyUs.Mean), y, 4), esc(e.label), num(e.phase.LatencyUs.Mean))
 	}
 	p.s(c.close())
 	p.s(`<div class="table-wrap"><table data-table="servertime"><caption>µs per call; overhead = client mean − server time</caption><thead><tr><th scope="col">cell</th><th scope="col">calls</th><th scope="col">client</th><th scope="col">server</th><th scope="col">overhead</th><th scope="col">src</th></tr></thead><tbody>`)

@@ -38,6 +38,9 @@ func Markdown(w io.Writer, r *result.Result) error {
 	if len(r.Command) > 0 {
 		md("\n%s\n", mdCode(strings.Join(r.Command, " ")))
 	}
+	if n := RepeatNote(r); n != "" {
+		md("\n%s\n", mdText(n))
+	}
 
 	for _, s := range kvSweeps(r, "write", "read") {
 		for _, ph := range []string{"write", "read"} {
@@ -115,12 +118,12 @@ func Markdown(w io.Writer, r *result.Result) error {
 		md("|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
 		for _, c := range r.Cells {
 			if len(c.Phases) == 0 {
-				md("| %s | — | | | | | | | | | | | %s |\n", mdText(c.ID), mdText(c.Status))
+				md("| %s | — | | | | | | | | | | | %s |\n", mdText(c.Label()), mdText(c.Status))
 				continue
 			}
 			for _, ph := range c.Phases {
 				l := ph.LatencyUs
-				md("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(c.ID), mdText(ph.Name), thousands(ph.Ops), mdText(errorSummary(ph.Errors)),
+				md("| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n", mdText(c.Label()), mdText(ph.Name), thousands(ph.Ops), mdText(errorSummary(ph.Errors)),
 					num(ph.DurationS*1000), num(ph.ThroughputOpsS), num(l.P50), num(l.P90), num(l.P99), num(l.P999), num(l.Max), num(l.Mean), mdText(c.Status))
 			}
 		}
@@ -132,7 +135,7 @@ func Markdown(w io.Writer, r *result.Result) error {
 				if s := ph.Server; s != nil {
 					srv, disk, rss = num(s.CPUUsPerOp), num(s.WritePerOp), bytesIEC(s.PeakRSSBytes)
 				}
-				md("| %s | %s | %s | %s | %s | %s | %s |\n", mdText(c.ID), mdText(ph.Name), num(ph.ClientCPUUsPerOp), srv, disk, rss, sameCPUText(&ph))
+				md("| %s | %s | %s | %s | %s | %s | %s |\n", mdText(c.Label()), mdText(ph.Name), num(ph.ClientCPUUsPerOp), srv, disk, rss, sameCPUText(&ph))
 			}
 		}
 		byOpMarkdown(&b, r)
@@ -141,14 +144,14 @@ func Markdown(w io.Writer, r *result.Result) error {
 		var notes []string
 		for _, c := range r.Cells {
 			if c.Error != "" {
-				notes = append(notes, fmt.Sprintf("- **%s**: %s", mdText(c.ID), mdText(c.Error)))
+				notes = append(notes, fmt.Sprintf("- **%s**: %s", mdText(c.Label()), mdText(c.Error)))
 			}
 			for _, ph := range c.Phases {
 				for _, s := range ph.ErrorSamples {
-					notes = append(notes, fmt.Sprintf("- **%s** %s error: %s", mdText(c.ID), mdText(ph.Name), mdText(s)))
+					notes = append(notes, fmt.Sprintf("- **%s** %s error: %s", mdText(c.Label()), mdText(ph.Name), mdText(s)))
 				}
 				for _, s := range ph.Warnings {
-					notes = append(notes, fmt.Sprintf("- **%s** %s warning: %s", mdText(c.ID), mdText(ph.Name), mdText(s)))
+					notes = append(notes, fmt.Sprintf("- **%s** %s warning: %s", mdText(c.Label()), mdText(ph.Name), mdText(s)))
 				}
 			}
 		}
@@ -253,7 +256,7 @@ func serverTimeMarkdown(b *strings.Builder, r *result.Result) {
 	for _, c := range r.Cells {
 		for _, p := range c.Phases {
 			if st := p.ServerTime; st != nil {
-				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | [%d] |\n", mdText(c.ID), mdText(p.Name), thousands(st.Calls), num(p.LatencyUs.Mean),
+				fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | [%d] |\n", mdText(c.Label()), mdText(p.Name), thousands(st.Calls), num(p.LatencyUs.Mean),
 					num(st.PerCallUs), num(st.ClientOverheadUs), slices.Index(sources, st.Source)+1)
 			}
 		}

@@ -112,15 +112,41 @@ func paramSuffix(c *result.Cell) string {
 	return ""
 }
 
-// cellLabel names a cell inside a chart of its workload: "memory keys=1000".
+// cellLabel names a cell inside a chart of its workload: "memory keys=1000",
+// with its round in a repeated run ("memory keys=1000 #2").
 func cellLabel(c *result.Cell) string {
+	label := c.ID
 	if s := paramSuffix(c); s != "" {
-		return c.Target + " " + s
+		label = c.Target + " " + s
+	} else if strings.HasPrefix(c.ID, c.Target+"/") {
+		label = c.Target
 	}
-	if strings.HasPrefix(c.ID, c.Target+"/") {
-		return c.Target
+	if c.Repeat > 0 {
+		label += " #" + strconv.Itoa(c.Repeat)
 	}
-	return c.ID
+	return label
+}
+
+// medianCell is, of cells that repeat one measurement, the finished one
+// whose phase took the median time (the lower of the two middle ones for
+// an even count), so a table shows one repeat whole rather than figures of
+// several; nil when no cell has the phase.
+func medianCell(cells []*result.Cell, phase string) *result.Cell {
+	type timed struct {
+		c *result.Cell
+		s float64
+	}
+	var ts []timed
+	for _, c := range cells {
+		if p, ok := c.Phase(phase); ok && c.Status == result.CellOK {
+			ts = append(ts, timed{c, p.DurationS})
+		}
+	}
+	if len(ts) == 0 {
+		return nil
+	}
+	sort.SliceStable(ts, func(i, j int) bool { return ts[i].s < ts[j].s })
+	return ts[(len(ts)-1)/2].c
 }
 
 // sweep is the kv experiment's table: total time per key count, per target.
@@ -154,38 +180,53 @@ func kvSweeps(r *result.Result, phases ...string) []*sweep {
 	return out
 }
 
-// kvSweep gathers the finished cells of the kv entry name; nil when there are none.
+// kvSweep gathers the finished cells of the kv entry name; nil when there
+// are none. Of repeated cells it takes the median repeat (medianCell).
 func kvSweep(r *result.Result, name string, phases ...string) *sweep {
 	s := &sweep{name: name, ms: map[string]map[string]map[int64]float64{}, cell: map[string]map[string]map[int64]*result.Cell{}}
-	seenKeys, seenTarget := map[int64]bool{}, map[string]bool{}
+	type at struct {
+		target string
+		keys   int64
+	}
+	var order []at
+	repeats := map[at][]*result.Cell{}
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		n := paramInt(c.Params, "keys")
 		if c.Workload != "kv" || entryName(c) != name || c.Status != result.CellOK || n <= 0 {
 			continue
 		}
+		k := at{c.Target, n}
+		if repeats[k] == nil {
+			order = append(order, k)
+		}
+		repeats[k] = append(repeats[k], c)
+	}
+	seenKeys, seenTarget := map[int64]bool{}, map[string]bool{}
+	for _, k := range order {
 		for _, ph := range phases {
-			p, ok := c.Phase(ph)
-			if !ok {
+			c := medianCell(repeats[k], ph)
+			if c == nil {
 				continue
 			}
+			p, _ := c.Phase(ph)
 			if s.ms[ph] == nil {
 				s.ms[ph] = map[string]map[int64]float64{}
 				s.cell[ph] = map[string]map[int64]*result.Cell{}
 			}
-			if s.ms[ph][c.Target] == nil {
-				s.ms[ph][c.Target] = map[int64]float64{}
-				s.cell[ph][c.Target] = map[int64]*result.Cell{}
+			if s.ms[ph][k.target] == nil {
+				s.ms[ph][k.target] = map[int64]float64{}
+				s.cell[ph][k.target] = map[int64]*result.Cell{}
 			}
-			s.ms[ph][c.Target][n] = p.DurationS * 1000
-			s.cell[ph][c.Target][n] = c
-			if !seenKeys[n] {
-				seenKeys[n] = true
-				s.keys = append(s.keys, n)
+			s.ms[ph][k.target][k.keys] = p.DurationS * 1000
+			s.cell[ph][k.target][k.keys] = c
+			if !seenKeys[k.keys] {
+				seenKeys[k.keys] = true
+				s.keys = append(s.keys, k.keys)
 			}
-			if !seenTarget[c.Target] {
-				seenTarget[c.Target] = true
-				s.targets = append(s.targets, c.Target)
+			if !seenTarget[k.target] {
+				seenTarget[k.target] = true
+				s.targets = append(s.targets, k.target)
 			}
 		}
 	}

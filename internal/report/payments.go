@@ -22,7 +22,7 @@ func PaymentsText(w io.Writer, r *result.Result) {
 			fmt.Fprintln(w, "\npayments (per-step latency is in the cells table: phases rt1–rt4, transfer, delete)")
 			first = false
 		}
-		fmt.Fprintf(w, "  %s: %s\n", c.ID, s.Headline())
+		fmt.Fprintf(w, "  %s: %s\n", c.Label(), s.Headline())
 		if len(s.DeclinedBy) > 0 {
 			var parts []string
 			for reason, n := range s.DeclinedBy {

@@ -47,7 +47,7 @@ func ServerTimeText(w io.Writer, r *result.Result) {
 			for _, name := range slices.Sorted(maps.Keys(st.Ops)) {
 				ops = append(ops, fmt.Sprintf("%s %s", name, stUs(st.Ops[name].MeanUs)))
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t[%d]\t\n", c.ID, p.Name, st.Calls,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t[%d]\t\n", c.Label(), p.Name, st.Calls,
 				stUs(p.LatencyUs.Mean), stUs(st.PerCallUs), stUs(st.ClientOverheadUs), share,
 				strings.Join(ops, ", "), slices.Index(sources, st.Source)+1)
 		}

@@ -22,6 +22,9 @@ func Text(w io.Writer, r *result.Result) {
 		threads = fmt.Sprintf(" · client threads %d (GOMAXPROCS)", e.GoMaxProcs)
 	}
 	fmt.Fprintf(w, "storebench %s · %s · %s · %d cores%s · %s\n", r.Storebench.Version, r.Environment.CPUModel, r.Environment.OS, r.Environment.Cores, threads, r.Status)
+	if n := RepeatNote(r); n != "" {
+		fmt.Fprintln(w, n)
+	}
 	kvTables(w, r)
 	cellTable(w, r)
 	ByOpText(w, r)
@@ -72,9 +75,9 @@ func kvTables(w io.Writer, r *result.Result) {
 			fmt.Fprintf(tw, "%s\t", t)
 			var last *result.Cell
 			for _, n := range ns {
-				c := findCell(r, t, "kv", n)
+				c := medianCell(findCells(r, t, "kv", n), phase)
 				p, ok := phaseOf(c, phase)
-				if !ok || c.Status != result.CellOK {
+				if !ok {
 					fmt.Fprint(tw, "—\t")
 					continue
 				}
@@ -123,7 +126,7 @@ func cellTable(w io.Writer, r *result.Result) {
 	fmt.Fprintln(tw, "cell\tphase\tops\tops/s\tp50\tp90\tp99\tp99.9\tmax\tmean\tclient cpu\tserver cpu\t"+sameCol("same cpu")+"disk B/op\terrors\tstatus\t")
 	for _, c := range r.Cells {
 		if len(c.Phases) == 0 {
-			fmt.Fprintf(tw, "%s\t—\t%s%s\t\n", c.ID, strings.Repeat("\t", 12)+sameCol(""), c.Status)
+			fmt.Fprintf(tw, "%s\t—\t%s%s\t\n", c.Label(), strings.Repeat("\t", 12)+sameCol(""), c.Status)
 			continue
 		}
 		for _, p := range c.Phases {
@@ -132,7 +135,7 @@ func cellTable(w io.Writer, r *result.Result) {
 			if p.Server != nil {
 				srvCPU, disk = us(p.Server.CPUUsPerOp), us(p.Server.WritePerOp)
 			}
-			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t\n", c.ID, p.Name, p.Ops,
+			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t\n", c.Label(), p.Name, p.Ops,
 				thousands(int64(p.ThroughputOpsS+0.5)), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(l.Mean),
 				us(p.ClientCPUUsPerOp), srvCPU, sameCol(same), disk, errorSummary(p.Errors), c.Status)
 		}
@@ -140,7 +143,7 @@ func cellTable(w io.Writer, r *result.Result) {
 	tw.Flush()
 	for _, c := range r.Cells {
 		if c.Error != "" {
-			fmt.Fprintf(w, "  %s: %s\n", c.ID, c.Error)
+			fmt.Fprintf(w, "  %s: %s\n", c.Label(), c.Error)
 		}
 	}
 	clientIOLine(w, r)
@@ -193,7 +196,7 @@ func warningLines(w io.Writer, r *result.Result) {
 				if groups[shape] == nil {
 					order = append(order, shape)
 				}
-				groups[shape] = append(groups[shape], phaseWarning{c.ID + " " + p.Name, warn})
+				groups[shape] = append(groups[shape], phaseWarning{c.Label() + " " + p.Name, warn})
 			}
 		}
 	}
@@ -234,14 +237,25 @@ func targetTable(w io.Writer, r *result.Result) {
 	tw.Flush()
 }
 
-func findCell(r *result.Result, target, workload string, keys int64) *result.Cell {
+// RepeatNote says how a run with --repeat is shown; "" for other runs.
+func RepeatNote(r *result.Result) string {
+	if r.Repeat <= 1 {
+		return ""
+	}
+	return fmt.Sprintf("each cell ran %d times, in rounds over each target's cells: the kv and article tables show the median repeat (by the phase's time), the cells table every repeat (#1…#%d); storebench compare takes their range as a run's spread", r.Repeat, r.Repeat)
+}
+
+// findCells is every finished cell of target and workload with that many
+// keys: one, or its repeats.
+func findCells(r *result.Result, target, workload string, keys int64) []*result.Cell {
+	var out []*result.Cell
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		if c.Target == target && c.Workload == workload && paramInt(c.Params, "keys") == keys {
-			return c
+		if c.Target == target && c.Workload == workload && paramInt(c.Params, "keys") == keys && c.Status == result.CellOK {
+			out = append(out, c)
 		}
 	}
-	return nil
+	return out
 }
 
 func phaseOf(c *result.Cell, name string) (p phase, ok bool) {

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"sync"
 	"time"
 
@@ -50,10 +51,13 @@ type Result struct {
 	Scenario    any         `json:"scenario"`
 	Article     *Article    `json:"article,omitempty"`
 	Quick       bool        `json:"quick,omitempty"`
-	Targets     []Target    `json:"targets"`
-	Skipped     []Skipped   `json:"skipped,omitempty"`
-	Cells       []Cell      `json:"cells"`
-	Notes       []string    `json:"notes,omitempty"`
+	// Repeat is how many times each cell ran (--repeat), when more than
+	// once: its repeats share the cell id, and tables show the median one.
+	Repeat  int       `json:"repeat,omitempty"`
+	Targets []Target  `json:"targets"`
+	Skipped []Skipped `json:"skipped,omitempty"`
+	Cells   []Cell    `json:"cells"`
+	Notes   []string  `json:"notes,omitempty"`
 }
 
 // Build identifies the storebench binary.
@@ -102,8 +106,11 @@ type Cell struct {
 	Workload string         `json:"workload"`
 	Name     string         `json:"name,omitempty"` // the scenario's name for the workload entry, when not its type
 	Params   map[string]any `json:"params"`
-	Status   string         `json:"status"`
-	Error    string         `json:"error,omitempty"`
+	// Repeat is the round of a run with --repeat this cell belongs to,
+	// 1 to Result.Repeat; 0 when the run repeats nothing.
+	Repeat int    `json:"repeat,omitempty"`
+	Status string `json:"status"`
+	Error  string `json:"error,omitempty"`
 	// ServerLog is the tail of a managed server's log when it died in the cell.
 	ServerLog string          `json:"server_log,omitempty"`
 	StartedAt time.Time       `json:"started_at"`
@@ -209,4 +216,13 @@ func Read(path string) (*Result, error) {
 		return nil, fmt.Errorf("%s: schema %q, this storebench reads %q", path, r.Schema, Schema)
 	}
 	return &r, nil
+}
+
+// Label is the cell's id for a reader: with its round in a repeated run
+// ("redis/kv/keys=1000 #2"), since repeats share the id.
+func (c *Cell) Label() string {
+	if c.Repeat > 0 {
+		return c.ID + " #" + strconv.Itoa(c.Repeat)
+	}
+	return c.ID
 }
