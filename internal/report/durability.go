@@ -32,12 +32,12 @@ func DurabilityText(w io.Writer, r *result.Result) {
 	for _, c := range cells {
 		s := c.Durability
 		if s == nil {
-			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\t—\t—\t—\t—\t\n", c.Target)
+			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\t—\t—\t—\t—\t\n", rowName(c))
 			continue
 		}
 		trials := fmt.Sprintf("%d/%d", s.Trials, s.TrialsAsked)
 		if s.Trials == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t—\t—\t—\t—\t—\t—\t—\t—\t\n", c.Target, trials)
+			fmt.Fprintf(tw, "%s\t%s\t—\t—\t—\t—\t—\t—\t—\t—\t\n", rowName(c), trials)
 			continue
 		}
 		all := "—"
@@ -48,7 +48,7 @@ func DurabilityText(w io.Writer, r *result.Result) {
 		if s.LossTrials > 0 {
 			window = fmt.Sprintf("%s s, %s writes", durSecs(s.WindowMaxS), thousands(s.WindowMaxWrites))
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s s\t%s s\t\n", c.Target, trials, thousands(s.Acked),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s s\t%s s\t\n", rowName(c), trials, thousands(s.Acked),
 			thousands(s.LostMax), durMean(s.LostMean), perTrialLost(s.PerTrial), all, window, durSecs(s.RecoveryMeanS), durSecs(s.RecoveryMaxS))
 	}
 	tw.Flush()
@@ -57,7 +57,7 @@ func DurabilityText(w io.Writer, r *result.Result) {
 	fmt.Fprintln(w, "  acknowledged writes came from then on; recovery: restart (for files and SQLite: the writer's death) to the first successful read.")
 	for _, c := range cells {
 		if c.Status != result.CellOK && c.Error != "" {
-			fmt.Fprintf(w, "  %s failed: %s\n", c.Target, durFirstLine(c.Error))
+			fmt.Fprintf(w, "  %s failed: %s\n", rowName(c), durFirstLine(c.Error))
 		}
 	}
 	fmt.Fprintln(w, "\n"+durWrap(durability.NotPowerLoss, 110, ""))
@@ -67,7 +67,7 @@ func DurabilityText(w io.Writer, r *result.Result) {
 		if s == nil || s.Verdict == "" && s.ProcessCrash == "" {
 			continue
 		}
-		fmt.Fprintf(w, "  %s: %s\n", c.Target, s.Verdict)
+		fmt.Fprintf(w, "  %s: %s\n", rowName(c), s.Verdict)
 		fmt.Fprintf(w, "    process crash: %s\n", s.ProcessCrash)
 		fmt.Fprintf(w, "    power loss:    %s\n", s.PowerLoss)
 		if strings.HasPrefix(s.Filesystem, "tmpfs") {

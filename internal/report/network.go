@@ -209,6 +209,7 @@ func networkGroups(r *result.Result) (map[string]*netGroup, []string) {
 	}
 	groups := map[string]*netGroup{}
 	var order []string
+	repeats := map[*netRow]map[string][]float64{} // a repeated cell's p50s, for their median
 	for _, c := range r.Cells {
 		if !withNet[c.Workload] || c.Status != result.CellOK {
 			continue
@@ -236,13 +237,27 @@ func networkGroups(r *result.Result) (map[string]*netGroup, []string) {
 				row = &netRow{rttMs: rtt, p50: map[string]float64{}}
 				g.rows = append(g.rows, row)
 			}
-			if _, dup := row.p50[c.Target]; dup {
+			if c.Repeat > 0 {
+				if repeats[row] == nil {
+					repeats[row] = map[string][]float64{}
+				}
+				repeats[row][c.Target] = append(repeats[row][c.Target], p.LatencyUs.P50)
+				if c.Repeat > 1 {
+					continue
+				}
+			} else if _, dup := row.p50[c.Target]; dup {
 				continue // another entry at the same rtt: the first one stands
 			}
 			row.p50[c.Target] = p.LatencyUs.P50
 			if m, ok := c.Params["rtt_measured_ms"].(float64); ok {
 				row.meas = append(row.meas, m)
 			}
+		}
+	}
+	for row, byTarget := range repeats {
+		for t, p50s := range byTarget {
+			slices.Sort(p50s)
+			row.p50[t] = p50s[(len(p50s)-1)/2]
 		}
 	}
 	for _, g := range groups {

@@ -69,7 +69,7 @@ func sessionsInsert(w io.Writer, cells []*result.Cell) {
 		v := c.Sessions.Variant
 		p, ok := c.Phase("insert")
 		if !ok || c.Status != result.CellOK {
-			fmt.Fprintf(tw, "%s\t%s\t—\t—\t—\t—\t—\t%s\t%s\t%s (%s)\n", c.Target, v, sessArticle(sessions.ArticleMs, v), sessArticle(sessions.ArticleRatio, v), c.Sessions.VariantDoc, c.Status)
+			fmt.Fprintf(tw, "%s\t%s\t—\t—\t—\t—\t—\t%s\t%s\t%s (%s)\n", rowName(c), v, sessArticle(sessions.ArticleMs, v), sessArticle(sessions.ArticleRatio, v), c.Sessions.VariantDoc, c.Status)
 			continue
 		}
 		ratio, ratio50 := "—", "—"
@@ -79,7 +79,7 @@ func sessionsInsert(w io.Writer, cells []*result.Cell) {
 		if u := unlogged50[c.Target]; u > 0 {
 			ratio50 = fmt.Sprintf("%.2f", p.LatencyUs.P50/u)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\n", c.Target, v, p.LatencyUs.Mean/1000, p.LatencyUs.P50/1000, p.LatencyUs.P99/1000,
+		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\n", rowName(c), v, p.LatencyUs.Mean/1000, p.LatencyUs.P50/1000, p.LatencyUs.P99/1000,
 			ratio, ratio50, sessArticle(sessions.ArticleMs, v), sessArticle(sessions.ArticleRatio, v), c.Sessions.VariantDoc)
 	}
 	tw.Flush()
@@ -153,14 +153,14 @@ func sessionsChurn(w io.Writer, cells []*result.Cell) {
 		if named {
 			design = c.Name + ": " + design
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", c.Target, design,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowName(c), design,
 			sessThousands(int64(math.Round(cr.ThroughputOpsS))), sessThousands(int64(math.Round(rd.ThroughputOpsS))),
 			sessUs(rd.LatencyUs.P50, sessOK(rd)), sessUs(rd.LatencyUs.P99, sessOK(rd)), kaP50, kaP99, reap, dead, hot, size, rows, stale, lost, linger, c.Status)
 	}
 	tw.Flush()
 	for _, c := range cells {
 		if line := sessExtras(c.Sessions); line != "" {
-			fmt.Fprintf(w, "  %s %s: %s\n", c.Target, c.Sessions.Design, line)
+			fmt.Fprintf(w, "  %s %s: %s\n", rowName(c), c.Sessions.Design, line)
 		}
 	}
 }
@@ -218,7 +218,7 @@ func sessionsReplica(w io.Writer, cells []*result.Cell) {
 	fmt.Fprintln(tw, "target\tdesign\treads\thits\tmisses\tof which lag\terrors\twhat the replica said")
 	for _, c := range rc {
 		r := c.Sessions.Replica
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", c.Target, c.Sessions.Design, sessThousands(r.Reads), sessThousands(r.Hits),
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rowName(c), c.Sessions.Design, sessThousands(r.Reads), sessThousands(r.Hits),
 			sessThousands(r.Misses), sessThousands(r.LagMisses), sessThousands(r.Errors), sessTrim(r.ErrorSample, 90))
 	}
 	tw.Flush()
@@ -231,7 +231,7 @@ func sessionsNotes(w io.Writer, cells []*result.Cell) {
 	for _, c := range cells {
 		for _, n := range c.Sessions.Notes {
 			if strings.HasPrefix(n, "NOT in effect") || strings.HasPrefix(n, "observation failed") {
-				l := c.Target + " " + c.Sessions.Design + ": " + n
+				l := rowName(c) + " " + c.Sessions.Design + ": " + n
 				if !seen[l] {
 					seen[l] = true
 					lines = append(lines, l)
@@ -245,7 +245,7 @@ func sessionsNotes(w io.Writer, cells []*result.Cell) {
 			}
 		}
 		if len(na) > 0 && c.Sessions.Phase == sessions.PhaseChurn {
-			l := c.Target + ": knobs without effect there: " + strings.Join(na, ", ")
+			l := rowName(c) + ": knobs without effect there: " + strings.Join(na, ", ")
 			if !seen[l] {
 				seen[l] = true
 				lines = append(lines, l)

@@ -7,6 +7,7 @@ import (
 	"io"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -242,7 +243,16 @@ func RepeatNote(r *result.Result) string {
 	if r.Repeat <= 1 {
 		return ""
 	}
-	return fmt.Sprintf("each cell ran %d times, in rounds over each target's cells: the kv and article tables show the median repeat (by the phase's time), the cells table every repeat (#1…#%d); storebench compare takes their range as a run's spread", r.Repeat, r.Repeat)
+	return fmt.Sprintf("each cell ran %d times, in rounds over each target's cells: the summary tables show the median repeat, the cells table and per-target tables every repeat (#1…#%d); storebench compare takes their range as a run's spread", r.Repeat, r.Repeat)
+}
+
+// rowName is a cell's target as a table row names it, with its round in a
+// repeated run.
+func rowName(c *result.Cell) string {
+	if c.Repeat > 0 {
+		return c.Target + " #" + strconv.Itoa(c.Repeat)
+	}
+	return c.Target
 }
 
 // findCells is every finished cell of target and workload with that many
