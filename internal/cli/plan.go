@@ -78,9 +78,6 @@ func (c cell) label() string {
 	return rc.Label()
 }
 
-// maxRepeat bounds --repeat: a typo of 1000 should not start a week's run.
-const maxRepeat = 100
-
 // repeatCells runs each target's cells n times, in rounds (all its cells,
 // then all again), so a slow spell of the machine falls on different cells
 // rather than on every repeat of one, while the target's server starts

@@ -111,7 +111,7 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
-	fl.IntVar(&f.repeat, "repeat", 1, "run every cell N times, in rounds over a target's cells (one server start); tables show the median repeat, the cells table each one, and compare their spread")
+	fl.IntVar(&f.repeat, "repeat", 1, "run every cell N times (default: the scenario's repeat, else once), in rounds over a target's cells (one server start); tables show the median repeat, the cells table each one, and compare their spread")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
 	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network path, no delay; recorded with the measured round trip)")
 	fl.DurationVar(&f.jitter, "jitter", 0, "with --rtt: vary each round trip by up to ± this much")
@@ -331,8 +331,12 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if !slices.Contains([]string{"auto", "netem", "proxy"}, f.netMechanism) {
 		return usagef("--net-mechanism %q: want auto, netem or proxy", f.netMechanism)
 	}
-	if f.repeat < 1 || f.repeat > maxRepeat {
-		return usagef("--repeat %d: want 1 to %d", f.repeat, maxRepeat)
+	repeat := max(s.Repeat, 1)
+	if cmd.Flags().Changed("repeat") {
+		if f.repeat < 1 || f.repeat > scenario.MaxRepeat {
+			return usagef("--repeat %d: want 1 to %d", f.repeat, scenario.MaxRepeat)
+		}
+		repeat = f.repeat
 	}
 	if cmd.Flags().Changed("client-threads") && (f.clientThreads < 1 || f.clientThreads > scenario.MaxClientThreads) {
 		return usagef("--client-threads %d: want 1 to %d", f.clientThreads, scenario.MaxClientThreads)
@@ -351,7 +355,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if err != nil {
 		return err
 	}
-	cells := repeatCells(plan(s, targets), f.repeat)
+	cells := repeatCells(plan(s, targets), repeat)
 	mechanism, err := networkMechanism(ctx, cells, f.netMechanism)
 	if err != nil {
 		return usagef("--net-mechanism: %v", err)
@@ -373,8 +377,8 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 		Environment: result.ReadEnvironment(f.serverCPUs),
 		Scenario:    s, Skipped: skipped, Article: s.Article, Quick: f.quick,
 	}
-	if f.repeat > 1 {
-		res.Repeat = f.repeat
+	if repeat > 1 {
+		res.Repeat = repeat
 	}
 	w, err := result.Create(runDir, res)
 	if err != nil {

@@ -46,6 +46,10 @@ type Scenario struct {
 	// them. A suite sets them to match its article's machine.
 	ClientCPUs string `yaml:"client_cpus,omitempty" json:"client_cpus,omitempty"`
 	ServerCPUs string `yaml:"server_cpus,omitempty" json:"server_cpus,omitempty"`
+	// Repeat runs every cell this many times, in rounds over each target's
+	// cells (0 or 1: once); --repeat overrides it. A suite sets it where its
+	// article averaged several runs.
+	Repeat int `yaml:"repeat,omitempty" json:"repeat,omitempty"`
 	// Quick replaces parts of the scenario under --quick: a smaller run of the same shape.
 	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
 	// Article is the published experiment a suite reproduces.
@@ -66,6 +70,7 @@ type Quick struct {
 	Payments   *payments.Spec  `yaml:"payments,omitempty" json:"payments,omitempty"`
 	Durability *DurabilitySpec `yaml:"durability,omitempty" json:"durability,omitempty"`
 	Sessions   *sessions.Spec  `yaml:"sessions,omitempty" json:"sessions,omitempty"`
+	Repeat     int             `yaml:"repeat,omitempty" json:"repeat,omitempty"`
 }
 
 // DurabilitySpec is the durability workload's section: how many crashes and
@@ -117,6 +122,9 @@ func (s *Scenario) ApplyQuick() error {
 		return fmt.Errorf("%s has no quick mode", s.Name)
 	}
 	q := s.Quick
+	if q.Repeat > 0 {
+		s.Repeat = q.Repeat
+	}
 	for i := range s.Workloads {
 		w := &s.Workloads[i]
 		if len(q.Keys) > 0 && len(w.Keys) > 0 {
@@ -514,11 +522,22 @@ func locate(name string, err error) string {
 	return strings.Join(out, "; ")
 }
 
-// Validate checks the scenario against the store registry, before any work.
 // MaxClientThreads bounds client_threads and --client-threads: more OS
 // threads than this only measures the scheduler.
 const MaxClientThreads = 1024
 
+// MaxRepeat bounds repeat and --repeat: a typo of 1000 should not start a
+// week's run.
+const MaxRepeat = 100
+
+func (s *Scenario) quickRepeat() int {
+	if s.Quick == nil {
+		return 0
+	}
+	return s.Quick.Repeat
+}
+
+// Validate checks the scenario against the store registry, before any work.
 func (s *Scenario) Validate(reg target.Registry) error {
 	where := func(line int) string {
 		if line > 0 {
@@ -531,6 +550,14 @@ func (s *Scenario) Validate(reg target.Registry) error {
 	}
 	if s.ClientThreads < 0 || s.ClientThreads > MaxClientThreads {
 		return fmt.Errorf("%s: client_threads %d: want 1 to %d (or leave it out: one per CPU)", s.Source, s.ClientThreads, MaxClientThreads)
+	}
+	for _, r := range []struct {
+		field string
+		n     int
+	}{{"repeat", s.Repeat}, {"quick: repeat", s.quickRepeat()}} {
+		if r.n < 0 || r.n > MaxRepeat {
+			return fmt.Errorf("%s: %s %d: want 1 to %d (or leave it out: once)", s.Source, r.field, r.n, MaxRepeat)
+		}
 	}
 	if len(s.Workloads) == 0 {
 		return fmt.Errorf("%s: no workloads", s.Source)

@@ -242,3 +242,33 @@ func TestStallIsChecked(t *testing.T) {
 		}
 	}
 }
+
+func TestRepeat(t *testing.T) {
+	const body = "targets: [memory]\nworkloads:\n  - type: kv\n"
+	s, err := Parse("t.yaml", strings.NewReader("name: t\nrepeat: 5\nquick:\n  repeat: 2\n"+body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Defaults()
+	if err := s.Validate(registry()); err != nil || s.Repeat != 5 {
+		t.Fatalf("repeat %d, %v", s.Repeat, err)
+	}
+	if err := s.ApplyQuick(); err != nil || s.Repeat != 2 {
+		t.Errorf("repeat under --quick %d, %v; want 2", s.Repeat, err)
+	}
+	for src, want := range map[string]string{
+		"name: t\nrepeat: 101\n" + body:           "t.yaml: repeat 101: want 1 to 100",
+		"name: t\nrepeat: -1\n" + body:            "t.yaml: repeat -1",
+		"name: t\nquick:\n  repeat: 500\n" + body: "t.yaml: quick: repeat 500",
+		"name: t\nrepeat: often\n" + body:         "t.yaml:2",
+	} {
+		s, err := Parse("t.yaml", strings.NewReader(src))
+		if err == nil {
+			s.Defaults()
+			err = s.Validate(registry())
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%q: %v, want an error with %q", src, err, want)
+		}
+	}
+}
