@@ -20,11 +20,13 @@ a verdict: better, worse, or "no clear difference" when the runs' own spread
 is larger than the difference.
 
 A run's spread is, for a cell repeated in the run (storebench run --repeat N),
-the range of its repeats, and its value their median; otherwise a 99% confidence interval from the run's own data: distribution-free
-by rank in the HdrHistogram for percentiles, ±2.58 σ/√n for the mean, and for
-ops/s the mean's interval widened by the per-second series of phases of 3 s or
-more. One run of single cells cannot see run-to-run noise: repeat before
-trusting a small difference. Arguments are result.json files or the directories holding them.`,
+the range of its repeats, and its value their median; otherwise a 99%
+confidence interval from the run's own data: distribution-free by rank in the
+HdrHistogram for percentiles, ±2.58 σ/√n for the mean, and for ops/s the
+mean's interval widened by the per-second series of phases of 3 s or more.
+One run of single cells cannot see run-to-run noise: repeat before trusting a
+small difference. Arguments are result.json files or the directories holding
+them.`,
 		Example: `  storebench compare results/20261122T023107Z results/20261123T101500Z
   storebench compare results/<before, run with --repeat 5> results/<after, likewise>
   storebench compare before/result.json after/result.json --format md`,

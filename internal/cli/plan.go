@@ -73,10 +73,7 @@ func (c cell) failed(params map[string]any, err error) result.Cell {
 }
 
 // label is the cell's id with its round in a repeated run.
-func (c cell) label() string {
-	rc := result.Cell{ID: c.id(), Repeat: c.rep}
-	return rc.Label()
-}
+func (c cell) label() string { return c.id() + result.RepeatSuffix(c.rep) }
 
 // repeatCells runs each target's cells n times, in rounds (all its cells,
 // then all again), so a slow spell of the machine falls on different cells

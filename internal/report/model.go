@@ -121,10 +121,7 @@ func cellLabel(c *result.Cell) string {
 	} else if strings.HasPrefix(c.ID, c.Target+"/") {
 		label = c.Target
 	}
-	if c.Repeat > 0 {
-		label += " #" + strconv.Itoa(c.Repeat)
-	}
-	return label
+	return label + result.RepeatSuffix(c.Repeat)
 }
 
 // medianCell is, of cells that repeat one measurement, the finished one

@@ -7,7 +7,6 @@ import (
 	"io"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -248,12 +247,7 @@ func RepeatNote(r *result.Result) string {
 
 // rowName is a cell's target as a table row names it, with its round in a
 // repeated run.
-func rowName(c *result.Cell) string {
-	if c.Repeat > 0 {
-		return c.Target + " #" + strconv.Itoa(c.Repeat)
-	}
-	return c.Target
-}
+func rowName(c *result.Cell) string { return c.Target + result.RepeatSuffix(c.Repeat) }
 
 // findCells is every finished cell of target and workload with that many
 // keys: one, or its repeats.

@@ -220,9 +220,13 @@ func Read(path string) (*Result, error) {
 
 // Label is the cell's id for a reader: with its round in a repeated run
 // ("redis/kv/keys=1000 #2"), since repeats share the id.
-func (c *Cell) Label() string {
-	if c.Repeat > 0 {
-		return c.ID + " #" + strconv.Itoa(c.Repeat)
+func (c *Cell) Label() string { return c.ID + RepeatSuffix(c.Repeat) }
+
+// RepeatSuffix is how a name shows the round of a repeated cell: " #2";
+// "" for a cell of a run that repeats nothing (round 0).
+func RepeatSuffix(round int) string {
+	if round <= 0 {
+		return ""
 	}
-	return c.ID
+	return " #" + strconv.Itoa(round)
 }
