@@ -759,8 +759,7 @@ func (p *page) cellsSection() {
 	p.s(`<section id="cells"><h2>All cells</h2>` + "\n")
 	p.s(`<p class="lede">Every cell and phase of the run. Latency in µs, client-side, per operation; CPU in µs per operation: the whole client process, and a managed server's processes; disk is what a managed server wrote, per operation; same CPU is the share of the time client and server ran on the same CPU (a loopback round trip costs several times more across CPUs).</p>` + "\n")
 	p.s(`<div class="table-wrap"><table data-table="cells"><thead><tr><th scope="col">cell</th><th scope="col" class="l">phase</th><th scope="col">ops</th><th scope="col">errors</th><th scope="col">ms</th><th scope="col">ops/s</th><th scope="col">p50</th><th scope="col">p90</th><th scope="col">p99</th><th scope="col">p99.9</th><th scope="col">max</th><th scope="col">mean</th><th scope="col">client CPU</th><th scope="col">server CPU</th><th scope="col">disk B/op</th><th scope="col">peak RSS MiB</th><th scope="col">same CPU</th><th scope="col" class="l">status</th></tr></thead><tbody>` + "\n")
-	for i := range r.Cells {
-		c := &r.Cells[i]
+	for i, c := range cellsInOrder(r) {
 		color := p.m.colorOf[c.Target] % paletteSize
 		if len(c.Phases) == 0 {
 			p.f(`<tr data-cell="%s"><th scope="row"><span class="swatch-dot c%d"></span>%s</th><td class="l">—</td>%s<td class="l bad">%s</td></tr>`+"\n",

@@ -116,7 +116,7 @@ func Markdown(w io.Writer, r *result.Result) error {
 		md("\n## Latency and throughput\n\nLatency in µs, client-side, per operation (successful operations; warm-up excluded).\n\n")
 		md("| cell | phase | ops | errors | ms | ops/s | p50 | p90 | p99 | p99.9 | max | mean | status |\n")
 		md("|:--|:--|--:|--:|--:|--:|--:|--:|--:|--:|--:|--:|:--|\n")
-		for _, c := range r.Cells {
+		for _, c := range cellsInOrder(r) {
 			if len(c.Phases) == 0 {
 				md("| %s | — | | | | | | | | | | | %s |\n", mdText(c.Label()), mdText(c.Status))
 				continue
@@ -129,7 +129,7 @@ func Markdown(w io.Writer, r *result.Result) error {
 		}
 		md("\n## Cost per operation\n\nCPU in µs per operation: the whole client process, and a managed server's processes; disk is what a managed server wrote; same CPU: share of the time client and server ran on the same CPU (a loopback round trip costs several times more across CPUs).\n\n")
 		md("| cell | phase | client CPU µs | server CPU µs | disk B | server peak RSS | same CPU |\n|:--|:--|--:|--:|--:|--:|--:|\n")
-		for _, c := range r.Cells {
+		for _, c := range cellsInOrder(r) {
 			for _, ph := range c.Phases {
 				srv, disk, rss := "—", "—", "—"
 				if s := ph.Server; s != nil {

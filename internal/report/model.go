@@ -1,8 +1,10 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -78,6 +80,15 @@ func newModel(r *result.Result) *model {
 			})
 		}
 	}
+	// A repeated run's cells come in rounds (keys=1000 #1, keys=10000 #1,
+	// keys=1000 #2, …): list a cell's repeats together, in round order.
+	if r.Repeat > 1 {
+		for i := range m.groups {
+			slices.SortStableFunc(m.groups[i].entries, func(a, b entry) int {
+				return cmp.Or(cmp.Compare(a.color, b.color), cmp.Compare(a.variant, b.variant))
+			})
+		}
+	}
 	// Keep a workload's phases together, in the order the workload runs them.
 	sort.SliceStable(m.groups, func(i, j int) bool {
 		return workloadOrder(r, m.groups[i].workload) < workloadOrder(r, m.groups[j].workload)
@@ -122,6 +133,29 @@ func cellLabel(c *result.Cell) string {
 		label = c.Target
 	}
 	return label + result.RepeatSuffix(c.Repeat)
+}
+
+// cellsInOrder is the result's cells in run order, except that a repeated
+// run's rounds (keys=1000 #1, keys=10000 #1, keys=1000 #2, …) are regrouped
+// so that a cell's repeats follow one another, where its first one ran.
+func cellsInOrder(r *result.Result) []*result.Cell {
+	out := make([]*result.Cell, 0, len(r.Cells))
+	at := map[string]int{} // cell id -> its group's index in groups
+	var groups [][]*result.Cell
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		g, ok := at[c.ID]
+		if !ok || c.Repeat == 0 {
+			g = len(groups)
+			at[c.ID] = g
+			groups = append(groups, nil)
+		}
+		groups[g] = append(groups[g], c)
+	}
+	for _, g := range groups {
+		out = append(out, g...)
+	}
+	return out
 }
 
 // medianCell is, of cells that repeat one measurement, the finished one

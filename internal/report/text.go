@@ -124,7 +124,7 @@ func cellTable(w io.Writer, r *result.Result) {
 		return ""
 	}
 	fmt.Fprintln(tw, "cell\tphase\tops\tops/s\tp50\tp90\tp99\tp99.9\tmax\tmean\tclient cpu\tserver cpu\t"+sameCol("same cpu")+"disk B/op\terrors\tstatus\t")
-	for _, c := range r.Cells {
+	for _, c := range cellsInOrder(r) {
 		if len(c.Phases) == 0 {
 			fmt.Fprintf(tw, "%s\t—\t%s%s\t\n", c.Label(), strings.Repeat("\t", 12)+sameCol(""), c.Status)
 			continue
