@@ -39,11 +39,8 @@ func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
 	if s.opt.TLSConfig != nil {
 		return s.Open(ctx)
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return nil, errClosed
+	if err := s.checkOpen(); err != nil {
+		return nil, err
 	}
 	d := &net.Dialer{Timeout: s.cfg.Timeout, KeepAlive: -1}
 	var conn net.Conn

@@ -177,16 +177,23 @@ func (s *Store) connect(ctx context.Context, name string, block bool) (rueidis.C
 
 var errClosed = errors.New("redis: store is closed")
 
+// checkOpen is errClosed once the store is closed, for opening a client.
+func (s *Store) checkOpen() error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return errClosed
+	}
+	return nil
+}
+
 // ClientIO says how the connection waits for the server (blockio.Mode*).
 func (c *Client) ClientIO() string { return blockio.ModeOf(c.blocking) }
 
 // Open connects a new client: one TCP connection.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return nil, errClosed
+	if err := s.checkOpen(); err != nil {
+		return nil, err
 	}
 	// Not over TLS: rueidis would dial it itself.
 	block := s.opt.TLSConfig == nil && blockio.Use(ctx)
