@@ -8,9 +8,13 @@ import (
 )
 
 // childSysProcAttr makes the kernel kill the writer process if storebench
-// dies first, so no child outlives a run.
+// dies first, so no child outlives a run, and puts it in a process group of
+// its own: a terminal's Ctrl-C goes to the foreground group, and a writer in
+// storebench's group died of it before storebench saw the signal, so the
+// cell was recorded as failed ("the writer process is gone") instead of
+// interrupted. storebench kills the writer itself when a run is cancelled.
 func childSysProcAttr() *syscall.SysProcAttr {
-	return &syscall.SysProcAttr{Pdeathsig: syscall.SIGKILL}
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 }
 
 // filesystem names the filesystem holding path, "" when unknown.

@@ -4,6 +4,7 @@ package durability
 
 import "syscall"
 
-func childSysProcAttr() *syscall.SysProcAttr { return nil }
+// childSysProcAttr: see sys_linux.go; without Pdeathsig outside Linux.
+func childSysProcAttr() *syscall.SysProcAttr { return &syscall.SysProcAttr{Setpgid: true} }
 
 func filesystem(string) string { return "" }
