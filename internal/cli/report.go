@@ -61,7 +61,7 @@ else it is text. Without -o the report goes to stdout.`,
 			if out == "" || out == "-" {
 				return render(cmd.OutOrStdout(), r)
 			}
-			if err := writeAtomic(out, func(w io.Writer) error { return render(w, r) }); err != nil {
+			if err := result.WriteFileAtomic(out, func(w io.Writer) error { return render(w, r) }); err != nil {
 				return usagef("-o %s: %v", out, err)
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", out)
@@ -119,32 +119,10 @@ func loadResult(path string) (*result.Result, error) {
 	return r, nil
 }
 
-// writeAtomic writes a file through a temporary file and a rename, so a
-// failed render never leaves half a report.
-func writeAtomic(path string, write func(io.Writer) error) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*")
-	if err != nil {
-		return errors.Unwrap(err)
-	}
-	defer os.Remove(tmp.Name())
-	if err := write(tmp); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), path)
-}
-
 // writeHTMLReport writes report.html into dir, beside result.json.
 func writeHTMLReport(r *result.Result, dir string) (string, error) {
 	path := filepath.Join(dir, "report.html")
-	if err := writeAtomic(path, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
+	if err := result.WriteFileAtomic(path, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
 	return path, nil

@@ -368,10 +368,8 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(f.clientThreads, s.ClientThreads, len(clientCPUs))))
 
 	started := time.Now().UTC()
-	id := started.Format("20060102T150405Z")
-	runDir := filepath.Join(f.out, id)
 	res := &result.Result{
-		Schema: result.Schema, ID: id, Status: result.StatusRunning, StartedAt: started,
+		Schema: result.Schema, ID: started.Format("20060102T150405Z"), Status: result.StatusRunning, StartedAt: started,
 		Command: redactArgs(os.Args), Suite: suite, Seed: s.Seed,
 		Storebench:  result.Build{Version: a.Version, Commit: a.Commit, GoVersion: runtime.Version()},
 		Environment: result.ReadEnvironment(f.serverCPUs),
@@ -380,7 +378,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if repeat > 1 {
 		res.Repeat = repeat
 	}
-	w, err := result.Create(runDir, res)
+	w, err := result.Create(f.out, res)
 	if err != nil {
 		return usagef("--out %s: %v", f.out, err)
 	}

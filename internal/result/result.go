@@ -6,6 +6,7 @@ package result
 import (
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -148,13 +149,18 @@ type Writer struct {
 	r    *Result
 }
 
-// Create makes dir (if needed) and writes the first version of the result,
-// so a directory that cannot be written fails before any work starts.
-func Create(dir string, r *Result) (*Writer, error) {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
-		return nil, fmt.Errorf("create result directory: %w", err)
+// Create makes a new directory for the run under out, named by r.ID (with
+// -2, -3, … added when a run that started in the same second has that name:
+// r.ID then says which), and writes the first version of the result, so a
+// directory that cannot be written fails before any work starts. It never
+// writes into a directory it did not create.
+func Create(out string, r *Result) (*Writer, error) {
+	name, err := mkdirUnique(out, r.ID)
+	if err != nil {
+		return nil, err
 	}
-	w := &Writer{path: filepath.Join(dir, "result.json"), r: r}
+	r.ID = name
+	w := &Writer{path: filepath.Join(out, name, "result.json"), r: r}
 	if err := w.flush(); err != nil {
 		return nil, err
 	}
@@ -186,18 +192,18 @@ func (w *Writer) Finish(status string) error {
 	})
 }
 
-// flush writes to a temp file and renames it, so readers never see half a file.
+// flush rewrites the file atomically, so readers never see half a file.
 func (w *Writer) flush() error {
 	b, err := json.MarshalIndent(w.r, "", "  ")
 	if err != nil {
 		return fmt.Errorf("encode result: %w", err)
 	}
-	tmp := w.path + ".tmp"
-	if err := os.WriteFile(tmp, append(b, '\n'), 0o644); err != nil {
-		return fmt.Errorf("write result: %w", err)
-	}
-	if err := os.Rename(tmp, w.path); err != nil {
-		return fmt.Errorf("write result: %w", err)
+	err = WriteFileAtomic(w.path, func(f io.Writer) error {
+		_, err := f.Write(append(b, '\n'))
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	return nil
 }
