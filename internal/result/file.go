@@ -40,7 +40,6 @@ func mkdirUnique(out, id string) (string, error) {
 	return "", fmt.Errorf("create result directory: %s and %d more names like it exist in %s", id, maxSameName, out)
 }
 
-
 // WriteFileAtomic writes path through a temporary file beside it and a
 // rename, so a reader never sees half a file and a failed write (a full
 // disk, a failed render) leaves no temporary file and the old file intact.
