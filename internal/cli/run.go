@@ -475,14 +475,14 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 					break
 				}
 				failed++
-				_ = w.AddCell(c.failed(c.params, err))
+				logWriteErr(w.AddCell(c.failed(c.params, err)), logf)
 				logf("  %v", err)
 				if failFast {
 					break
 				}
 				continue
 			}
-			_ = w.Update(func(r *result.Result) { r.Targets = append(r.Targets, targetRecord(inst)) })
+			logWriteErr(w.Update(func(r *result.Result) { r.Targets = append(r.Targets, targetRecord(inst)) }), logf)
 		}
 		logf("[%d/%d] %s", k+1, len(cells), c.label())
 		params, err := setNetwork(ctx, inst, c, logf)
@@ -491,7 +491,7 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 				break
 			}
 			failed++
-			_ = w.AddCell(c.failed(params, err))
+			logWriteErr(w.AddCell(c.failed(params, err)), logf)
 			logf("  %v", err)
 			if inst.Store == nil {
 				stop() // could not reopen the store: the next cell starts the target anew
@@ -512,7 +512,7 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 			failed++
 			logf("  failed: %s", rc.Error)
 		}
-		_ = w.AddCell(rc)
+		logWriteErr(w.AddCell(rc), logf)
 		if inst.Server != nil && !inst.Server.Running() {
 			stop() // removes the dead server's directory; the next cell starts a fresh one
 		}
@@ -521,6 +521,14 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 		}
 	}
 	return failed
+}
+
+// logWriteErr says when the result file could not be written (a full disk):
+// the run goes on, and the next write tries again with every cell so far.
+func logWriteErr(err error, logf func(string, ...any)) {
+	if err != nil {
+		logf("  %v", err)
+	}
 }
 
 // errServerDied cancels a cell whose managed server exited under it.
