@@ -7,7 +7,7 @@ LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 BIN     := bin/storebench
 STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 
-.PHONY: all deps build run test lint bench clean
+.PHONY: all deps build run test lint bench fuzz clean
 
 all: build
 
@@ -43,6 +43,19 @@ bench: deps
 	./scripts/install-deps.sh bench
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/load/ ./internal/store/...
 	$(GO) test -run '^$$' -bench Versus -benchtime 1x -timeout 20m ./internal/bench/ -versus.reps=$(VERSUS_REPS) $(VERSUS_FLAGS)
+
+# fuzz: every Go fuzz target (scenario files, targets and URLs with password
+# redaction, numeric flag values, number formatting) for FUZZTIME each; a
+# crasher is saved under the package's testdata/fuzz and fails the run.
+# Their seed corpora also run as plain tests in make test.
+FUZZTIME ?= 1m
+fuzz:
+	@set -e; grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' cmd internal | sort | \
+	while IFS=: read -r file fn; do \
+	  name=$${fn#func }; pkg=./$$(dirname $$file); \
+	  echo "fuzz $$pkg $$name ($(FUZZTIME))"; \
+	  $(GO) test -run '^$$' -fuzz "^$$name$$" -fuzztime $(FUZZTIME) $$pkg; \
+	done
 
 clean:
 	rm -rf bin
