@@ -87,7 +87,7 @@ func KVClients(ctx context.Context, st store.Store, l Load) ([]store.KV, func(),
 	for i := 0; i < l.Clients; i++ {
 		var c store.Client
 		if l.ConnectPerOp {
-			c = &perOpClient{st: st}
+			c = store.PerOpClient(st)
 		} else {
 			var err error
 			if c, err = st.Open(ctx); err != nil {
@@ -110,50 +110,6 @@ func KVClients(ctx context.Context, st store.Store, l Load) ([]store.KV, func(),
 		}
 	}
 	return out, closeAll, nil
-}
-
-// perOpClient opens a connection for each operation and closes it after, as
-// a PHP page that connects per request does; the connect is part of the
-// measured latency on purpose.
-type perOpClient struct{ st store.Store }
-
-func (p *perOpClient) Close() error { return nil }
-
-func (p *perOpClient) with(ctx context.Context, f func(store.KV) error) error {
-	open := p.st.Open
-	if o, ok := p.st.(store.PerRequestOpener); ok {
-		open = o.OpenPerRequest
-	}
-	c, err := open(ctx)
-	if err != nil {
-		return err
-	}
-	kv, ok := c.(store.KV)
-	if !ok {
-		c.Close()
-		return store.ErrUnsupported
-	}
-	err = f(kv)
-	if cerr := c.Close(); err == nil {
-		err = cerr
-	}
-	return err
-}
-
-func (p *perOpClient) Get(ctx context.Context, key, dst []byte) (val []byte, ok bool, err error) {
-	err = p.with(ctx, func(kv store.KV) error {
-		val, ok, err = kv.Get(ctx, key, dst)
-		return err
-	})
-	return val, ok, err
-}
-
-func (p *perOpClient) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
-	return p.with(ctx, func(kv store.KV) error { return kv.Set(ctx, key, val, ttl) })
-}
-
-func (p *perOpClient) Delete(ctx context.Context, key []byte) error {
-	return p.with(ctx, func(kv store.KV) error { return kv.Delete(ctx, key) })
 }
 
 // ClientIO is how clients' connections wait for the server, for the phase

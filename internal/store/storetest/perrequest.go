@@ -5,12 +5,11 @@ import (
 	"testing"
 
 	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/workload"
 )
 
 // PerRequest returns open's store with every client one that connects for
 // each operation, as a phase run with --connect-per-op gets
-// (workload.KVClients): run the KV suite through it to cover a store's
+// (store.PerOpClient): run the KV suite through it to cover a store's
 // per-request path (store.PerRequestOpener), which open's store must have.
 func PerRequest(open Opener) Opener {
 	return func(t *testing.T) store.Store {
@@ -32,9 +31,5 @@ func (p *perRequestStore) Open(ctx context.Context) (store.Client, error) {
 		return nil, err
 	}
 	probe.Close()
-	kvs, _, err := workload.KVClients(ctx, p.Store, workload.Load{Clients: 1, ConnectPerOp: true})
-	if err != nil {
-		return nil, err
-	}
-	return kvs[0].(store.Client), nil
+	return store.PerOpClient(p.Store), nil
 }
