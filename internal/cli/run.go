@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/owner"
 	"github.com/storebench/storebench/internal/report"
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/scenario"
@@ -396,14 +395,14 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 			logf("%s: %s not applied: %s; the run is unpinned (see the environment's CPUs)", s.Source, c.dropped, c.why)
 		}
 	}
-	scratch, err := os.MkdirTemp(f.dataDir, "storebench-run-*")
+	scratch, err := owner.MakeDir(f.dataDir, "storebench-run-*", "run scratch dir")
 	if err != nil {
 		return usagef("--data-dir %s: %v", f.dataDir, err)
 	}
 	defer os.RemoveAll(scratch)
 
 	prog.begin(cells)
-	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs, Network: mechanism}, logf, prog, f.failFast)
+	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs, Network: mechanism}, logf, prog, f.failFast)
 
 	status := result.StatusComplete
 	switch {
@@ -596,13 +595,6 @@ func targetRecord(inst *target.Instance) result.Target {
 	}
 	t.Location = store.RedactURL(t.Location)
 	return t
-}
-
-// namespace names what this run owns inside every store: short, unique, [a-z0-9_].
-func namespace(t time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return "sb_" + strings.ToLower(t.Format("20060102t150405")) + "_" + hex.EncodeToString(b[:])
 }
 
 func redactArgs(args []string) []string {
