@@ -97,11 +97,3 @@ func (o NamespaceOwner) State() (State, string) {
 	}
 	return pidState(o.pid, o.start)
 }
-
-// Describe is the owner in a few words, for listings.
-func (o NamespaceOwner) Describe() string {
-	if o.pid == 0 {
-		return "made " + o.Made.Format(time.DateTime) + "Z"
-	}
-	return "pid " + strconv.Itoa(o.pid) + ", made " + o.Made.Format(time.DateTime) + "Z"
-}
