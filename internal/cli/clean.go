@@ -81,7 +81,8 @@ func (a *App) clean(cmd *cobra.Command, f cleanFlags) error {
 		l, err := a.Registry.Leftovers(lctx, spec)
 		cancel()
 		if err != nil {
-			return usagef("%v", err)
+			// One line: drivers list every address they tried on a line each.
+			return usagef("%s", strings.Join(strings.Fields(strings.ReplaceAll(err.Error(), "\n", "; ")), " "))
 		}
 		found = append(found, l...)
 	}

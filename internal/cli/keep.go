@@ -37,9 +37,10 @@ func (a *App) keepData(s *scenario.Scenario, flag bool) (bool, error) {
 		// Kept, a managed server's data dir would be gigabytes nobody can
 		// query without starting that server by hand on storebench's
 		// settings: keeping is for a server the user runs and queries.
-		why := fmt.Sprintf("a managed server, removed with its data dir after the run; to keep the data, name a server by URL (%s://…)", k.Schemes[0])
+		var why string
 		switch {
 		case k.Server != "":
+			why = fmt.Sprintf("a managed server, removed with its data dir after the run; to keep the data, name a server by URL (%s://…)", k.Schemes[0])
 		case len(k.Schemes) > 0:
 			why = fmt.Sprintf("in the run's scratch dir, removed after the run; to keep the data, name one by URL (%s:///path)", k.Schemes[0])
 		default:

@@ -135,12 +135,12 @@ func (r Registry) Leftovers(ctx context.Context, spec Spec) ([]Leftover, error) 
 		return nil, fmt.Errorf("%s: not a URL: a managed server's data goes with its data dir", spec.Label())
 	}
 	if k.Namespaces == nil {
-		return nil, fmt.Errorf("%s: %w", spec.Label(), ErrCannotList)
+		return nil, fmt.Errorf("%s: %w", store.RedactURL(spec.URL), ErrCannotList)
 	}
 	a := OpenArgs{URL: spec.URL, Options: spec.Options}
 	names, err := k.Namespaces(ctx, a)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %s", spec.Label(), store.RedactURL(err.Error()))
+		return nil, fmt.Errorf("%s: %s", store.RedactURL(spec.URL), store.RedactURL(err.Error()))
 	}
 	var found []Leftover
 	for _, ns := range names {
