@@ -13,13 +13,8 @@ import (
 func TestNamespaces(t *testing.T) {
 	url := servertest.Start(t, server.Postgres, server.Options{}).URL
 	storetest.RunNamespaces(t, storetest.Namespaces{
-		Open: func(t *testing.T, ns string) store.Store {
-			s, err := New(context.Background(), Config{URL: url, Namespace: ns})
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = s.Close(context.Background()) })
-			return s
+		New: func(ctx context.Context, ns string) (store.Store, error) {
+			return New(ctx, Config{URL: url, Namespace: ns})
 		},
 		List: func(ctx context.Context) ([]string, error) { return Namespaces(ctx, url) },
 		Drop: func(ctx context.Context, ns string) error { return DropNamespace(ctx, url, ns) },

@@ -22,7 +22,8 @@ import (
 
 var _ store.Detacher = (*Store)(nil)
 
-// Detach closes the database and leaves the tables in place.
+// Detach closes the database and leaves the tables in place. Detaching
+// twice is not an error.
 func (s *Store) Detach(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
@@ -31,7 +32,7 @@ func (s *Store) Detach(context.Context) error {
 	}
 	s.closed = true
 	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("sqlite: detach: %w", err)
+		return fmt.Errorf("sqlite: close: %w", err)
 	}
 	return nil
 }

@@ -17,7 +17,9 @@ func TestNamespaces(t *testing.T) {
 		t.Fatal(err)
 	}
 	storetest.RunNamespaces(t, storetest.Namespaces{
-		Open: func(t *testing.T, ns string) store.Store { return open(t, Config{Path: path, Namespace: ns}) },
+		New: func(ctx context.Context, ns string) (store.Store, error) {
+			return New(ctx, Config{Path: path, Namespace: ns})
+		},
 		List: func(ctx context.Context) ([]string, error) { return Namespaces(ctx, path) },
 		Drop: func(ctx context.Context, ns string) error { return DropNamespace(ctx, path, ns) },
 		Unmarked: func(t *testing.T, ns string) func(t *testing.T) {

@@ -13,8 +13,8 @@ import (
 // run's namespace, or one kept on purpose (run --keep), which storebench
 // clean lists and drops.
 type Namespaces struct {
-	// Open opens a store in namespace ns.
-	Open func(t *testing.T, ns string) store.Store
+	// New opens a store in namespace ns.
+	New func(ctx context.Context, ns string) (store.Store, error)
 	// List lists the namespaces that carry storebench's mark in the backend.
 	List func(ctx context.Context) ([]string, error)
 	// Drop removes namespace ns, only if it carries the mark.
@@ -41,7 +41,11 @@ func RunNamespaces(t *testing.T, n Namespaces) {
 	t.Run("DetachKeepsDropRemoves", func(t *testing.T) {
 		kept, other := Namespace(t), Namespace(t)
 		for _, ns := range []string{kept, other} {
-			s := n.Open(t, ns)
+			s, err := n.New(ctxT(t), ns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = s.Close(context.Background()) })
 			mustSet(t, KVClient(t, s), []byte("k"), []byte("v"), 0)
 			d, ok := s.(store.Detacher)
 			if !ok {
