@@ -81,10 +81,12 @@ func LocalLeftovers(dirs ...string) (found []Leftover, unmarked []string, err er
 					return nil, nil, err
 				}
 				state, why := m.State()
-				found = append(found, Leftover{
-					What: m.What + " " + p, Made: m.Made, Owner: state, Why: why, Bytes: dirSize(p), Dir: p,
-					remove: func(context.Context) error { return removeMarkedDir(p) },
-				})
+				l := Leftover{What: m.What + " " + p, Made: m.Made, Owner: state, Why: why, Dir: p,
+					remove: func(context.Context) error { return removeMarkedDir(p) }}
+				if state != owner.Alive { // a live run's dirs are not walked under its feet
+					l.Bytes = dirSize(p)
+				}
+				found = append(found, l)
 			}
 		}
 	}

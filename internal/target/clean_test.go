@@ -80,6 +80,9 @@ func TestLocalLeftovers(t *testing.T) {
 		if l.Dir == deadDir && (l.Bytes < 4096 || !strings.Contains(l.What, "postgres data dir")) {
 			t.Errorf("dead run's dir: %+v", l)
 		}
+		if l.Dir == liveDir && l.Bytes != 0 {
+			t.Errorf("a live run's dir was walked: %d bytes", l.Bytes)
+		}
 		if l.Dir == elsewhereDir && (l.Owner != owner.Unknown || !l.Stale(time.Nanosecond)) {
 			t.Errorf("another host's dir: %v, stale with --older-than: %v", l.Owner, l.Stale(time.Nanosecond))
 		}
