@@ -193,7 +193,7 @@ func (a *App) reportLeftovers(ctx context.Context, dataDir string, specs []targe
 	}
 	var what []string
 	if count > 0 {
-		what = append(what, fmt.Sprintf("%d dirs (%s) in %s", count, humanBytes(bytes), dataDir))
+		what = append(what, fmt.Sprintf("%d dirs (%s)", count, humanBytes(bytes)))
 	}
 	var urls []string
 	seen := map[string]bool{}
