@@ -41,8 +41,8 @@ type NamespaceOwner struct {
 	start   uint64
 }
 
-// namespaceRE matches a namespace at the start of a name: the current form,
-// or the older sb_<time>_<6 hex> that recorded no process.
+// namespaceRE matches a namespace: the current form, or the older
+// sb_<time>_<6 hex> that recorded no process.
 var namespaceRE = regexp.MustCompile(`^sb_(\d{8}t\d{6})_(?:([0-9a-f]{8})_(\d{1,10})_([0-9a-z]{1,13})_[0-9a-f]{4}|[0-9a-f]{6})`)
 
 // ParseNamespace reads a namespace made by storebench's Namespace (or by an
@@ -53,20 +53,6 @@ func ParseNamespace(ns string) (NamespaceOwner, bool) {
 		return NamespaceOwner{}, false
 	}
 	return parsed(m)
-}
-
-// NamespaceOf returns the namespace a name starts with, when the name is
-// the namespace itself or the namespace, '_' and more (a SQLite table
-// "<namespace>_kv").
-func NamespaceOf(name string) (string, bool) {
-	m := namespaceRE.FindStringSubmatch(name)
-	if m == nil || len(m[0]) < len(name) && name[len(m[0])] != '_' {
-		return "", false
-	}
-	if _, ok := parsed(m); !ok {
-		return "", false
-	}
-	return m[0], true
 }
 
 func parsed(m []string) (NamespaceOwner, bool) {
