@@ -98,9 +98,9 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 }
 
 // Stop closes the store (removing what it created, unless the run keeps
-// it: StartArgs.Keep), then the network
-// path in front of it (proxy, or namespace and links), and stops a managed
-// server. The run calls it on every way out, Ctrl-C included.
+// it: StartArgs.Keep), then the network path in front of it (proxy, or
+// namespace and links), and stops a managed server. The run calls it on
+// every way out, Ctrl-C included.
 func (i *Instance) Stop(ctx context.Context) error {
 	var errs []error
 	if i.Store != nil {
