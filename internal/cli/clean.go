@@ -42,8 +42,8 @@ comment, the owner table, the key prefix), and never what a run that is still
 running made: each thing names its run's host, pid and process start time.
 What was made on another host, or by an older storebench that did not record
 its process, cannot be checked from here: it is left unless --older-than says
-how old is surely over. Memcached cannot list its keys: what
-runs leave there goes as memcached evicts it.`,
+how old is surely over. Memcached cannot list its keys: what runs leave there
+goes as memcached evicts it.`,
 		Example: `  storebench clean --dry-run
   storebench clean --data-dir /mnt/scratch
   storebench clean --stores postgres://me:secret@db:5432/app,redis://cache:6379 --dry-run`,
