@@ -39,14 +39,20 @@ func stores() target.Registry {
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				dir := a.RunDir
 				if a.URL != "" {
-					u, _ := url.Parse(a.URL)
-					dir = u.Path
+					dir = urlPath(a.URL)
 				}
 				fsync, err := boolOption(a.Options, "fsync")
 				if err != nil {
 					return nil, err
 				}
 				return files.New(ctx, files.Config{Dir: dir, Namespace: a.Namespace, Fsync: fsync})
+			},
+			Namespace: "directory %s", CheapList: true,
+			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
+				return files.Namespaces(ctx, urlPath(a.URL))
+			},
+			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
+				return files.DropNamespace(ctx, urlPath(a.URL), a.Namespace)
 			},
 		},
 		{
@@ -55,10 +61,16 @@ func stores() target.Registry {
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
 				if a.URL != "" {
-					u, _ := url.Parse(a.URL)
-					path = u.Path
+					path = urlPath(a.URL)
 				}
 				return sqlite.New(ctx, sqlite.Config{Path: path, Namespace: a.Namespace, JournalMode: a.Options["journal_mode"], Synchronous: a.Options["synchronous"]})
+			},
+			Namespace: "tables %s_*", CheapList: true,
+			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
+				return sqlite.Namespaces(ctx, urlPath(a.URL))
+			},
+			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
+				return sqlite.DropNamespace(ctx, urlPath(a.URL), a.Namespace)
 			},
 		},
 		{
@@ -71,12 +83,27 @@ func stores() target.Registry {
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return postgres.New(ctx, postgres.Config{URL: a.URL, Namespace: a.Namespace, Design: a.Options["design"]})
 			},
+			Namespace: "schema %s", CheapList: true,
+			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
+				return postgres.Namespaces(ctx, a.URL)
+			},
+			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
+				return postgres.DropNamespace(ctx, a.URL, a.Namespace)
+			},
 		},
 		{
 			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
 			Schemes: []string{"redis", "rediss"}, Workloads: crash,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
+			},
+			// Listing SCANs every key of the server: clean does it, a run does not.
+			Namespace: "keys " + redis.KeyPrefix + "%s:*",
+			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
+				return redis.Namespaces(ctx, a.URL)
+			},
+			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
+				return redis.DropNamespace(ctx, a.URL, a.Namespace)
 			},
 		},
 		{
@@ -96,6 +123,8 @@ func stores() target.Registry {
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return memcached.New(ctx, memcached.Config{URL: a.URL, Namespace: a.Namespace})
 			},
+			// Memcached cannot list its keys: no Namespaces, nothing to drop.
+			Namespace: "keys sb:%s:*",
 		},
 		{
 			Name: "mariadb", Description: "MariaDB/MySQL (InnoDB) through go-sql-driver/mysql, its own database", Server: server.MariaDB,
@@ -103,8 +132,24 @@ func stores() target.Registry {
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},
+			Namespace: "database %s", CheapList: true,
+			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
+				return mysql.Namespaces(ctx, a.URL)
+			},
+			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
+				return mysql.DropNamespace(ctx, a.URL, a.Namespace)
+			},
 		},
 	}
+}
+
+// urlPath is the path of a file:// or sqlite:// URL (checked by target.Parse).
+func urlPath(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Path
 }
 
 func boolOption(opts map[string]string, name string) (bool, error) {

@@ -4,8 +4,6 @@ import (
 	"bytes"
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
@@ -19,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/owner"
 	"github.com/storebench/storebench/internal/report"
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/scenario"
@@ -63,6 +62,7 @@ type runFlags struct {
 	netMechanism  string
 	stall         string
 	repeat        int
+	keep          bool
 }
 
 func (a *App) runCmd() *cobra.Command {
@@ -112,6 +112,7 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
 	fl.IntVar(&f.repeat, "repeat", 1, "run every cell N times (default: the scenario's repeat, else once), in rounds over a target's cells (one server start); tables show the median repeat, the cells table each one, and compare their spread")
+	fl.BoolVar(&f.keep, "keep", false, "leave each target's data (schema, database, keys, files) in place after the run, for your own queries; targets named by URL only; recorded, and removed later by storebench clean")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
 	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network path, no delay; recorded with the measured round trip)")
 	fl.DurationVar(&f.jitter, "jitter", 0, "with --rtt: vary each round trip by up to ± this much")
@@ -351,6 +352,10 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	if err != nil {
 		return err
 	}
+	keep, err := a.keepData(s, f.keep)
+	if err != nil {
+		return err
+	}
 	targets, skipped, err := a.preflight(ctx, s, f.dataDir, f.serverCPUs)
 	if err != nil {
 		return err
@@ -389,19 +394,20 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	for _, sk := range skipped {
 		logf("skipping %s: %s", sk.Target, sk.Reason)
 	}
+	a.reportLeftovers(ctx, f.dataDir, specsOf(targets), logf)
 	for _, c := range []cpuChoice{server, client} {
 		if c.dropped != "" {
 			logf("%s: %s not applied: %s; the run is unpinned (see the environment's CPUs)", s.Source, c.dropped, c.why)
 		}
 	}
-	scratch, err := os.MkdirTemp(f.dataDir, "storebench-run-*")
+	scratch, err := owner.MakeDir(f.dataDir, "storebench-run-*", "run scratch dir")
 	if err != nil {
 		return usagef("--data-dir %s: %v", f.dataDir, err)
 	}
 	defer os.RemoveAll(scratch)
 
 	prog.begin(cells)
-	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs, Network: mechanism}, logf, prog, f.failFast)
+	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs, Network: mechanism, Keep: keep}, logf, prog, f.failFast)
 
 	status := result.StatusComplete
 	switch {
@@ -418,6 +424,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 		return &FailedError{Err: err}
 	}
 	report.Text(out, final)
+	printKept(out, final)
 	fmt.Fprintf(out, "\nresult: %s\n", w.Path())
 	if p, err := writeHTMLReport(final, filepath.Dir(w.Path())); err != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "storebench: %v\n", err) // the result is safe; only its page is missing
@@ -601,14 +608,8 @@ func targetRecord(inst *target.Instance) result.Target {
 		t.ServerPID = inst.Server.PID
 	}
 	t.Location = store.RedactURL(t.Location)
+	t.Kept = inst.Kept()
 	return t
-}
-
-// namespace names what this run owns inside every store: short, unique, [a-z0-9_].
-func namespace(t time.Time) string {
-	var b [3]byte
-	_, _ = rand.Read(b[:])
-	return "sb_" + strings.ToLower(t.Format("20060102t150405")) + "_" + hex.EncodeToString(b[:])
 }
 
 func redactArgs(args []string) []string {

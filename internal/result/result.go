@@ -92,6 +92,10 @@ type Target struct {
 	Options map[string]string `json:"options,omitempty"`
 	store.Info
 	ServerPID int `json:"server_pid,omitempty"`
+	// Kept is what of the target's data the run left in place on purpose
+	// (run --keep) and where, e.g. "schema sb_… at postgres://me:xxxxx@db/app";
+	// storebench clean removes it.
+	Kept string `json:"kept,omitempty"`
 }
 
 // Skipped is a target that a suite wanted but that cannot run here.

@@ -50,6 +50,9 @@ type Scenario struct {
 	// cells (0 or 1: once); --repeat overrides it. A suite sets it where its
 	// article averaged several runs.
 	Repeat int `yaml:"repeat,omitempty" json:"repeat,omitempty"`
+	// Keep leaves every target's data in place after the run (run --keep):
+	// targets named by URL only.
+	Keep bool `yaml:"keep,omitempty" json:"keep,omitempty"`
 	// Quick replaces parts of the scenario under --quick: a smaller run of the same shape.
 	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
 	// Article is the published experiment a suite reproduces.

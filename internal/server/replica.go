@@ -5,9 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"net"
-	"os"
 	"path/filepath"
 	"strconv"
+
+	"github.com/storebench/storebench/internal/owner"
 )
 
 // StartReplica starts a PostgreSQL streaming replica of primary, a running
@@ -60,7 +61,7 @@ func startPlan(ctx context.Context, k Kind, p *plan, opts Options) (_ *Server, e
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
 	}
-	dir, err := os.MkdirTemp(opts.BaseDir, "storebench-"+string(k)+"-replica-*")
+	dir, err := owner.MakeDir(opts.BaseDir, "storebench-"+string(k)+"-replica-*", string(k)+" replica data dir")
 	if err != nil {
 		return nil, err
 	}

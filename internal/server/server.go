@@ -19,6 +19,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/storebench/storebench/internal/owner"
 )
 
 // Kind is a kind of managed server.
@@ -293,7 +295,7 @@ func start(ctx context.Context, k Kind, opts Options) (_ *Server, err error) {
 		timeout = DefaultStartTimeout
 	}
 
-	dir, err := os.MkdirTemp(opts.BaseDir, "storebench-"+string(k)+"-*")
+	dir, err := owner.MakeDir(opts.BaseDir, "storebench-"+string(k)+"-*", string(k)+" data dir")
 	if err != nil {
 		return nil, err
 	}

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"syscall"
+
+	"github.com/storebench/storebench/internal/owner"
 )
 
 // runAccount picks the OS account servers run as. As root, PostgreSQL refuses
@@ -112,7 +114,7 @@ func (s *Server) socketDir() (string, error) {
 		s.sockDir = s.DataDir
 		return s.sockDir, nil
 	}
-	d, err := os.MkdirTemp("/tmp", "sb-sock-")
+	d, err := owner.MakeDir("/tmp", "sb-sock-", string(s.Kind)+" socket dir")
 	if err != nil {
 		return "", err
 	}

@@ -1,6 +1,7 @@
 package store
 
 import (
+	"context"
 	"errors"
 	"strconv"
 )
@@ -18,4 +19,12 @@ func ValidNamespace(ns string) error {
 		}
 	}
 	return nil
+}
+
+// Detacher is the optional capability of closing a store while leaving its
+// data in place (storebench run --keep): its namespace stays for anyone to
+// inspect, until storebench clean removes it.
+type Detacher interface {
+	// Detach releases the store's own resources like Close, and removes nothing.
+	Detach(ctx context.Context) error
 }

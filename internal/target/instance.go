@@ -35,6 +35,9 @@ type StartArgs struct {
 	// netem.Choose): the kernel path when KernelNetem, otherwise the proxy.
 	// Its name is recorded in each cell that asks for one.
 	Network netem.Mechanism
+	// Keep leaves each target's data in place when it stops (store.Detacher):
+	// run --keep, for targets named by URL.
+	Keep bool
 }
 
 // ExternalTimeout bounds how long an external server may take to answer.
@@ -94,13 +97,18 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 	return inst, nil
 }
 
-// Stop closes the store (removing what it created), then the network
-// path in front of it (proxy, or namespace and links), and stops a managed
-// server. The run calls it on every way out, Ctrl-C included.
+// Stop closes the store (removing what it created, unless the run keeps
+// it: StartArgs.Keep), then the network path in front of it (proxy, or
+// namespace and links), and stops a managed server. The run calls it on
+// every way out, Ctrl-C included.
 func (i *Instance) Stop(ctx context.Context) error {
 	var errs []error
 	if i.Store != nil {
-		if err := i.Store.Close(ctx); err != nil {
+		closeStore := i.Store.Close
+		if d, ok := i.Store.(store.Detacher); ok && i.args.Keep {
+			closeStore = d.Detach
+		}
+		if err := closeStore(ctx); err != nil {
 			errs = append(errs, fmt.Errorf("close %s: %w", i.Spec.Label(), err))
 		}
 		i.Store = nil
@@ -127,6 +135,15 @@ func (i *Instance) stopServer(ctx context.Context) error {
 		return fmt.Errorf("stop %s server: %w", i.Spec.Label(), err)
 	}
 	return nil
+}
+
+// Kept says what of the target's data stays after the run and where, e.g.
+// "schema sb_… at postgres://me:xxxxx@db/app"; "" when nothing does.
+func (i *Instance) Kept() string {
+	if !i.args.Keep || i.Kind.Namespace == "" || i.Spec.Managed() {
+		return ""
+	}
+	return fmt.Sprintf(i.Kind.Namespace, i.args.Namespace) + " at " + store.RedactURL(i.Spec.URL)
 }
 
 // ServerOptionsFor is what a managed server of this target is started with.

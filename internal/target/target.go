@@ -77,6 +77,20 @@ type Kind struct {
 	CheckOptions func(opts map[string]string) error
 	// Open opens the store. It must fail within a few seconds when a server does not answer.
 	Open func(ctx context.Context, a OpenArgs) (store.Store, error)
+
+	// Namespace says what a namespace is in this kind, its name in place
+	// of %s, e.g. "schema %s": for a kept run's record and for clean.
+	Namespace string
+	// Namespaces lists the namespaces that carry storebench's mark in the
+	// store at a.URL (what runs left or kept); nil when the kind cannot
+	// list them (memcached cannot list keys).
+	Namespaces func(ctx context.Context, a OpenArgs) ([]string, error)
+	// DropNamespace removes namespace a.Namespace from the store at a.URL,
+	// only if it carries storebench's mark.
+	DropNamespace func(ctx context.Context, a OpenArgs) error
+	// CheapList says Namespaces costs one query, not a scan of the
+	// server's data, so a run may look for leftovers on its own targets.
+	CheapList bool
 }
 
 // Supports reports whether the kind can run the workload.

@@ -317,15 +317,8 @@ func (s *Store) Reset(context.Context) error {
 func (s *Store) Close(context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.closed.Swap(true) {
+	if !s.release() {
 		return nil
-	}
-	// A descriptor closed under a live client could be reused by the process
-	// for another directory, and that client would then write there; the
-	// last client closes them instead. Meanwhile the removed directories
-	// only fail its operations.
-	if s.clients == 0 {
-		s.closeFDs()
 	}
 	if err := checkMarker(s.dir); err != nil {
 		return fmt.Errorf("files: close %s: %w", s.dir, errors.Join(err, store.ErrNotOwned))
@@ -334,6 +327,23 @@ func (s *Store) Close(context.Context) error {
 		return fmt.Errorf("files: close: %w", err)
 	}
 	return nil
+}
+
+// release marks the store closed and closes its directory descriptors,
+// unless a client still uses them; false if it was closed already. The
+// caller holds s.mu.
+func (s *Store) release() bool {
+	if s.closed.Swap(true) {
+		return false
+	}
+	// A descriptor closed under a live client could be reused by the process
+	// for another directory, and that client would then write there; the
+	// last client closes them instead. Meanwhile removed directories only
+	// fail its operations.
+	if s.clients == 0 {
+		s.closeFDs()
+	}
+	return true
 }
 
 // Client is one worker's handle: its own name buffer and temp file name.

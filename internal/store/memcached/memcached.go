@@ -297,6 +297,18 @@ func (s *Store) Close(context.Context) error {
 	return nil
 }
 
+var _ store.Detacher = (*Store)(nil)
+
+// Detach refuses further Opens and leaves the keys reachable under the
+// current generation, until memcached expires or evicts them: it cannot
+// list keys, so nothing can find them again to remove them.
+func (s *Store) Detach(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.closed = true
+	return nil
+}
+
 // Client is one connection.
 type Client struct {
 	s      *Store

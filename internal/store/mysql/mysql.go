@@ -188,10 +188,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	adminCfg, loc, _ := parseURL(cfg.URL) // checked by Validate
-	s := &Store{cfg: cfg, loc: loc, db: "`" + cfg.Namespace + "`"}
-	s.client = adminCfg.Clone()
-	s.client.DBName = cfg.Namespace
+	s, adminCfg := newStore(cfg)
 	table := s.db + ".kv"
 	s.ddl = `CREATE TABLE ` + table + ` (k VARBINARY(` + strconv.Itoa(MaxKeyLen) + `) NOT NULL PRIMARY KEY, v LONGBLOB NOT NULL, expires_at BIGINT NULL) ENGINE=InnoDB`
 	s.getSQL = `SELECT v FROM ` + table + ` WHERE k = ? AND (expires_at IS NULL OR expires_at > ` + nowMS + `)`
@@ -201,9 +198,32 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		ON DUPLICATE KEY UPDATE v = VALUES(v), expires_at = VALUES(expires_at)`
 	s.delSQL = `DELETE FROM ` + table + ` WHERE k = ?`
 
+	if err := s.openAdmin(ctx, adminCfg); err != nil {
+		return nil, err
+	}
+	if err := s.create(ctx); err != nil {
+		s.admin.Close()
+		return nil, err
+	}
+	return s, nil
+}
+
+// newStore is a Store of a validated cfg, not yet connected, and the
+// driver config of its administrative connection.
+func newStore(cfg Config) (*Store, *mysql.Config) {
+	adminCfg, loc, _ := parseURL(cfg.URL) // checked by Validate
+	s := &Store{cfg: cfg, loc: loc, db: "`" + cfg.Namespace + "`"}
+	s.client = adminCfg.Clone()
+	s.client.DBName = cfg.Namespace
+	return s, adminCfg
+}
+
+// openAdmin opens the administrative pool of one connection and checks
+// that the server answers.
+func (s *Store) openAdmin(ctx context.Context, adminCfg *mysql.Config) error {
 	adminConn, err := mysql.NewConnector(adminCfg)
 	if err != nil {
-		return nil, fmt.Errorf("mysql: %s: %v", s.loc, redactText(err.Error(), adminCfg.Passwd))
+		return fmt.Errorf("mysql: %s: %v", s.loc, redactText(err.Error(), adminCfg.Passwd))
 	}
 	s.admin = sql.OpenDB(adminConn)
 	s.admin.SetMaxOpenConns(1)
@@ -214,13 +234,9 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	cancel()
 	if err != nil {
 		s.admin.Close()
-		return nil, s.connectErr(err)
+		return s.connectErr(err)
 	}
-	if err := s.create(ctx); err != nil {
-		s.admin.Close()
-		return nil, err
-	}
-	return s, nil
+	return nil
 }
 
 func (s *Store) connectErr(err error) error {
@@ -231,11 +247,17 @@ func (s *Store) connectErr(err error) error {
 // owned reports whether the namespace database exists and whether it
 // carries the marker.
 func (s *Store) owned(ctx context.Context) (exists, owned bool, err error) {
-	ns := `'` + s.cfg.Namespace + `'` // validated: [a-z0-9_]
+	return ownedDB(ctx, s.admin, s.cfg.Namespace)
+}
+
+// ownedDB reports whether database ns (a valid namespace) exists on admin's
+// server and whether it carries the marker.
+func ownedDB(ctx context.Context, admin *sql.DB, ns string) (exists, owned bool, err error) {
+	quoted := `'` + ns + `'` // validated: [a-z0-9_]
 	var nDB, nTable int
-	err = s.admin.QueryRowContext(ctx, `SELECT
-		(SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = `+ns+`),
-		(SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = `+ns+` AND TABLE_NAME = '`+OwnerTable+`')`).Scan(&nDB, &nTable)
+	err = admin.QueryRowContext(ctx, `SELECT
+		(SELECT COUNT(*) FROM information_schema.SCHEMATA WHERE SCHEMA_NAME = `+quoted+`),
+		(SELECT COUNT(*) FROM information_schema.TABLES WHERE TABLE_SCHEMA = `+quoted+` AND TABLE_NAME = '`+OwnerTable+`')`).Scan(&nDB, &nTable)
 	if err != nil {
 		return false, false, opErr("check database owner", err)
 	}
@@ -243,7 +265,7 @@ func (s *Store) owned(ctx context.Context) (exists, owned bool, err error) {
 		return nDB > 0, false, nil
 	}
 	var n int
-	err = s.admin.QueryRowContext(ctx, `SELECT COUNT(*) FROM `+s.db+`.`+OwnerTable+` WHERE owner = '`+Marker+`'`).Scan(&n)
+	err = admin.QueryRowContext(ctx, "SELECT COUNT(*) FROM `"+ns+"`."+OwnerTable+` WHERE owner = '`+Marker+`'`).Scan(&n)
 	if me, ok := errors.AsType[*mysql.MySQLError](err); ok && me.Number == erBadField {
 		return true, false, nil // someone else's table of that name, without an owner column
 	}

@@ -158,18 +158,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	pgcfg, _ := pgx.ParseConfig(cfg.URL) // checked by Validate
-	if pgcfg.ConnectTimeout == 0 {
-		pgcfg.ConnectTimeout = DefaultConnectTimeout
-	}
-	if pgcfg.RuntimeParams == nil {
-		pgcfg.RuntimeParams = map[string]string{}
-	}
-	if pgcfg.RuntimeParams["application_name"] == "" {
-		pgcfg.RuntimeParams["application_name"] = "storebench"
-	}
-	s := &Store{cfg: cfg, pgcfg: pgcfg, schema: `"` + cfg.Namespace + `"`}
-	s.loc = (&url.URL{Scheme: "postgres", User: url.User(pgcfg.User), Host: s.addr(), Path: "/" + pgcfg.Database}).String()
+	s := newStore(cfg)
 	table := s.schema + ".kv"
 	d, _ := parseDesign(cfg.Design) // validated above
 	unlogged := ""
@@ -210,6 +199,23 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, err
 	}
 	return s, nil
+}
+
+// newStore is a Store of a validated cfg, not yet connected.
+func newStore(cfg Config) *Store {
+	pgcfg, _ := pgx.ParseConfig(cfg.URL) // checked by Validate
+	if pgcfg.ConnectTimeout == 0 {
+		pgcfg.ConnectTimeout = DefaultConnectTimeout
+	}
+	if pgcfg.RuntimeParams == nil {
+		pgcfg.RuntimeParams = map[string]string{}
+	}
+	if pgcfg.RuntimeParams["application_name"] == "" {
+		pgcfg.RuntimeParams["application_name"] = "storebench"
+	}
+	s := &Store{cfg: cfg, pgcfg: pgcfg, schema: `"` + cfg.Namespace + `"`}
+	s.loc = (&url.URL{Scheme: "postgres", User: url.User(pgcfg.User), Host: s.addr(), Path: "/" + pgcfg.Database}).String()
+	return s
 }
 
 func (s *Store) addr() string {

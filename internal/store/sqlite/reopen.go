@@ -78,16 +78,4 @@ func (a *Attached) Reset(context.Context) error { return errAttached }
 
 // Close closes the database handle and keeps the table and the file.
 // Closing twice is not an error.
-func (a *Attached) Close(context.Context) error {
-	s := a.Store
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("sqlite: close: %w", err)
-	}
-	return nil
-}
+func (a *Attached) Close(ctx context.Context) error { return a.Store.Detach(ctx) }

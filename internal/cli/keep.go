@@ -1,0 +1,76 @@
+package cli
+
+import (
+	"fmt"
+	"io"
+
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/scenario"
+	"github.com/storebench/storebench/internal/target"
+)
+
+// keepData says whether the run leaves its targets' data in place (--keep,
+// the scenario's keep, or a payments section's keep), and refuses, before
+// any work, a target whose data cannot outlive the run. Kept, payments
+// tables are not dropped either.
+func (a *App) keepData(s *scenario.Scenario, flag bool) (bool, error) {
+	origin := "--keep"
+	switch {
+	case flag:
+	case s.Keep:
+		origin = s.Source + ": keep"
+	default:
+		for _, w := range s.Workloads {
+			if w.Payments != nil && w.Payments.Keep {
+				origin = s.Source + ": payments keep"
+			}
+		}
+		if origin == "--keep" {
+			return false, nil
+		}
+	}
+	for _, t := range s.Targets {
+		k, _ := a.Registry.Lookup(t.Spec.Store)
+		if !t.Spec.Managed() {
+			continue
+		}
+		// Kept, a managed server's data dir would be gigabytes nobody can
+		// query without starting that server by hand on storebench's
+		// settings: keeping is for a server the user runs and queries.
+		var why string
+		switch {
+		case k.Server != "":
+			why = fmt.Sprintf("a managed server, removed with its data dir after the run; to keep the data, name a server by URL (%s://…)", k.Schemes[0])
+		case len(k.Schemes) > 0:
+			why = fmt.Sprintf("in the run's scratch dir, removed after the run; to keep the data, name one by URL (%s:///path)", k.Schemes[0])
+		default:
+			why = "in storebench's own memory: nothing of it outlives the run"
+		}
+		return false, usagef("%s: target %s is %s", origin, t.Spec.Label(), why)
+	}
+	for i := range s.Workloads {
+		if w := &s.Workloads[i]; w.Type == "payments" {
+			spec := w.PaymentsSpec()
+			spec.Keep = true
+			w.Payments = &spec
+		}
+	}
+	return true, nil
+}
+
+func specsOf(targets []scenario.Target) []target.Spec {
+	specs := make([]target.Spec, len(targets))
+	for i, t := range targets {
+		specs[i] = t.Spec
+	}
+	return specs
+}
+
+// printKept says where each kept target's data stays, and how it goes.
+func printKept(out io.Writer, r *result.Result) {
+	for _, t := range r.Targets {
+		if t.Kept != "" {
+			fmt.Fprintf(out, "kept: %s; storebench clean --stores with that URL removes it\n", t.Kept)
+		}
+	}
+}

@@ -1,0 +1,110 @@
+package mysql
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// What a run leaves behind when it cannot close its store (it was killed)
+// or keeps its data on purpose (run --keep): its database, marked by table
+// storebench_owner. storebench clean lists and drops such databases; it
+// never touches one without the marker.
+
+var _ store.Detacher = (*Store)(nil)
+
+// Detach disconnects and leaves the database and its tables in place.
+func (s *Store) Detach(context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.admin.Close(); err != nil {
+		return opErr("detach", err)
+	}
+	return nil
+}
+
+// adminStore connects to url for work on namespace ns outside a run.
+func adminStore(ctx context.Context, url, ns string) (*Store, error) {
+	cfg := Config{URL: url, Namespace: ns}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s, adminCfg := newStore(cfg)
+	if err := s.openAdmin(ctx, adminCfg); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// listNamespace stands in for a namespace while listing: adminStore wants
+// one, and the listing neither creates nor drops it.
+const listNamespace = "list"
+
+// Namespaces lists the databases of the server at url that carry the
+// marker, by name.
+func Namespaces(ctx context.Context, url string) ([]string, error) {
+	s, err := adminStore(ctx, url, listNamespace)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Detach(ctx)
+	rows, err := s.admin.QueryContext(ctx, `SELECT TABLE_SCHEMA FROM information_schema.TABLES WHERE TABLE_NAME = '`+OwnerTable+`' ORDER BY TABLE_SCHEMA`)
+	if err != nil {
+		return nil, opErr("list databases", err)
+	}
+	var candidates []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, opErr("list databases", err)
+		}
+		// Only a name storebench could have made goes into the query below.
+		if store.ValidNamespace(n) == nil {
+			candidates = append(candidates, n)
+		}
+	}
+	if err := rows.Err(); err != nil {
+		return nil, opErr("list databases", err)
+	}
+	var names []string
+	for _, n := range candidates {
+		_, owned, err := ownedDB(ctx, s.admin, n)
+		if err != nil {
+			return nil, err
+		}
+		if owned {
+			names = append(names, n)
+		}
+	}
+	return names, nil
+}
+
+// DropNamespace drops database ns of the server at url with everything in
+// it, only if it carries the marker (store.ErrNotOwned otherwise). A
+// database that is not there is not an error: nothing is left to drop.
+func DropNamespace(ctx context.Context, url, ns string) error {
+	s, err := adminStore(ctx, url, ns)
+	if err != nil {
+		return err
+	}
+	defer s.Detach(ctx)
+	exists, owned, err := s.owned(ctx)
+	switch {
+	case err != nil:
+		return err
+	case !exists:
+		return nil
+	case !owned:
+		return fmt.Errorf("mysql: database %s has no table %s holding %q: %w", s.db, OwnerTable, Marker, store.ErrNotOwned)
+	}
+	if _, err := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); err != nil {
+		return opErr("drop database", err)
+	}
+	return nil
+}

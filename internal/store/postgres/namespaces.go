@@ -1,0 +1,98 @@
+package postgres
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/storebench/storebench/internal/store"
+)
+
+// What a run leaves behind when it cannot close its store (it was killed)
+// or keeps its data on purpose (run --keep): its schema, marked with the
+// Marker comment. storebench clean lists and drops such schemas; it never
+// touches a schema without the marker.
+
+var _ store.Detacher = (*Store)(nil)
+
+// Detach disconnects and leaves the schema and its tables in place.
+func (s *Store) Detach(ctx context.Context) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	if err := s.admin.Close(ctx); err != nil {
+		return opErr("detach", err)
+	}
+	return nil
+}
+
+// adminStore connects to url for work on namespace ns outside a run.
+func adminStore(ctx context.Context, url, ns string) (*Store, error) {
+	cfg := Config{URL: url, Namespace: ns}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := newStore(cfg)
+	var err error
+	if s.admin, err = s.connect(ctx, false); err != nil {
+		return nil, err
+	}
+	return s, nil
+}
+
+// listNamespace stands in for a namespace while listing: adminStore wants
+// one, and the listing neither creates nor drops it.
+const listNamespace = "list"
+
+// Namespaces lists the schemas of the database at url that carry the
+// Marker comment, by name.
+func Namespaces(ctx context.Context, url string) ([]string, error) {
+	s, err := adminStore(ctx, url, listNamespace)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Detach(context.WithoutCancel(ctx))
+	rows, err := s.admin.Query(ctx, `SELECT nspname FROM pg_namespace WHERE obj_description(oid, 'pg_namespace') = $1 ORDER BY nspname`, Marker)
+	if err != nil {
+		return nil, opErr("list schemas", err)
+	}
+	var names []string
+	for rows.Next() {
+		var n string
+		if err := rows.Scan(&n); err != nil {
+			rows.Close()
+			return nil, opErr("list schemas", err)
+		}
+		names = append(names, n)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, opErr("list schemas", err)
+	}
+	return names, nil
+}
+
+// DropNamespace drops schema ns of the database at url with everything in
+// it, only if it carries the Marker comment (store.ErrNotOwned otherwise).
+// A schema that is not there is not an error: nothing is left to drop.
+func DropNamespace(ctx context.Context, url, ns string) error {
+	s, err := adminStore(ctx, url, ns)
+	if err != nil {
+		return err
+	}
+	defer s.Detach(context.WithoutCancel(ctx))
+	exists, owned, err := s.owned(ctx)
+	switch {
+	case err != nil:
+		return err
+	case !exists:
+		return nil
+	case !owned:
+		return fmt.Errorf("postgres: schema %s has no %q comment: %w", s.schema, Marker, store.ErrNotOwned)
+	}
+	if _, err := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); err != nil {
+		return opErr("drop schema", err)
+	}
+	return nil
+}
