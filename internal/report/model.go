@@ -3,10 +3,8 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/storebench/storebench/internal/metrics"
@@ -268,34 +266,6 @@ func kvSweep(r *result.Result, name string, phases ...string) *sweep {
 	return s
 }
 
-// num prints a figure with three significant digits, and thousands
-// separators from 1,000 up: enough for measurements that are themselves
-// HdrHistogram values good to 0.1%.
-func num(v float64) string {
-	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "—"
-	case v < 0:
-		return "-" + num(-v)
-	case v == 0:
-		return "0"
-	case v >= 999.5:
-		return thousands(int64(math.Round(v)))
-	case v >= 99.95:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 9.995:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case v >= 0.9995:
-		return strconv.FormatFloat(v, 'f', 2, 64)
-	}
-	// Below 1: three significant digits.
-	d := int(math.Ceil(-math.Log10(v))) + 2
-	return strconv.FormatFloat(v, 'f', d, 64)
-}
-
-// exact is a figure in full precision, for data attributes and CSV.
-func exact(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
-
 // bytesIEC prints a byte count: 126 MiB.
 func bytesIEC(n uint64) string {
 	const unit = 1024
@@ -312,7 +282,7 @@ func bytesIEC(n uint64) string {
 
 // durationText prints seconds as "13.6 s" or "2 min 5 s".
 func durationText(s float64) string {
-	if s < 60 {
+	if _, ok := outOfScale(s); ok || s < 60 {
 		return num(s) + " s"
 	}
 	m := int64(s) / 60
@@ -371,5 +341,5 @@ func sameCPUText(p *metrics.Phase) string {
 	if p.Placement == nil {
 		return "—"
 	}
-	return fmt.Sprintf("%.0f%%", 100*p.Placement.SameCPU)
+	return fixed(100*p.Placement.SameCPU, 0) + "%"
 }

@@ -5,6 +5,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -89,7 +90,7 @@ func kvTables(w io.Writer, r *result.Result) {
 				if p.ServerTime != nil && p.ServerTime.Calls > 0 {
 					server = us(p.ServerTime.MeanUs)
 				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", thousands(int64(p.ThroughputOpsS+0.5)), us(p.LatencyUs.P50), us(p.LatencyUs.P99), us(p.LatencyUs.Mean), server)
+				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", whole(p.ThroughputOpsS), us(p.LatencyUs.P50), us(p.LatencyUs.P99), us(p.LatencyUs.Mean), server)
 			} else {
 				fmt.Fprint(tw, "—\t—\t—\t—\t—\t\n")
 			}
@@ -136,7 +137,7 @@ func cellTable(w io.Writer, r *result.Result) {
 				srvCPU, disk = us(p.Server.CPUUsPerOp), us(p.Server.WritePerOp)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t\n", c.Label(), p.Name, p.Ops,
-				thousands(int64(p.ThroughputOpsS+0.5)), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(l.Mean),
+				whole(p.ThroughputOpsS), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(l.Mean),
 				us(p.ClientCPUUsPerOp), srvCPU, sameCol(same), disk, errorSummary(p.Errors), c.Status)
 		}
 	}
@@ -269,10 +270,15 @@ func phaseOf(c *result.Cell, name string) (p phase, ok bool) {
 	return c.Phase(name)
 }
 
-// paramInt reads a number from params decoded from JSON (float64) or built in memory.
+// paramInt reads a number from params decoded from JSON (float64) or built
+// in memory; 0, as if absent, for a float no int64 holds (NaN, ±Inf, 1e300),
+// whose conversion would be implementation-defined.
 func paramInt(params map[string]any, key string) int64 {
 	switch v := params[key].(type) {
 	case float64:
+		if !(v >= math.MinInt64 && v < math.MaxInt64) {
+			return 0
+		}
 		return int64(v)
 	case int64:
 		return v
@@ -292,39 +298,4 @@ func errorSummary(errs map[string]int64) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
-}
-
-// ms prints milliseconds with the precision the size deserves.
-func ms(v float64) string {
-	switch {
-	case v >= 1000:
-		return thousands(int64(v + 0.5))
-	case v >= 10:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 1:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
-}
-
-func us(v float64) string {
-	if v >= 100 {
-		return thousands(int64(v + 0.5))
-	}
-	return fmt.Sprintf("%.1f", v)
-}
-
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
