@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -140,12 +141,15 @@ func figure(v *float64) string {
 	}
 	x := *v
 	switch {
-	case x >= 100:
-		return thousands(int64(x + 0.5))
+	case math.Abs(x) >= 100:
+		return whole(x)
 	case x >= 10:
-		return fmt.Sprintf("%.1f", x)
+		return fixed(x, 1)
 	case x >= 0.1:
-		return fmt.Sprintf("%.2f", x)
+		return fixed(x, 2)
 	}
-	return strings.TrimRight(strings.TrimRight(fmt.Sprintf("%.3f", x), "0"), ".")
+	if s, ok := outOfScale(x); ok {
+		return s
+	}
+	return strings.TrimRight(strings.TrimRight(fixed(x, 3), "0"), ".")
 }

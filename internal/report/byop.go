@@ -60,8 +60,8 @@ func ByOpText(w io.Writer, r *result.Result) {
 	fmt.Fprintln(tw, "cell\tphase\top\tops\tshare\tops/s\tp50\tp99\tmax\terrors\t")
 	for _, o := range rows {
 		l := o.f.LatencyUs
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%.1f%%\t%s\t%s\t%s\t%s\t%s\t\n", o.cell, o.phase, o.op, o.f.Ops, 100*o.share,
-			thousands(int64(o.f.ThroughputOpsS+0.5)), us(l.P50), us(l.P99), us(l.Max), errorSummary(o.f.Errors))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s%%\t%s\t%s\t%s\t%s\t%s\t\n", o.cell, o.phase, o.op, o.f.Ops, fixed(100*o.share, 1),
+			whole(o.f.ThroughputOpsS), us(l.P50), us(l.P99), us(l.Max), errorSummary(o.f.Errors))
 	}
 	tw.Flush()
 }

@@ -10,8 +10,6 @@ import (
 	"strings"
 	"testing"
 
-	"golang.org/x/net/html"
-
 	"github.com/storebench/storebench/internal/result"
 )
 
@@ -138,14 +136,7 @@ func TestByOpMarkdown(t *testing.T) {
 
 func TestByOpHTML(t *testing.T) {
 	r := readMix(t)
-	var b bytes.Buffer
-	if err := HTML(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := htmlDoc(t, r)
 	checked := 0
 	for _, table := range findAll(doc, withAttr("data-table")) {
 		if kind, _ := attr(table, "data-table"); kind != "by-op" {

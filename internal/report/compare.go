@@ -6,7 +6,6 @@ import (
 	"math"
 	"regexp"
 	"sort"
-	"strconv"
 	"strings"
 	"text/tabwriter"
 
@@ -242,14 +241,14 @@ func noneIfEmpty(s string) string {
 }
 
 // paramText prints a parameter as recorded (JSON numbers come back as
-// float64; printed exactly, without a needless ".0").
+// float64; printed exactly, without a needless ".0"; see shortest).
 func paramText(m map[string]any, k string) string {
 	v, ok := m[k]
 	if !ok {
 		return "(none)"
 	}
 	if f, ok := v.(float64); ok {
-		return strconv.FormatFloat(f, 'f', -1, 64)
+		return shortest(f)
 	}
 	return fmt.Sprint(v)
 }

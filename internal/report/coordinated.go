@@ -29,7 +29,7 @@ func (r coRow) open() bool { return r.phase.OpenLoop != nil }
 
 func (r coRow) loop() string {
 	if r.open() {
-		return "open, " + thousands(int64(r.phase.OpenLoop.TargetOpsS+0.5)) + "/s"
+		return "open, " + whole(r.phase.OpenLoop.TargetOpsS) + "/s"
 	}
 	return "closed"
 }
@@ -151,7 +151,7 @@ func CoordinatedOmissionText(w io.Writer, r *result.Result) {
 		p := row.phase
 		l := p.LatencyUs
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", row.cell.Label(), p.Name, row.loop(), p.Workers, row.stallText(),
-			thousands(p.Ops), thousands(int64(p.ThroughputOpsS+0.5)), us(l.P50), us(l.P99), us(l.P999), us(l.Max), row.slowText())
+			thousands(p.Ops), whole(p.ThroughputOpsS), us(l.P50), us(l.P99), us(l.P999), us(l.Max), row.slowText())
 	}
 	tw.Flush()
 	for _, s := range coordinatedMeaning(rows, over) {

@@ -88,14 +88,7 @@ func TestCoordinatedOmissionText(t *testing.T) {
 		t.Errorf("markdown lacks the table:\n%s", md.String())
 	}
 
-	var page bytes.Buffer
-	if err := HTML(&page, r); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(&page)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := htmlDoc(t, r)
 	sec := findAll(doc, func(n *html.Node) bool {
 		v, _ := attr(n, "id")
 		return n.Data == "section" && v == "coordinated-omission"

@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"math"
 	"strings"
 	"text/tabwriter"
 
@@ -96,18 +97,18 @@ func perTrialLost(ts []durability.Trial) string {
 func durSecs(v float64) string {
 	switch {
 	case v >= 10:
-		return fmt.Sprintf("%.1f", v)
+		return fixed(v, 1)
 	case v >= 0.01:
-		return fmt.Sprintf("%.2f", v)
+		return fixed(v, 2)
 	}
-	return fmt.Sprintf("%.3f", v)
+	return fixed(v, 3)
 }
 
 func durMean(v float64) string {
-	if v >= 100 {
-		return thousands(int64(v + 0.5))
+	if math.Abs(v) >= 100 {
+		return whole(v)
 	}
-	return fmt.Sprintf("%.1f", v)
+	return fixed(v, 1)
 }
 
 func durFirstLine(s string) string {

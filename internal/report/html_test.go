@@ -86,6 +86,20 @@ func ancestor(n *html.Node, name string) *html.Node {
 	return nil
 }
 
+// htmlDoc is the HTML report of r, parsed.
+func htmlDoc(t *testing.T, r *result.Result) *html.Node {
+	t.Helper()
+	var b bytes.Buffer
+	if err := HTML(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	doc, err := html.Parse(&b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return doc
+}
+
 func renderSample(t *testing.T) (*result.Result, []byte, *html.Node) {
 	t.Helper()
 	r := readSample(t)
@@ -734,14 +748,7 @@ func withArticleAndServerTime(t *testing.T) *result.Result {
 // client vs server time, each as a chart over the table of its numbers.
 func TestHTMLArticleAndServerTime(t *testing.T) {
 	r := withArticleAndServerTime(t)
-	var b bytes.Buffer
-	if err := HTML(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	doc, err := html.Parse(&b)
-	if err != nil {
-		t.Fatal(err)
-	}
+	doc := htmlDoc(t, r)
 	for _, ref := range externalRefs(doc) {
 		t.Errorf("the page references something outside itself: %s", ref)
 	}

@@ -47,25 +47,24 @@ func Markdown(w io.Writer, r *result.Result) error {
 			if s.ms[ph] == nil {
 				continue
 			}
-			md("\n## %s %s: total ms to %s N keys one by one\n\n", mdText(s.name), ph, ph)
+			unit := s.latencyUnit(ph)
+			md("\n## %s\n\n", mdText(s.title(ph)))
 			md("| target |")
 			for _, k := range s.keys {
 				md(" %s |", thousands(k))
 			}
-			md(" ops/s at max N | p50 µs | p99 µs |\n|:--|")
+			md(" ops/s at max N | p50 %s | p99 %s |\n|:--|", unit, unit)
 			md("%s--:|--:|--:|\n", strings.Repeat("--:|", len(s.keys)))
 			for _, t := range s.targets {
 				md("| %s |", mdText(t))
-				var last *result.Cell
 				for _, k := range s.keys {
 					if v, ok := s.ms[ph][t][k]; ok {
 						md(" %s |", num(v))
-						last = s.cell[ph][t][k]
 					} else {
 						md(" — |")
 					}
 				}
-				if p, ok := phaseOf(last, ph); ok {
+				if p, ok := s.atLargest(ph, t); ok {
 					md(" %s | %s | %s |\n", num(p.ThroughputOpsS), num(p.LatencyUs.P50), num(p.LatencyUs.P99))
 				} else {
 					md(" — | — | — |\n")

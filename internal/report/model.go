@@ -3,10 +3,8 @@ package report
 import (
 	"cmp"
 	"fmt"
-	"math"
 	"slices"
 	"sort"
-	"strconv"
 	"strings"
 
 	"github.com/storebench/storebench/internal/metrics"
@@ -180,9 +178,13 @@ func medianCell(cells []*result.Cell, phase string) *result.Cell {
 	return ts[(len(ts)-1)/2].c
 }
 
-// sweep is the kv experiment's table: total time per key count, per target.
+// sweep is the kv experiment's tables: total time per key count, per
+// target, of one workload variant: one kv entry of the scenario written
+// one by one, or in batches. The text, Markdown and HTML reports all read
+// the kv cells through sweeps, so a table never mixes two variants.
 type sweep struct {
 	name    string // the kv entry's name
+	batch   int64  // keys per write call; 0: one by one
 	keys    []int64
 	targets []string
 	// ms[phase][target][keys] is the phase's measured time in milliseconds.
@@ -191,30 +193,43 @@ type sweep struct {
 	cell map[string]map[string]map[int64]*result.Cell
 }
 
-// kvSweeps gathers the finished cells of each kv entry of the scenario.
+// kvVariant is what makes kv cells one experiment: the scenario's entry,
+// and how it writes (cache-vs-db's kv and kv-batch; a hand-made result
+// could even give one name both ways).
+type kvVariant struct {
+	name  string
+	batch int64
+}
+
+func kvVariantOf(c *result.Cell) kvVariant {
+	return kvVariant{entryName(c), paramInt(c.Params, "batch")}
+}
+
+// kvSweeps gathers the finished cells of each kv variant of the result, in
+// the order the variants first ran.
 func kvSweeps(r *result.Result, phases ...string) []*sweep {
-	var names []string
-	seen := map[string]bool{}
+	var variants []kvVariant
+	seen := map[kvVariant]bool{}
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		if c.Workload == "kv" && !seen[entryName(c)] {
-			seen[entryName(c)] = true
-			names = append(names, entryName(c))
+		if v := kvVariantOf(c); c.Workload == "kv" && !seen[v] {
+			seen[v] = true
+			variants = append(variants, v)
 		}
 	}
 	var out []*sweep
-	for _, name := range names {
-		if s := kvSweep(r, name, phases...); s != nil {
+	for _, v := range variants {
+		if s := kvSweep(r, v, phases...); s != nil {
 			out = append(out, s)
 		}
 	}
 	return out
 }
 
-// kvSweep gathers the finished cells of the kv entry name; nil when there
-// are none. Of repeated cells it takes the median repeat (medianCell).
-func kvSweep(r *result.Result, name string, phases ...string) *sweep {
-	s := &sweep{name: name, ms: map[string]map[string]map[int64]float64{}, cell: map[string]map[string]map[int64]*result.Cell{}}
+// kvSweep gathers the finished cells of one kv variant; nil when there are
+// none. Of repeated cells it takes the median repeat (medianCell).
+func kvSweep(r *result.Result, v kvVariant, phases ...string) *sweep {
+	s := &sweep{name: v.name, batch: v.batch, ms: map[string]map[string]map[int64]float64{}, cell: map[string]map[string]map[int64]*result.Cell{}}
 	type at struct {
 		target string
 		keys   int64
@@ -224,7 +239,7 @@ func kvSweep(r *result.Result, name string, phases ...string) *sweep {
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		n := paramInt(c.Params, "keys")
-		if c.Workload != "kv" || entryName(c) != name || c.Status != result.CellOK || n <= 0 {
+		if c.Workload != "kv" || kvVariantOf(c) != v || c.Status != result.CellOK || n <= 0 {
 			continue
 		}
 		k := at{c.Target, n}
@@ -268,33 +283,42 @@ func kvSweep(r *result.Result, name string, phases ...string) *sweep {
 	return s
 }
 
-// num prints a figure with three significant digits, and thousands
-// separators from 1,000 up: enough for measurements that are themselves
-// HdrHistogram values good to 0.1%.
-func num(v float64) string {
+// what says what one of the sweep's phases did: "write N keys one by one".
+func (s *sweep) what(phase string) string {
 	switch {
-	case math.IsNaN(v) || math.IsInf(v, 0):
-		return "—"
-	case v < 0:
-		return "-" + num(-v)
-	case v == 0:
-		return "0"
-	case v >= 999.5:
-		return thousands(int64(math.Round(v)))
-	case v >= 99.95:
-		return strconv.FormatFloat(v, 'f', 0, 64)
-	case v >= 9.995:
-		return strconv.FormatFloat(v, 'f', 1, 64)
-	case v >= 0.9995:
-		return strconv.FormatFloat(v, 'f', 2, 64)
+	case s.batch <= 0:
+		return phase + " N keys one by one"
+	case phase == "write":
+		return "write N keys in bulk, " + thousands(s.batch) + " per call"
 	}
-	// Below 1: three significant digits.
-	d := int(math.Ceil(-math.Log10(v))) + 2
-	return strconv.FormatFloat(v, 'f', d, 64)
+	return phase + " N keys one by one, after writing them in bulk"
 }
 
-// exact is a figure in full precision, for data attributes and CSV.
-func exact(v float64) string { return strconv.FormatFloat(v, 'f', -1, 64) }
+// title names one of the sweep's tables in every format: its variant, its
+// phase and what was timed.
+func (s *sweep) title(phase string) string {
+	return s.name + " " + phase + ": total ms to " + s.what(phase)
+}
+
+// latencyUnit is what a latency of the phase covers, for column heads: a
+// bulk write times each call of s.batch keys, not each key.
+func (s *sweep) latencyUnit(phase string) string {
+	if s.batch > 0 && phase == "write" {
+		return "µs per call"
+	}
+	return "µs"
+}
+
+// atLargest is the target's phase at the largest key count it has, whose
+// throughput and latencies the tables give beside the totals.
+func (s *sweep) atLargest(phase, target string) (metrics.Phase, bool) {
+	for i := len(s.keys) - 1; i >= 0; i-- {
+		if c := s.cell[phase][target][s.keys[i]]; c != nil {
+			return c.Phase(phase)
+		}
+	}
+	return metrics.Phase{}, false
+}
 
 // bytesIEC prints a byte count: 126 MiB.
 func bytesIEC(n uint64) string {
@@ -312,7 +336,7 @@ func bytesIEC(n uint64) string {
 
 // durationText prints seconds as "13.6 s" or "2 min 5 s".
 func durationText(s float64) string {
-	if s < 60 {
+	if _, ok := outOfScale(s); ok || s < 60 {
 		return num(s) + " s"
 	}
 	m := int64(s) / 60
@@ -371,5 +395,5 @@ func sameCPUText(p *metrics.Phase) string {
 	if p.Placement == nil {
 		return "—"
 	}
-	return fmt.Sprintf("%.0f%%", 100*p.Placement.SameCPU)
+	return fixed(100*p.Placement.SameCPU, 0) + "%"
 }

@@ -55,7 +55,7 @@ func NetworkText(w io.Writer, r *result.Result) {
 			if s, ok := row.spread(); ok {
 				spread = us(s)
 				if row.rttMs != nil && *row.rttMs > 0 {
-					rel = fmt.Sprintf("%.2f", s/(*row.rttMs*1000))
+					rel = fixed(s/(*row.rttMs*1000), 2)
 				}
 			}
 			fmt.Fprintf(tw, "%s\t%s\t\n", spread, rel)
@@ -125,7 +125,7 @@ func (r *netRow) label() string {
 
 // rttLabel is an RTT in ms as "0.5 ms".
 func rttLabel(ms float64) string {
-	return strings.TrimSuffix(strings.TrimRight(fmt.Sprintf("%.3f", ms), "0"), ".") + " ms"
+	return strings.TrimSuffix(strings.TrimRight(fixed(ms, 3), "0"), ".") + " ms"
 }
 
 // spread is the slowest p50 minus the fastest, when the row has two or more.
@@ -146,9 +146,9 @@ func (r *netRow) measured() string {
 	}
 	lo, hi := slices.Min(r.meas), slices.Max(r.meas)
 	if hi-lo < 0.0005 {
-		return fmt.Sprintf("%.3f", lo)
+		return fixed(lo, 3)
 	}
-	return fmt.Sprintf("%.3f-%.3f", lo, hi)
+	return fixed(lo, 3) + "-" + fixed(hi, 3)
 }
 
 type netGroup struct {

@@ -41,7 +41,7 @@ func ServerTimeText(w io.Writer, r *result.Result) {
 			}
 			share := "—"
 			if p.LatencyUs.Mean > 0 {
-				share = fmt.Sprintf("%.0f%%", 100*st.ClientOverheadUs/p.LatencyUs.Mean)
+				share = fixed(100*st.ClientOverheadUs/p.LatencyUs.Mean, 0) + "%"
 			}
 			var ops []string
 			for _, name := range slices.Sorted(maps.Keys(st.Ops)) {
@@ -61,7 +61,7 @@ func ServerTimeText(w io.Writer, r *result.Result) {
 // stUs prints microseconds: one decimal below 100, whole above.
 func stUs(v float64) string {
 	if v >= 100 || v <= -100 {
-		return fmt.Sprintf("%.0f", v)
+		return fixed(v, 0)
 	}
-	return fmt.Sprintf("%.1f", v)
+	return fixed(v, 1)
 }

@@ -56,7 +56,7 @@ func sessionsInsert(w io.Writer, cells []*result.Cell) {
 		return
 	}
 	n := cells[0].Sessions.Inserts
-	fmt.Fprintf(w, "\nSessions phase A: the article's micro-benchmark, %s inserts of 250-character JSON one by one on one connection\n", sessThousands(n))
+	fmt.Fprintf(w, "\nSessions phase A: the article's micro-benchmark, %s inserts of 250-character JSON one by one on one connection\n", thousands(n))
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "target\tvariant\tmean ms\tp50 ms\tp99 ms\t× unlogged\t(p50)\tarticle ms\tarticle ×\twhat it sends")
 	unlogged, unlogged50 := map[string]float64{}, map[string]float64{}
@@ -74,12 +74,12 @@ func sessionsInsert(w io.Writer, cells []*result.Cell) {
 		}
 		ratio, ratio50 := "—", "—"
 		if u := unlogged[c.Target]; u > 0 {
-			ratio = fmt.Sprintf("%.2f", p.LatencyUs.Mean/u)
+			ratio = fixed(p.LatencyUs.Mean/u, 2)
 		}
 		if u := unlogged50[c.Target]; u > 0 {
-			ratio50 = fmt.Sprintf("%.2f", p.LatencyUs.P50/u)
+			ratio50 = fixed(p.LatencyUs.P50/u, 2)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%.3f\t%.3f\t%.3f\t%s\t%s\t%s\t%s\t%s\n", rowName(c), v, p.LatencyUs.Mean/1000, p.LatencyUs.P50/1000, p.LatencyUs.P99/1000,
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rowName(c), v, fixed(p.LatencyUs.Mean/1000, 3), fixed(p.LatencyUs.P50/1000, 3), fixed(p.LatencyUs.P99/1000, 3),
 			ratio, ratio50, sessArticle(sessions.ArticleMs, v), sessArticle(sessions.ArticleRatio, v), c.Sessions.VariantDoc)
 	}
 	tw.Flush()
@@ -128,20 +128,20 @@ func sessionsChurn(w io.Writer, cells []*result.Cell) {
 		dead, hot, size, rows, linger := "—", "—", "—", "—", "—"
 		if f := s.Figures; f != nil {
 			if f.PeakDeadTuples != nil {
-				dead = sessThousands(*f.PeakDeadTuples)
+				dead = thousands(*f.PeakDeadTuples)
 			}
 			if f.HOTRatio != nil {
-				hot = fmt.Sprintf("%.0f%%", 100**f.HOTRatio)
+				hot = fixed(100**f.HOTRatio, 0) + "%"
 			}
 			size = sessBytes(f.EndBytes)
-			rows = sessThousands(f.EndRows)
+			rows = thousands(f.EndRows)
 			if s.Counters != nil && s.Counters.Reaps > 0 {
 				linger = sessSeconds(f.LingerMaxS) // only stores with a reaper can tell
 			}
 		}
 		stale, lost := "—", "—"
 		if k := s.Counters; k != nil {
-			stale, lost = sessThousands(k.Stale), sessThousands(k.Lost)
+			stale, lost = thousands(k.Stale), thousands(k.Lost)
 			if f := s.Figures; f != nil && f.Evictions != nil && *f.Evictions > 0 {
 				lost += fmt.Sprintf(" (+%d evicted)", *f.Evictions)
 			}
@@ -154,7 +154,7 @@ func sessionsChurn(w io.Writer, cells []*result.Cell) {
 			design = c.Name + ": " + design
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowName(c), design,
-			sessThousands(int64(math.Round(cr.ThroughputOpsS))), sessThousands(int64(math.Round(rd.ThroughputOpsS))),
+			whole(cr.ThroughputOpsS), whole(rd.ThroughputOpsS),
 			sessUs(rd.LatencyUs.P50, sessOK(rd)), sessUs(rd.LatencyUs.P99, sessOK(rd)), kaP50, kaP99, reap, dead, hot, size, rows, stale, lost, linger, c.Status)
 	}
 	tw.Flush()
@@ -179,22 +179,22 @@ func sessExtras(s *sessions.Summary) string {
 			parts = append(parts, fmt.Sprintf("table %s + indexes %s", sessBytes(*f.TableBytes), sessBytes(*f.IndexBytes)))
 		}
 		if f.WALBytesPerOp != nil {
-			parts = append(parts, fmt.Sprintf("WAL %s (%.0f B/op)", sessBytes(*f.WALBytes), *f.WALBytesPerOp))
+			parts = append(parts, fmt.Sprintf("WAL %s (%s B/op)", sessBytes(*f.WALBytes), fixed(*f.WALBytesPerOp, 0)))
 		}
 		if f.ExpiredKeys != nil {
-			parts = append(parts, fmt.Sprintf("expired keys %s", sessThousands(*f.ExpiredKeys)))
+			parts = append(parts, fmt.Sprintf("expired keys %s", thousands(*f.ExpiredKeys)))
 		}
 		if f.Evictions != nil {
-			parts = append(parts, fmt.Sprintf("evictions %d, reclaimed %s", *f.Evictions, sessThousands(*f.Reclaimed)))
+			parts = append(parts, fmt.Sprintf("evictions %d, reclaimed %s", *f.Evictions, thousands(*f.Reclaimed)))
 		}
 		if f.WalkMaxS != nil {
 			parts = append(parts, fmt.Sprintf("observation walk up to %s", sessSeconds(*f.WalkMaxS)))
 		}
 	}
 	if k := s.Counters; k != nil {
-		parts = append(parts, fmt.Sprintf("%s reads (%s of expired sessions), %s unjudged", sessThousands(k.Reads), sessThousands(k.ExpiredReads), sessThousands(k.Unjudged)))
+		parts = append(parts, fmt.Sprintf("%s reads (%s of expired sessions), %s unjudged", thousands(k.Reads), thousands(k.ExpiredReads), thousands(k.Unjudged)))
 		if k.Reaps > 0 {
-			parts = append(parts, fmt.Sprintf("reaped %s in %s calls", sessThousands(k.Reaped), sessThousands(k.Reaps)))
+			parts = append(parts, fmt.Sprintf("reaped %s in %s calls", thousands(k.Reaped), thousands(k.Reaps)))
 		}
 	}
 	if c := s.Catalog; c["relpersistence"] != "" {
@@ -218,8 +218,8 @@ func sessionsReplica(w io.Writer, cells []*result.Cell) {
 	fmt.Fprintln(tw, "target\tdesign\treads\thits\tmisses\tof which lag\terrors\twhat the replica said")
 	for _, c := range rc {
 		r := c.Sessions.Replica
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rowName(c), c.Sessions.Design, sessThousands(r.Reads), sessThousands(r.Hits),
-			sessThousands(r.Misses), sessThousands(r.LagMisses), sessThousands(r.Errors), sessTrim(r.ErrorSample, 90))
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rowName(c), c.Sessions.Design, thousands(r.Reads), thousands(r.Hits),
+			thousands(r.Misses), thousands(r.LagMisses), thousands(r.Errors), sessTrim(r.ErrorSample, 90))
 	}
 	tw.Flush()
 	fmt.Fprintln(w, "  An UNLOGGED table is not replicated: it exists on the replica but PostgreSQL refuses to read it there, so every read is a miss.")
@@ -272,56 +272,38 @@ func sessUs(v float64, ops int64) string {
 	if ops == 0 {
 		return "—"
 	}
-	if v >= 100 {
-		return sessThousands(int64(math.Round(v)))
-	}
-	return fmt.Sprintf("%.1f", v)
+	return us(v)
 }
 
 func sessSeconds(s float64) string {
 	switch {
 	case s >= 60:
-		return fmt.Sprintf("%.1f min", s/60)
+		return fixed(s/60, 1) + " min"
 	case s >= 10:
-		return fmt.Sprintf("%.0f s", s)
+		return fixed(s, 0) + " s"
 	case s >= 1:
-		return fmt.Sprintf("%.1f s", s)
+		return fixed(s, 1) + " s"
 	}
-	return fmt.Sprintf("%.0f ms", s*1000)
+	return fixed(s*1000, 0) + " ms"
 }
 
 func sessScale(s float64) string {
-	if s >= 1 || s <= 0 {
-		return fmt.Sprint(s)
+	if s >= 1 || s <= 0 || math.IsNaN(s) {
+		return shortest(s)
 	}
-	return fmt.Sprintf("1/%.0f", 1/s)
+	return "1/" + fixed(1/s, 0)
 }
 
 func sessBytes(b int64) string {
 	switch {
 	case b >= 1<<30:
-		return fmt.Sprintf("%.1f GiB", float64(b)/(1<<30))
+		return fixed(float64(b)/(1<<30), 1) + " GiB"
 	case b >= 1<<20:
-		return fmt.Sprintf("%.1f MiB", float64(b)/(1<<20))
+		return fixed(float64(b)/(1<<20), 1) + " MiB"
 	case b >= 1<<10:
-		return fmt.Sprintf("%.0f KiB", float64(b)/(1<<10))
+		return fixed(float64(b)/(1<<10), 0) + " KiB"
 	}
 	return fmt.Sprintf("%d B", b)
-}
-
-func sessThousands(n int64) string {
-	if n < 0 {
-		return "-" + sessThousands(-n)
-	}
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 func sessTrim(s string, n int) string {

@@ -33,19 +33,20 @@ type logScale struct {
 	at     []float64 // when set, the only labelled ticks
 }
 
-// newLogScale covers [lo, hi] with whole decades.
+// newLogScale covers [lo, hi] with whole decades, within the powers of
+// ten a float64 holds (an infinite bound would make the decades infinite).
 func newLogScale(lo, hi, a, b float64, format func(float64) string) *logScale {
-	if !(lo > 0) {
+	if !(lo > 0) || math.IsInf(lo, 1) {
 		lo = hi
 	}
-	if !(hi > 0) {
+	if !(hi > 0) || math.IsInf(hi, 1) {
 		lo, hi = 1, 10
 	}
 	if lo > hi {
 		lo, hi = hi, lo
 	}
-	l := math.Pow(10, math.Floor(math.Log10(lo)+1e-9))
-	h := math.Pow(10, math.Ceil(math.Log10(hi)-1e-9))
+	l := math.Max(math.Pow(10, math.Floor(math.Log10(lo)+1e-9)), 1e-308)
+	h := math.Min(math.Pow(10, math.Ceil(math.Log10(hi)-1e-9)), 1e308)
 	if h <= l {
 		h = l * 10
 	}
@@ -68,10 +69,13 @@ func (s *logScale) ticks() []tick {
 		}
 		return t
 	}
-	decades := int(math.Round(math.Log10(s.hi / s.lo)))
+	decades := int(math.Round(math.Log10(s.hi) - math.Log10(s.lo))) // hi/lo overflows for 1e-308..1e308
 	var t []tick
 	for d := 0; d <= decades; d++ {
 		base := s.lo * math.Pow(10, float64(d))
+		if math.IsInf(base, 0) { // 10^d overflows before lo·10^d does: add exponents
+			base = math.Pow(10, math.Round(math.Log10(s.lo))+float64(d))
+		}
 		t = append(t, tick{v: base, label: s.format(base)})
 		if d == decades {
 			break
@@ -91,7 +95,7 @@ type linScale struct {
 }
 
 func newLinScale(lo, hi, a, b float64, format func(float64) string) *linScale {
-	if hi <= lo {
+	if !(hi > lo) || math.IsInf(hi, 1) {
 		hi = lo + 1
 	}
 	step := niceStep((hi - lo) / 6)
@@ -113,9 +117,18 @@ func (s *linScale) pos(v float64) float64 {
 	return s.a + (v-s.lo)/(s.hi-s.lo)*(s.b-s.a)
 }
 
+// maxLinTicks bounds a linear axis's ticks; newLinScale aims at about 7.
+const maxLinTicks = 20
+
 func (s *linScale) ticks() []tick {
 	var t []tick
-	for v := s.lo; v <= s.hi+s.step/2; v += s.step {
+	// By index, not by adding steps: adding a step too small to change a
+	// large value (or to an infinite one) would never pass hi.
+	for i := range maxLinTicks + 1 {
+		v := s.lo + float64(i)*s.step
+		if !(v <= s.hi+s.step/2) {
+			break
+		}
 		t = append(t, tick{v: v, label: s.format(v)})
 	}
 	return t

@@ -1,10 +1,13 @@
-// Package report renders a result (and only a result) for people: a terminal
-// summary now; other formats build on the same accessors.
+// Package report renders a result (and only a result) for people: the
+// terminal summary, Markdown, HTML and CSV, and compares results. The
+// formats read a result's cells the same way (model.go: the kv sweeps, the
+// phase groups, the median of repeats), so no two can disagree.
 package report
 
 import (
 	"fmt"
 	"io"
+	"math"
 	"regexp"
 	"sort"
 	"strings"
@@ -13,8 +16,9 @@ import (
 	"github.com/storebench/storebench/internal/result"
 )
 
-// Text writes the terminal summary: for kv, the article's tables (total ms
-// per key count for writes and reads, one row per target), then per-cell
+// Text writes the terminal summary: for each kv variant (one by one, in
+// bulk), the article's tables (total ms per key count for writes and reads,
+// one row per target), then per-cell
 // throughput and percentiles, and each target's durability.
 func Text(w io.Writer, r *result.Result) {
 	threads := ""
@@ -41,60 +45,43 @@ func Text(w io.Writer, r *result.Result) {
 	}
 }
 
+// kvTables prints, per kv variant (sweep), a table per phase: total ms per
+// key count, one row per target, and the target's figures at its largest N.
 func kvTables(w io.Writer, r *result.Result) {
-	keys := map[int64]bool{}
-	var targets []string
-	seen := map[string]bool{}
-	for _, c := range r.Cells {
-		if c.Workload != "kv" {
-			continue
-		}
-		keys[paramInt(c.Params, "keys")] = true
-		if !seen[c.Target] {
-			seen[c.Target] = true
-			targets = append(targets, c.Target)
-		}
-	}
-	if len(keys) == 0 {
-		return
-	}
-	var ns []int64
-	for n := range keys {
-		ns = append(ns, n)
-	}
-	sort.Slice(ns, func(i, j int) bool { return ns[i] < ns[j] })
-	for _, phase := range []string{"write", "read"} {
-		fmt.Fprintf(w, "\nkv %s: total ms to %s N keys one by one (server µs: the server's own mean time per op, where it reports one)\n", phase, phase)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprint(tw, "target\t")
-		for _, n := range ns {
-			fmt.Fprintf(tw, "%s\t", thousands(n))
-		}
-		fmt.Fprintln(tw, "ops/s at max N\tp50 µs\tp99 µs\tmean µs\tserver µs\t")
-		for _, t := range targets {
-			fmt.Fprintf(tw, "%s\t", t)
-			var last *result.Cell
-			for _, n := range ns {
-				c := medianCell(findCells(r, t, "kv", n), phase)
-				p, ok := phaseOf(c, phase)
-				if !ok {
-					fmt.Fprint(tw, "—\t")
-					continue
-				}
-				fmt.Fprintf(tw, "%s\t", ms(p.DurationS*1000))
-				last = c
+	for _, s := range kvSweeps(r, "write", "read") {
+		for _, phase := range []string{"write", "read"} {
+			if s.ms[phase] == nil {
+				continue
 			}
-			if p, ok := phaseOf(last, phase); ok {
-				server := "—"
-				if p.ServerTime != nil && p.ServerTime.Calls > 0 {
-					server = us(p.ServerTime.MeanUs)
-				}
-				fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", thousands(int64(p.ThroughputOpsS+0.5)), us(p.LatencyUs.P50), us(p.LatencyUs.P99), us(p.LatencyUs.Mean), server)
-			} else {
-				fmt.Fprint(tw, "—\t—\t—\t—\t—\t\n")
+			unit := s.latencyUnit(phase)
+			fmt.Fprintf(w, "\n%s (server µs: the server's own mean time per op, where it reports one)\n", s.title(phase))
+			tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprint(tw, "target\t")
+			for _, n := range s.keys {
+				fmt.Fprintf(tw, "%s\t", thousands(n))
 			}
+			fmt.Fprintf(tw, "ops/s at max N\tp50 %s\tp99 %s\tmean %s\tserver µs\t\n", unit, unit, unit)
+			for _, t := range s.targets {
+				fmt.Fprintf(tw, "%s\t", t)
+				for _, n := range s.keys {
+					if v, ok := s.ms[phase][t][n]; ok {
+						fmt.Fprintf(tw, "%s\t", ms(v))
+					} else {
+						fmt.Fprint(tw, "—\t")
+					}
+				}
+				if p, ok := s.atLargest(phase, t); ok {
+					server := "—"
+					if p.ServerTime != nil && p.ServerTime.Calls > 0 {
+						server = us(p.ServerTime.MeanUs)
+					}
+					fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t\n", whole(p.ThroughputOpsS), us(p.LatencyUs.P50), us(p.LatencyUs.P99), us(p.LatencyUs.Mean), server)
+				} else {
+					fmt.Fprint(tw, "—\t—\t—\t—\t—\t\n")
+				}
+			}
+			tw.Flush()
 		}
-		tw.Flush()
 	}
 }
 
@@ -136,7 +123,7 @@ func cellTable(w io.Writer, r *result.Result) {
 				srvCPU, disk = us(p.Server.CPUUsPerOp), us(p.Server.WritePerOp)
 			}
 			fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s%s\t%s\t%s\t\n", c.Label(), p.Name, p.Ops,
-				thousands(int64(p.ThroughputOpsS+0.5)), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(l.Mean),
+				whole(p.ThroughputOpsS), us(l.P50), us(l.P90), us(l.P99), us(l.P999), us(l.Max), us(l.Mean),
 				us(p.ClientCPUUsPerOp), srvCPU, sameCol(same), disk, errorSummary(p.Errors), c.Status)
 		}
 	}
@@ -249,30 +236,15 @@ func RepeatNote(r *result.Result) string {
 // repeated run.
 func rowName(c *result.Cell) string { return c.Target + result.RepeatSuffix(c.Repeat) }
 
-// findCells is every finished cell of target and workload with that many
-// keys: one, or its repeats.
-func findCells(r *result.Result, target, workload string, keys int64) []*result.Cell {
-	var out []*result.Cell
-	for i := range r.Cells {
-		c := &r.Cells[i]
-		if c.Target == target && c.Workload == workload && paramInt(c.Params, "keys") == keys && c.Status == result.CellOK {
-			out = append(out, c)
-		}
-	}
-	return out
-}
-
-func phaseOf(c *result.Cell, name string) (p phase, ok bool) {
-	if c == nil {
-		return p, false
-	}
-	return c.Phase(name)
-}
-
-// paramInt reads a number from params decoded from JSON (float64) or built in memory.
+// paramInt reads a number from params decoded from JSON (float64) or built
+// in memory; 0, as if absent, for a float no int64 holds (NaN, ±Inf, 1e300),
+// whose conversion would be implementation-defined.
 func paramInt(params map[string]any, key string) int64 {
 	switch v := params[key].(type) {
 	case float64:
+		if !(v >= math.MinInt64 && v < math.MaxInt64) {
+			return 0
+		}
 		return int64(v)
 	case int64:
 		return v
@@ -292,39 +264,4 @@ func errorSummary(errs map[string]int64) string {
 	}
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
-}
-
-// ms prints milliseconds with the precision the size deserves.
-func ms(v float64) string {
-	switch {
-	case v >= 1000:
-		return thousands(int64(v + 0.5))
-	case v >= 10:
-		return fmt.Sprintf("%.0f", v)
-	case v >= 1:
-		return fmt.Sprintf("%.1f", v)
-	}
-	return fmt.Sprintf("%.2f", v)
-}
-
-func us(v float64) string {
-	if v >= 100 {
-		return thousands(int64(v + 0.5))
-	}
-	return fmt.Sprintf("%.1f", v)
-}
-
-func thousands(n int64) string {
-	s := fmt.Sprint(n)
-	if n < 0 {
-		return "-" + thousands(-n)
-	}
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
