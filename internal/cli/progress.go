@@ -12,6 +12,7 @@ import (
 	"golang.org/x/term"
 
 	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/report"
 )
 
 // progress is what run shows while it works: the log lines ("starting redis",
@@ -193,7 +194,7 @@ func (p *progress) statusLocked() string {
 		{p.cells[p.cur].label(), "1"},
 	}
 	if p.haveLast {
-		live := fmt.Sprintf("%s %s ops/s", p.phase, groupDigits(int64(p.rate+0.5)))
+		live := fmt.Sprintf("%s %s ops/s", p.phase, report.Whole(p.rate))
 		if p.last.P99 > 0 {
 			live += " · p99 " + latencyText(p.last.P99)
 		}
@@ -300,18 +301,6 @@ func clock(d time.Duration) string {
 		return fmt.Sprintf("%d:%02d:%02d", s/3600, s/60%60, s%60)
 	}
 	return fmt.Sprintf("%d:%02d", s/60, s%60)
-}
-
-func groupDigits(n int64) string {
-	s := fmt.Sprint(n)
-	var b strings.Builder
-	for i, c := range s {
-		if i > 0 && (len(s)-i)%3 == 0 {
-			b.WriteByte(',')
-		}
-		b.WriteRune(c)
-	}
-	return b.String()
 }
 
 func latencyText(us float64) string {

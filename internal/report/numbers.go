@@ -47,6 +47,10 @@ func whole(v float64) string {
 	return thousands(int64(math.Round(v)))
 }
 
+// Whole is whole for the live progress line, so the terminal groups digits
+// the one way the reports do.
+func Whole(v float64) string { return whole(v) }
+
 // thousands prints n with thousands separators: 1,234,567. Every int64,
 // MinInt64 included (which has no positive counterpart to print instead).
 func thousands(n int64) string {
