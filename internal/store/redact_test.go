@@ -80,7 +80,7 @@ func TestRedactText(t *testing.T) {
 	}
 }
 
-func TestParseServerURL(t *testing.T) {
+func TestParseURL(t *testing.T) {
 	for _, raw := range []string{
 		"postgres://bench:Wr0ng/" + secret + "@db:5432/app",
 		"postgres://bench:Wr0ng#" + secret + "@db:5432/app",
@@ -95,15 +95,18 @@ func TestParseServerURL(t *testing.T) {
 		"postgres://h/db?password=Wr0ng " + secret,
 		"postgres://h/db?password=Wr0ng%zz" + secret,
 	} {
-		_, err := ParseServerURL(raw)
+		_, err := ParseURL(raw)
 		if err == nil || !strings.Contains(err.Error(), "percent-encode") {
-			t.Errorf("ParseServerURL(%q) = %v, want a percent-encode hint", raw, err)
+			t.Errorf("ParseURL(%q) = %v, want a percent-encode hint", raw, err)
 		}
 		if err != nil && strings.Contains(err.Error(), secret) {
-			t.Errorf("ParseServerURL(%q) error quotes the password: %v", raw, err)
+			t.Errorf("ParseURL(%q) error quotes the password: %v", raw, err)
 		}
 		if h := URLHost(raw); strings.Contains(h, secret) {
 			t.Errorf("URLHost(%q) = %q", raw, h)
+		}
+		if s := SafeURL(raw); strings.Contains(s, secret) || strings.Contains(s, "Wr0ng") {
+			t.Errorf("SafeURL(%q) = %q", raw, s)
 		}
 	}
 	for raw, reason := range map[string]string{
@@ -113,9 +116,9 @@ func TestParseServerURL(t *testing.T) {
 		"redis://h:6379/%zz":                 "a '%' that starts no escape",
 		"redis://h:6379/\x7f":                "control character",
 	} {
-		_, err := ParseServerURL(raw)
+		_, err := ParseURL(raw)
 		if err == nil || !strings.Contains(err.Error(), reason) || strings.Contains(err.Error(), secret) {
-			t.Errorf("ParseServerURL(%q) = %v, want %q", raw, err, reason)
+			t.Errorf("ParseURL(%q) = %v, want %q", raw, err, reason)
 		}
 	}
 	for raw, host := range map[string]string{
@@ -124,9 +127,22 @@ func TestParseServerURL(t *testing.T) {
 		"redis://[::1]:6379/0":                                "[::1]:6379",
 		"mysql://u:p@h:3306/db?tls=true":                      "h:3306",
 	} {
-		u, err := ParseServerURL(raw)
+		u, err := ParseURL(raw)
 		if err != nil || u.Host != host || URLHost(raw) != host {
-			t.Errorf("ParseServerURL(%q) = %v, %v; URLHost %q; want host %s", raw, u, err, URLHost(raw), host)
+			t.Errorf("ParseURL(%q) = %v, %v; URLHost %q; want host %s", raw, u, err, URLHost(raw), host)
+		}
+	}
+}
+
+func TestSafeURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"postgres://bench:Wr0ng/" + secret + "@db:5432/app": "postgres://db:5432/…",
+		"redis://:" + secret + "@127.0.0.1:6379":            "redis://127.0.0.1:6379",
+		"postgres://bench:" + secret:                        "postgres://…",
+		"host=db password=" + secret:                        "the URL",
+	} {
+		if got := SafeURL(raw); got != want {
+			t.Errorf("SafeURL(%q) = %q, want %q", raw, got, want)
 		}
 	}
 }

@@ -11,14 +11,14 @@ import (
 // of the password's own characters.
 const escapeHint = "percent-encode it: / as %2F, ? as %3F, # as %23, @ as %40, % as %25, a space as %20"
 
-// ParseServerURL parses a server's URL (postgres://, redis://, mysql://…)
+// ParseURL parses a URL (postgres://, redis://, mysql://, sqlite://…)
 // more strictly than url.Parse, with errors that never quote it. url.Parse
 // reads a password holding '/', '?' or '#' as part of the host or the path
 // (and then succeeds, or fails quoting the password as a port), so a user
 // name or password holding a character a URL reserves is refused first,
 // saying how to write it; so is a password parameter that url.ParseQuery
 // would cut short.
-func ParseServerURL(raw string) (*url.URL, error) {
+func ParseURL(raw string) (*url.URL, error) {
 	_, rest, ok := strings.Cut(raw, "://")
 	if !ok {
 		return nil, errors.New("not a URL: no scheme://")
@@ -131,4 +131,25 @@ func URLHost(raw string) string {
 		return ""
 	}
 	return host
+}
+
+// schemeRE is what SafeURL may print as a scheme.
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]{0,19}$`)
+
+// SafeURL names a URL in a message by its scheme and host alone,
+// "postgres://db:5432/…", each only when it can be told for sure: nothing
+// else of it, which may hold a password, however malformed it is.
+func SafeURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || !schemeRE.MatchString(scheme) {
+		return "the URL"
+	}
+	host := URLHost(raw)
+	if host == "" {
+		return scheme + "://…"
+	}
+	if rest = rest[userinfoEnd(rest)+1:]; len(rest) > len(host) {
+		host += "/…"
+	}
+	return scheme + "://" + host
 }

@@ -62,8 +62,8 @@ func (c Config) Validate() error {
 	if c.URL == "" {
 		return errors.New("redis: no URL")
 	}
-	if _, err := rueidis.ParseURL(c.URL); err != nil {
-		return fmt.Errorf("redis: bad URL %s: %s", store.RedactURL(c.URL), strings.ReplaceAll(err.Error(), c.URL, store.RedactURL(c.URL)))
+	if _, err := parseURL(c.URL); err != nil {
+		return fmt.Errorf("redis: bad URL %s: %w", store.SafeURL(c.URL), err)
 	}
 	if c.Timeout < 0 {
 		return errors.New("redis: negative timeout")
@@ -98,7 +98,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	opt, _ := rueidis.ParseURL(cfg.URL) // checked by Validate
+	opt, _ := parseURL(cfg.URL) // checked by Validate
 	s := &Store{cfg: cfg, opt: opt, prefix: KeyPrefix + cfg.Namespace + ":", loc: store.RedactURL(cfg.URL)}
 	s.preamble, s.preambleReplies = preambleOf(opt.Username, opt.Password, opt.SelectDB)
 	var err error
