@@ -269,9 +269,26 @@ func (s *Store) connect(ctx context.Context, block bool) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, store.WithClass(store.ClassUnavailable,
-			fmt.Errorf("postgres: connect %s: %s", s.addr(), store.RedactText(err.Error(), s.cfg.URL)))
+			fmt.Errorf("postgres: connect %s: %s", s.addr(), connectReason(err, s.cfg.URL)))
 	}
 	return conn, nil
+}
+
+// connectReason is why pgx could not connect, in one line. pgx tries every
+// address and, under sslmode=prefer (the default), TLS then plaintext, and
+// joins each attempt's error under a header line: a wrong password read as
+// three lines, one of them the server's refusal of TLS, which is no fault.
+// The server's own answer (a wrong password, an unknown database, too many
+// connections) is the cause when there is one; otherwise the last attempt's.
+func connectReason(err error, raw string) string {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+		err = pe
+	} else if joined, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
+		if attempts := joined.Unwrap(); len(attempts) > 0 {
+			err = attempts[len(attempts)-1]
+		}
+	}
+	return strings.Join(strings.Fields(store.RedactText(err.Error(), raw)), " ")
 }
 
 // owned reports whether the schema exists and whether it carries the marker.

@@ -755,7 +755,7 @@ func (s *Store) OpenReplicaSessions(ctx context.Context, url string, d store.Ses
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, store.WithClass(store.ClassUnavailable,
-			fmt.Errorf("postgres: connect replica %s:%d: %s", rc.Host, rc.Port, store.RedactText(err.Error(), url)))
+			fmt.Errorf("postgres: connect replica %s:%d: %s", rc.Host, rc.Port, connectReason(err, url)))
 	}
 	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}}
 	if err := s.waitReplay(ctx, conn); err != nil {

@@ -1,8 +1,15 @@
 package postgres
 
 import (
+	"context"
+	"os"
+	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
+
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store/storetest"
 )
 
@@ -31,4 +38,47 @@ func TestCheckURL(t *testing.T) {
 		},
 		WithPassword: func(pw string) string { return "postgres://bench:" + pw + "@db:5432/app" },
 	})
+}
+
+// TestWrongPasswordOneLine: a wrong password is reported in one line by its
+// real cause, the server's refusal, not with pgx's attempt over TLS (refused
+// by a server without TLS under the default sslmode=prefer) beside it.
+func TestWrongPasswordOneLine(t *testing.T) {
+	ctx := context.Background()
+	srv := servertest.Start(t, server.Postgres, server.Options{})
+	admin := sql(t, srv.URL)
+	// The managed server trusts local connections: this role must give a password.
+	exec(t, admin, `CREATE ROLE sbt_pw LOGIN PASSWORD 'Right-Pw-123'`)
+	var hba string
+	if err := admin.QueryRow(ctx, `SHOW hba_file`).Scan(&hba); err != nil {
+		t.Fatal(err)
+	}
+	old, err := os.ReadFile(hba)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rules := "host all sbt_pw 127.0.0.1/32 scram-sha-256\nhost all sbt_pw ::1/128 scram-sha-256\n"
+	if err := os.WriteFile(hba, append([]byte(rules), old...), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, admin, `SELECT pg_reload_conf()`)
+
+	base := "postgres://sbt_pw:%s@" + srv.Addr + "/postgres"
+	right, err := pgx.Connect(ctx, strings.Replace(base, "%s", "Right-Pw-123", 1))
+	if err != nil {
+		t.Fatalf("the right password: %v", err)
+	}
+	right.Close(ctx)
+
+	_, err = New(ctx, Config{URL: strings.Replace(base, "%s", "Wr0ng-"+storetest.Secret, 1), Namespace: "sbt_pw"})
+	if err == nil {
+		t.Fatal("a wrong password connected")
+	}
+	msg := err.Error()
+	t.Log(msg)
+	if strings.Contains(msg, "\n") || strings.Contains(strings.ToLower(msg), "tls") ||
+		!strings.Contains(msg, `password authentication failed for user "sbt_pw"`) || !strings.Contains(msg, srv.Addr) ||
+		strings.Contains(msg, storetest.Secret) {
+		t.Errorf("error %q: want one line naming %s and the failed password authentication, and nothing of TLS or the password", msg, srv.Addr)
+	}
 }
