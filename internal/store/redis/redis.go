@@ -77,6 +77,7 @@ type Store struct {
 	opt    rueidis.ClientOption // parsed URL; copied for each client
 	prefix string
 	loc    string
+	limit  valueLimit // read once, at New
 
 	// preamble is the AUTH and SELECT a per-request connection sends before
 	// its command (perrequest.go), which get preambleReplies replies.
@@ -103,6 +104,10 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.preamble, s.preambleReplies = preambleOf(opt.Username, opt.Password, opt.SelectDB)
 	var err error
 	if s.admin, err = s.connect(ctx, "storebench-admin:"+cfg.Namespace, false); err != nil {
+		return nil, err
+	}
+	if s.limit, err = readValueLimit(ctx, s.admin); err != nil {
+		s.admin.Close()
 		return nil, err
 	}
 	return s, nil
@@ -201,7 +206,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{rc: rc, key: make([]byte, 0, 128), blocking: block}
+	c := &Client{rc: rc, key: make([]byte, 0, 128), blocking: block, limit: s.limit}
 	c.key = append(c.key, s.prefix...)
 	c.n = len(c.key)
 	return c, nil
@@ -339,6 +344,7 @@ type Client struct {
 	key      []byte // the prefix, then the current key
 	n        int    // length of the prefix
 	blocking bool   // its socket blocks (blockio.Wrap)
+	limit    valueLimit
 
 	// Batches (batch.go): every prefixed key of the batch, back to back,
 	// and the commands, both reused from batch to batch.
@@ -413,13 +419,16 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 // Set stores val; ttl > 0 is sent as PX in whole milliseconds, rounded up.
 func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
 	ctx, err := store.SyncContext(ctx)
+	if err == nil {
+		err = c.limit.check(len(val))
+	}
 	if err != nil {
 		return opErr("set", err)
 	}
 	err = c.rc.Do(ctx, c.setCmd(c.prefixed(key), rueidis.BinaryString(val), pxOf(ttl))).Error()
 	c.done(err)
 	if err != nil {
-		return opErr("set", err)
+		return opErr("set", c.limit.explain(err, len(val)))
 	}
 	return nil
 }
