@@ -75,7 +75,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "postgres", Batches: true, Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
-			Schemes: []string{"postgres", "postgresql"}, Workloads: sql,
+			Schemes: []string{"postgres", "postgresql"}, Workloads: sql, CheckURL: postgres.CheckURL,
 			Options: map[string]string{"design": "logged (default), unlogged, hash-index, covering; combine with commas, e.g. unlogged,covering"},
 			CheckOptions: func(o map[string]string) error {
 				return postgres.Config{URL: "postgres://check", Namespace: "check", Design: o["design"]}.Validate()
@@ -93,7 +93,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
-			Schemes: []string{"redis", "rediss"}, Workloads: crash,
+			Schemes: []string{"redis", "rediss"}, Workloads: crash, CheckURL: redis.CheckURL,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 			},
@@ -109,6 +109,7 @@ func stores() target.Registry {
 		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
 			Schemes: []string{"memcached"}, Workloads: crash,
+			CheckURL:      func(raw string) error { return memcached.Config{URL: raw, Namespace: "check"}.Validate() },
 			ServerOptions: map[string]string{"threads": "worker threads (-t), default 4", "memory_mb": "item memory in MiB (-m), default 1024"},
 			CheckOptions: func(o map[string]string) error {
 				for _, name := range []string{"threads", "memory_mb"} {
@@ -128,7 +129,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "mariadb", Description: "MariaDB/MySQL (InnoDB) through go-sql-driver/mysql, its own database", Server: server.MariaDB,
-			Schemes: []string{"mysql", "mariadb"}, Workloads: sql,
+			Schemes: []string{"mysql", "mariadb"}, Workloads: sql, CheckURL: mysql.CheckURL,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},

@@ -2,25 +2,287 @@ package store
 
 import (
 	"net/url"
-	"regexp"
+	"sort"
+	"strings"
 )
 
-var (
-	// passwordInText catches user:password@ in strings that url.Parse rejects.
-	passwordInText = regexp.MustCompile(`(://[^:/@\s]*):[^@/\s]*@`)
-	// passwordParam catches password=... in a query string (libpq's form).
-	passwordParam = regexp.MustCompile(`((?:^|[?&\s])password=)[^&\s]*`)
-)
+// Redacted stands for a password in everything storebench prints or records.
+const Redacted = "xxxxx"
 
-// RedactURL replaces the password of a URL (or of any text holding one) with
-// "xxxxx", so it never reaches the terminal, a log or a result file.
+// RedactURL returns s with every password in it replaced by Redacted,
+// whatever the shape of s: a URL that url.Parse accepts or rejects (a
+// password holding '/', '#', '?', '@', a space or a stray '%'), several URLs
+// (a --stores list), a key=value connection string (password=secret,
+// password='quoted value'), or password= query parameters. Where a URL's user
+// information cannot be told from its host or path, it hides too much rather
+// than too little: everything from the first ':' after "//" to the last '@'.
 func RedactURL(s string) string {
-	if u, err := url.Parse(s); err == nil && u.User != nil {
-		if _, has := u.User.Password(); has {
-			u.User = url.UserPassword(u.User.Username(), "xxxxx")
-			s = u.String()
+	spans := secretSpans(s)
+	if len(spans) == 0 {
+		return s
+	}
+	var b strings.Builder
+	last := 0
+	for _, sp := range spans {
+		b.WriteString(s[last:sp.start])
+		b.WriteString(Redacted)
+		last = sp.end
+	}
+	b.WriteString(s[last:])
+	return b.String()
+}
+
+// RedactText removes from msg (a driver's message, say) every password of
+// raw, the URL or connection string that msg may quote in full or in part,
+// then redacts what is left as RedactURL does.
+func RedactText(msg, raw string) string {
+	for _, sp := range secretSpans(raw) {
+		v := raw[sp.start:sp.end]
+		for _, form := range []string{v, unquote(v), unescape(v)} {
+			// Shorter ones would mangle the text; messages never quote a
+			// password on purpose, this is the safety net.
+			if len(form) >= 4 {
+				msg = strings.ReplaceAll(msg, form, Redacted)
+			}
 		}
 	}
-	s = passwordInText.ReplaceAllString(s, "${1}:xxxxx@")
-	return passwordParam.ReplaceAllString(s, "${1}xxxxx")
+	return RedactURL(msg)
+}
+
+// span is the byte range of a secret in a string.
+type span struct{ start, end int }
+
+// secretSpans finds every password in s, sorted and merged.
+func secretSpans(s string) []span {
+	spans := append(userinfoSpans(s), paramSpans(s)...)
+	if len(spans) < 2 {
+		return spans
+	}
+	sort.Slice(spans, func(i, j int) bool { return spans[i].start < spans[j].start })
+	merged := spans[:1]
+	for _, sp := range spans[1:] {
+		if top := &merged[len(merged)-1]; sp.start <= top.end {
+			top.end = max(top.end, sp.end)
+			continue
+		}
+		merged = append(merged, sp)
+	}
+	return merged
+}
+
+// userinfoSpans finds the password of every URL in s ("scheme://user:pw@host").
+func userinfoSpans(s string) []span {
+	var spans []span
+	for off := 0; ; {
+		i := strings.Index(s[off:], "://")
+		if i < 0 {
+			return spans
+		}
+		start := off + i + 3
+		end := start + nextURL(s[start:])
+		if sp, ok := authoritySecret(s[start:end]); ok {
+			spans = append(spans, span{start + sp.start, start + sp.end})
+		}
+		off = end
+	}
+}
+
+// nextURL is where the next URL of a list starts in s ("…,redis://…"): at a
+// scheme that follows a separator. A "://" inside a password, not preceded
+// by one, stays part of the URL.
+func nextURL(s string) int {
+	for off := 0; ; {
+		j := strings.Index(s[off:], "://")
+		if j < 0 {
+			return len(s)
+		}
+		j += off
+		k := j
+		for k > 0 && isSchemeByte(s[k-1]) {
+			k--
+		}
+		if k < j && (k == 0 || strings.IndexByte(",; \t\n\"'`(<=", s[k-1]) >= 0) {
+			return k
+		}
+		off = j + 3
+	}
+}
+
+// authoritySecret finds the password in tok, the text of one URL after "//".
+func authoritySecret(tok string) (span, bool) {
+	at := userinfoEnd(tok)
+	if c := strings.IndexByte(tok[:max(at, 0)], ':'); c >= 0 {
+		return span{c + 1, at}, true
+	}
+	// "host:port" whose port is not a number: most likely "user:password"
+	// whose '@' is missing or follows a '/', '?' or '#'; hide all of it.
+	hostStart := at + 1
+	hostEnd := hostStart + indexAnyOrLen(tok[hostStart:], "/?# \t\n")
+	host := tok[hostStart:hostEnd]
+	portAt := strings.IndexByte(host, ':')
+	if strings.HasPrefix(host, "[") { // an IPv6 literal: the port follows ']'
+		portAt = -1
+		if end := strings.IndexByte(host, ']'); end >= 0 && end+1 < len(host) {
+			portAt = end + 1
+		}
+	}
+	if portAt < 0 {
+		return span{}, false
+	}
+	port := strings.TrimSuffix(host[portAt:], ":") // "host:6379: refused" in a message
+	if port == "" || port[0] == ':' && allDigits(port[1:]) {
+		return span{}, false
+	}
+	if host[portAt] == ':' {
+		portAt++
+	}
+	return span{hostStart + portAt, len(tok)}, true
+}
+
+// userinfoEnd is the index of the '@' that ends the user information in
+// rest, the text of a URL after "//", or -1. It is the last '@' when what
+// precedes its first ':' can be a user name: url.Parse would take the first
+// '/', '?' or '#' of a password for the end of the host, and fail or, worse,
+// read the rest as the path. Otherwise the '@' is in the path or a
+// parameter, and url.Parse's reading stands.
+func userinfoEnd(rest string) int {
+	at := strings.LastIndex(rest, "@")
+	if at < 0 {
+		return -1
+	}
+	if user, _, _ := strings.Cut(rest[:at], ":"); strings.ContainsAny(user, "/?#@ \t\n") {
+		return strings.LastIndex(rest[:indexAnyOrLen(rest, "/?#")], "@")
+	}
+	return at
+}
+
+// paramSpans finds the values of password parameters: "?password=…" and
+// "&sslpassword=…" in URLs, "password=…" and "password = '…'" in key=value
+// connection strings.
+func paramSpans(s string) []span {
+	var spans []span
+	for i := 0; i < len(s); {
+		if !isKeyByte(s[i]) || (i > 0 && isKeyByte(s[i-1])) {
+			i++
+			continue
+		}
+		j := i
+		for j < len(s) && isKeyByte(s[j]) {
+			j++
+		}
+		k := skipBlanks(s, j)
+		if k == len(s) || s[k] != '=' || !secretKey(s[i:j]) {
+			i = j
+			continue
+		}
+		var sp span
+		if i > 0 && (s[i-1] == '?' || s[i-1] == '&') {
+			sp = queryValue(s, k+1)
+		} else {
+			sp = keywordValue(s, skipBlanks(s, k+1))
+		}
+		if sp.end > sp.start {
+			spans = append(spans, sp)
+		}
+		i = max(sp.end, k+1)
+	}
+	return spans
+}
+
+// secretKey reports whether a parameter name names a password, however it
+// is written (pgx decodes the names of URL parameters).
+func secretKey(k string) bool {
+	if d, err := url.QueryUnescape(k); err == nil {
+		k = d
+	}
+	k = strings.ToLower(strings.TrimSpace(k))
+	return k == "password" || k == "sslpassword"
+}
+
+// queryValue is a URL parameter's value from v: up to the next '&', and over
+// any following "&…" without '=', which can only be the rest of a password
+// holding a raw '&'.
+func queryValue(s string, v int) span {
+	end := v + indexAnyOrLen(s[v:], "&")
+	for end < len(s) {
+		next := end + 1 + indexAnyOrLen(s[end+1:], "&")
+		if strings.Contains(s[end+1:next], "=") {
+			break
+		}
+		end = next
+	}
+	return span{v, end}
+}
+
+// keywordValue is a key=value value from v: a single-quoted one with
+// backslash escapes, as libpq reads it, or one up to a blank, and over any
+// following words without '=', which can only be the rest of a password
+// holding a raw space.
+func keywordValue(s string, v int) span {
+	if v < len(s) && s[v] == '\'' {
+		for i := v + 1; i < len(s); i++ {
+			switch s[i] {
+			case '\\':
+				i++
+			case '\'':
+				return span{v, i + 1}
+			}
+		}
+		return span{v, len(s)}
+	}
+	end := v + indexAnyOrLen(s[v:], " \t\n")
+	for end < len(s) {
+		w := skipBlanks(s, end)
+		we := w + indexAnyOrLen(s[w:], " \t\n")
+		if w == len(s) || strings.Contains(s[w:we], "=") {
+			break
+		}
+		end = we
+	}
+	return span{v, end}
+}
+
+func unquote(v string) string {
+	if len(v) >= 2 && v[0] == '\'' && v[len(v)-1] == '\'' {
+		v = v[1 : len(v)-1]
+	}
+	return strings.NewReplacer(`\'`, `'`, `\\`, `\`).Replace(v)
+}
+
+func unescape(v string) string {
+	if d, err := url.PathUnescape(v); err == nil {
+		return d
+	}
+	return v
+}
+
+func skipBlanks(s string, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+func indexAnyOrLen(s, chars string) int {
+	if i := strings.IndexAny(s, chars); i >= 0 {
+		return i
+	}
+	return len(s)
+}
+
+func allDigits(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] < '0' || s[i] > '9' {
+			return false
+		}
+	}
+	return true
+}
+
+func isKeyByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '%'
+}
+
+func isSchemeByte(c byte) bool {
+	return c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '+' || c == '-' || c == '.'
 }

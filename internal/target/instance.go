@@ -48,7 +48,7 @@ const ExternalTimeout = 5 * time.Second
 func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance, error) {
 	k, ok := r.Lookup(spec.Store)
 	if !ok {
-		return nil, fmt.Errorf("unknown store %q", spec.Store)
+		return nil, r.unknownStore(spec.Store)
 	}
 	inst := &Instance{Spec: spec, Kind: k, args: a}
 	url := spec.URL

@@ -4,9 +4,10 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"net/url"
 	"os"
 	"path/filepath"
+
+	"github.com/storebench/storebench/internal/store"
 )
 
 var defaultPorts = map[string]string{
@@ -17,9 +18,9 @@ var defaultPorts = map[string]string{
 // Probe checks that an external target can be reached, within ExternalTimeout,
 // so an unreachable server is reported before any work starts.
 func Probe(ctx context.Context, k Kind, raw string) error {
-	u, err := url.Parse(raw)
+	u, err := store.ParseURL(raw)
 	if err != nil {
-		return fmt.Errorf("malformed URL: %v", redactErr(err, raw))
+		return fmt.Errorf("malformed URL: %v", err)
 	}
 	if k.Server == "" {
 		dir := u.Path

@@ -5,11 +5,12 @@ package target
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	"net/url"
 	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 
 	"github.com/storebench/storebench/internal/server"
@@ -47,6 +48,22 @@ func (s Spec) Label() string {
 	return s.Store
 }
 
+// String is the label, so a Spec printed with %v or %s shows no password.
+func (s Spec) String() string { return s.Label() }
+
+// GoString keeps %#v from printing the URL's password.
+func (s Spec) GoString() string {
+	return fmt.Sprintf("target.Spec{Name:%q, Store:%q, Profile:%q, URL:%q, Options:%#v}", s.Name, s.Store, s.Profile, store.RedactURL(s.URL), s.Options)
+}
+
+// MarshalJSON records the spec with its URL's password redacted.
+func (s Spec) MarshalJSON() ([]byte, error) {
+	type plain Spec // without this method
+	p := plain(s)
+	p.URL = store.RedactURL(p.URL)
+	return json.Marshal(p)
+}
+
 // OpenArgs is what a Kind needs to open a store.
 type OpenArgs struct {
 	URL       string            // the server's URL (managed or external) or a path
@@ -73,6 +90,12 @@ type Kind struct {
 	// ServerOptions are options that configure a managed server (they become
 	// its settings, e.g. memcached threads); they make no sense with a URL.
 	ServerOptions map[string]string
+	// CheckURL parses an external URL's connection options as the store's
+	// driver will (pgx.ParseConfig, mysql.ParseDSN, rueidis.ParseURL and the
+	// parameters storebench allows), without connecting, so a bad parameter is
+	// bad input found before any work. Its errors quote no part of the URL.
+	// nil: the scheme, host and path are all there is to check.
+	CheckURL func(url string) error
 	// CheckOptions validates option values before any work; nil accepts any value.
 	CheckOptions func(opts map[string]string) error
 	// Open opens the store. It must fail within a few seconds when a server does not answer.
@@ -145,46 +168,104 @@ func (r Registry) byScheme(scheme string) (Kind, bool) {
 
 var nameRE = regexp.MustCompile(`^[a-z][a-z0-9-]*$`)
 
+// wordRE is what a store, profile or parameter name can look like. Anything
+// else is never quoted back: it may be a connection string, or a URL
+// without its "//", holding a password.
+var wordRE = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_.+-]{0,39}$`)
+
+var schemeRE = regexp.MustCompile(`^[a-z][a-z0-9+.-]{0,19}$`)
+
+// quoteWord quotes a name the user gave, or an ellipsis when it is not one.
+func quoteWord(s string) string {
+	if wordRE.MatchString(s) {
+		return strconv.Quote(s)
+	}
+	return `"…"`
+}
+
+func (r Registry) unknownStore(name string) error {
+	if !wordRE.MatchString(name) {
+		return fmt.Errorf("unknown store: a target is a store name (%s) or a URL (scheme://…)", strings.Join(r.Names(), ", "))
+	}
+	return fmt.Errorf("unknown store %q (valid: %s)", name, strings.Join(r.Names(), ", "))
+}
+
 // Parse reads one target as written on the command line: "store",
 // "store:profile", or a URL ("redis://host:6379", "sqlite:///tmp/x.db").
+// Its errors quote no part of the input that may hold a password.
 func (r Registry) Parse(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
 	if s == "" {
 		return Spec{}, errors.New("empty target name")
 	}
 	if strings.Contains(s, "://") {
-		u, err := url.Parse(s)
-		if err != nil {
-			return Spec{}, fmt.Errorf("malformed URL %q: %v", store.RedactURL(s), redactErr(err, s))
-		}
-		k, ok := r.byScheme(u.Scheme)
-		if !ok {
-			return Spec{}, fmt.Errorf("unknown URL scheme %q in %q (known: %s)", u.Scheme, store.RedactURL(s), strings.Join(r.schemes(), ", "))
-		}
-		if k.Server != "" && u.Host == "" {
-			return Spec{}, fmt.Errorf("malformed URL %q: no host:port", store.RedactURL(s))
-		}
-		if k.Server == "" && u.Path == "" {
-			return Spec{}, fmt.Errorf("malformed URL %q: no path (write %s:///absolute/path)", store.RedactURL(s), u.Scheme)
-		}
-		return Spec{Store: k.Name, URL: s}, nil
+		return r.parseURL(s)
+	}
+	if strings.Contains(s, "=") {
+		return Spec{}, errors.New("a key=value connection string is not a target: write it as a URL, e.g. postgres://user:password@host:5432/db (percent-encode / ? # @ % and spaces in the password)")
 	}
 	name, profile, _ := strings.Cut(s, ":")
 	k, ok := r.Lookup(name)
 	if !ok {
-		return Spec{}, fmt.Errorf("unknown store %q (valid: %s)", name, strings.Join(r.Names(), ", "))
+		return Spec{}, r.unknownStore(name)
+	}
+	if profile != "" && !wordRE.MatchString(profile) {
+		return Spec{}, fmt.Errorf("target %s:…: a profile is a name (%s); a URL starts with scheme://", k.Name, profileNames(k))
 	}
 	return Spec{Store: k.Name, Profile: profile}, r.Check(Spec{Store: k.Name, Profile: profile})
+}
+
+// parseURL reads a target given as a URL: the scheme picks the kind, the
+// URL must parse strictly (store.ParseURL) and, for a server, the store's
+// driver must accept every connection option in it (Kind.CheckURL), so a bad
+// parameter is bad input, found before any work.
+func (r Registry) parseURL(s string) (Spec, error) {
+	scheme := strings.ToLower(s[:strings.Index(s, "://")])
+	if !schemeRE.MatchString(scheme) {
+		return Spec{}, fmt.Errorf("malformed URL: it does not start with a scheme such as postgres:// (known: %s)", strings.Join(r.schemes(), ", "))
+	}
+	k, ok := r.byScheme(scheme)
+	if !ok {
+		return Spec{}, fmt.Errorf("unknown URL scheme %q (known: %s)", scheme, strings.Join(r.schemes(), ", "))
+	}
+	u, err := store.ParseURL(s)
+	if err != nil {
+		return Spec{}, urlError("malformed", s, err)
+	}
+	if k.Server != "" && u.Host == "" {
+		return Spec{}, urlError("malformed", s, errors.New("no host:port"))
+	}
+	if k.Server == "" && u.Path == "" {
+		return Spec{}, urlError("malformed", s, fmt.Errorf("no path (write %s:///absolute/path)", scheme))
+	}
+	if k.CheckURL != nil {
+		if err := k.CheckURL(s); err != nil {
+			return Spec{}, urlError("bad", s, err)
+		}
+	}
+	return Spec{Store: k.Name, URL: s}, nil
+}
+
+// urlError names the URL by its scheme and host alone (store.SafeURL).
+func urlError(adjective, raw string, err error) error {
+	return fmt.Errorf("%s URL %s: %v", adjective, store.SafeURL(raw), err)
+}
+
+func profileNames(k Kind) string {
+	if k.Server == "" {
+		return "it has none"
+	}
+	return strings.Join(server.Profiles(k.Server), ", ")
 }
 
 // Check validates a spec without starting anything: known store, known profile.
 func (r Registry) Check(s Spec) error {
 	k, ok := r.Lookup(s.Store)
 	if !ok {
-		return fmt.Errorf("unknown store %q (valid: %s)", s.Store, strings.Join(r.Names(), ", "))
+		return r.unknownStore(s.Store)
 	}
 	if s.Name != "" && !nameRE.MatchString(strings.ReplaceAll(s.Name, ":", "-")) {
-		return fmt.Errorf("target name %q: use lower-case letters, digits, '-' and ':'", s.Name)
+		return fmt.Errorf("target name %s: use lower-case letters, digits, '-' and ':'", quoteWord(s.Name))
 	}
 	if s.Profile != "" && s.URL != "" {
 		return fmt.Errorf("target %s: a profile configures a managed server; an external URL keeps its own settings", s.Label())
@@ -194,13 +275,13 @@ func (r Registry) Check(s Spec) error {
 			return fmt.Errorf("store %s has no profiles (options: %s)", k.Name, optionNames(k))
 		}
 		if !contains(server.Profiles(k.Server), s.Profile) {
-			return fmt.Errorf("unknown profile %q for %s (valid: %s)", s.Profile, k.Name, strings.Join(server.Profiles(k.Server), ", "))
+			return fmt.Errorf("unknown profile %s for %s (valid: %s)", quoteWord(s.Profile), k.Name, strings.Join(server.Profiles(k.Server), ", "))
 		}
 	}
 	for o := range s.Options {
 		_, isServer := k.ServerOptions[o]
 		if _, ok := k.Options[o]; !ok && !isServer {
-			return fmt.Errorf("unknown option %q for store %s (valid: %s)", o, k.Name, optionNames(k))
+			return fmt.Errorf("unknown option %s for store %s (valid: %s)", quoteWord(o), k.Name, optionNames(k))
 		}
 		if isServer && s.URL != "" {
 			return fmt.Errorf("option %s configures a managed %s server; %s is external", o, k.Name, s.Label())
@@ -244,9 +325,4 @@ func contains(list []string, s string) bool {
 		}
 	}
 	return false
-}
-
-// redactErr keeps url.Parse errors from echoing a password.
-func redactErr(err error, raw string) string {
-	return strings.ReplaceAll(err.Error(), raw, store.RedactURL(raw))
 }

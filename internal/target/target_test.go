@@ -2,21 +2,29 @@ package target
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"net"
+	"net/url"
 	"strings"
 	"testing"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/mysql"
+	"github.com/storebench/storebench/internal/store/postgres"
+	"github.com/storebench/storebench/internal/store/redis"
 )
 
+// testRegistry has the real stores' URL checks; nothing here opens a store.
 func testRegistry() Registry {
 	open := func(context.Context, OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
 	return Registry{
 		{Name: "memory", Workloads: []string{"kv"}, Open: open},
 		{Name: "sqlite", Schemes: []string{"sqlite"}, Workloads: []string{"kv"}, Open: open},
-		{Name: "postgres", Server: server.Postgres, Schemes: []string{"postgres", "postgresql"}, Workloads: []string{"kv"}, Open: open},
-		{Name: "redis", Server: server.Redis, Schemes: []string{"redis"}, Workloads: []string{"kv"}, Open: open},
+		{Name: "postgres", Server: server.Postgres, Schemes: []string{"postgres", "postgresql"}, Workloads: []string{"kv"}, Open: open, CheckURL: postgres.CheckURL},
+		{Name: "redis", Server: server.Redis, Schemes: []string{"redis", "rediss"}, Workloads: []string{"kv"}, Open: open, CheckURL: redis.CheckURL},
+		{Name: "mariadb", Server: server.MariaDB, Schemes: []string{"mysql", "mariadb"}, Workloads: []string{"kv"}, Open: open, CheckURL: mysql.CheckURL},
 	}
 }
 
@@ -38,7 +46,7 @@ func TestParse(t *testing.T) {
 	}
 	for in, wantErr := range map[string]string{
 		"":                     "empty target",
-		"mongo":                `unknown store "mongo" (valid: memory, sqlite, postgres, redis)`,
+		"mongo":                `unknown store "mongo" (valid: memory, sqlite, postgres, redis, mariadb)`,
 		"redis:turbo":          `unknown profile "turbo" for redis`,
 		"memory:fast":          "store memory has no profiles",
 		"ftp://h/x":            `unknown URL scheme "ftp"`,
@@ -60,6 +68,110 @@ func TestLabelRedactsPassword(t *testing.T) {
 	s := Spec{Store: "postgres", URL: "postgres://me:secret@db:5432/app"}
 	if l := s.Label(); strings.Contains(l, "secret") || !strings.Contains(l, "db:5432") {
 		t.Errorf("label %q", l)
+	}
+	for _, out := range printed(s) {
+		if strings.Contains(out, "secret") {
+			t.Errorf("the spec printed as %q", out)
+		}
+	}
+}
+
+// printed is every way a spec may reach an output.
+func printed(s Spec) []string {
+	j, _ := json.Marshal(s)
+	return []string{s.Label(), s.String(), fmt.Sprint(s), fmt.Sprintf("%+v", s), fmt.Sprintf("%#v", s), fmt.Sprintf("%s %q", s, s), string(j)}
+}
+
+// secret stands for a password in the cases below.
+const secret = "S3cr3tXyz987"
+
+// passwordShapes are targets holding secret as users write them, among them
+// the shapes an earlier version echoed: passwords that url.Parse rejects or
+// misreads, key=value connection strings, and a URL without its "//".
+var passwordShapes = []string{
+	"postgres://bench:Wr0ng/" + secret + "@127.0.0.1:5432/db",
+	"postgres://bench:Wr0ng#" + secret + "@127.0.0.1:5432/db",
+	"postgres://bench:Wr0ng " + secret + "@127.0.0.1:5432/db",
+	"postgres://bench:Wr0ng?" + secret + "@127.0.0.1:5432/db",
+	"postgres://bench:Wr0ng@" + secret + "@127.0.0.1:5432/db",
+	"postgres://bench:Wr0ng%zz" + secret + "@127.0.0.1:5432/db",
+	"postgres://bench:12/" + secret + "@127.0.0.1/db", // url.Parse accepts it: host bench:12
+	"postgresql://127.0.0.1/db?password=Wr0ng#" + secret,
+	"postgres://bench:" + secret,
+	"redis://:Wr0ng/" + secret + "@127.0.0.1:6379",
+	"redis://u:Wr0ng#" + secret + "@127.0.0.1:6379/0",
+	"rediss://:Wr0ng " + secret + "@127.0.0.1:6380",
+	"mysql://bench:Wr0ng?" + secret + "@127.0.0.1:3306/db",
+	"mariadb://bench:Wr0ng@" + secret + "@127.0.0.1/db",
+	"mysql://bench:Wr0ng%zz" + secret + "@127.0.0.1/db",
+	"host=127.0.0.1 password=" + secret + " dbname=db",
+	"host=127.0.0.1 password='Wr0ng " + secret + "' dbname=db",
+	"postgres:bench:" + secret + "@127.0.0.1:5432/db",
+	"password=" + secret,
+}
+
+// TestParseNeverEchoesAPassword: each shape is refused with one line that
+// quotes no part of the password, naming the server when it can be told.
+func TestParseNeverEchoesAPassword(t *testing.T) {
+	r := testRegistry()
+	for _, in := range passwordShapes {
+		_, err := r.Parse(in)
+		if err == nil {
+			t.Errorf("Parse(%q) accepted it", in)
+			continue
+		}
+		if msg := err.Error(); strings.Contains(msg, secret) || strings.Contains(msg, "Wr0ng") || strings.Contains(msg, "\n") {
+			t.Errorf("Parse(%q) error %q quotes the password or is not one line", in, msg)
+		}
+	}
+	_, err := r.Parse("postgres://bench:Wr0ng/" + secret + "@127.0.0.1:5432/db")
+	if want := "malformed URL postgres://127.0.0.1:5432/…: the password holds a character a URL reserves"; err == nil || !strings.HasPrefix(err.Error(), want) {
+		t.Errorf("error %v, want %q", err, want)
+	}
+	_, err = r.Parse("host=127.0.0.1 password=" + secret)
+	if err == nil || !strings.Contains(err.Error(), "key=value connection string") {
+		t.Errorf("a key=value string: %v", err)
+	}
+	// The same shapes given to Check, as a scenario's mapping may.
+	for _, spec := range []Spec{{Store: "host=h password=" + secret}, {Store: "redis", Profile: secret + "/x"}, {Store: "redis", Name: "x " + secret}, {Store: "redis", Options: map[string]string{"password=" + secret: "x"}}} {
+		if err := r.Check(spec); err == nil || strings.Contains(err.Error(), secret) {
+			t.Errorf("Check(%#v) = %v", spec, err)
+		}
+	}
+}
+
+// TestParseChecksConnectionOptions: a bad URL parameter is bad input at
+// parse time, found by the store's own driver's parser, before any work.
+func TestParseChecksConnectionOptions(t *testing.T) {
+	r := testRegistry()
+	for in, want := range map[string]string{
+		"postgres://bench:" + secret + "@127.0.0.1:5432/db?sslmode=bogus":     "bad URL postgres://127.0.0.1:5432/…: failed to configure TLS (sslmode is invalid)",
+		"postgres://bench:" + secret + "@127.0.0.1:5432/db?connect_timeout=x": "bad URL postgres://127.0.0.1:5432/…: invalid connect_timeout",
+		"mysql://bench:" + secret + "@127.0.0.1:3306/db?tls=bogus":            "bad URL mysql://127.0.0.1:3306/…: invalid value / unknown config name: bogus",
+		"mariadb://bench:" + secret + "@127.0.0.1/db?timeout=soon":            "bad URL mariadb://127.0.0.1/…: time: invalid duration",
+		"redis://:" + secret + "@127.0.0.1:6379?protocol=9":                   "bad URL redis://127.0.0.1:6379/…: parameter protocol: want 2 (RESP2) or 3 (RESP3)",
+		"redis://:" + secret + "@127.0.0.1:6379/x":                            "bad URL redis://127.0.0.1:6379/…: invalid database number",
+	} {
+		_, err := r.Parse(in)
+		if err == nil || !strings.HasPrefix(err.Error(), want) || strings.Contains(err.Error(), secret) {
+			t.Errorf("Parse(%q) = %v, want %q", in, err, want)
+		}
+	}
+	for _, in := range []string{
+		"postgres://bench:" + url.PathEscape("Wr0ng/"+secret) + "@127.0.0.1:5432/db?sslmode=disable",
+		"mysql://bench:" + url.PathEscape("Wr0ng#"+secret) + "@127.0.0.1:3306/db?tls=skip-verify",
+		"redis://:" + url.PathEscape("Wr0ng "+secret) + "@127.0.0.1:6379/2?protocol=2",
+	} {
+		spec, err := r.Parse(in)
+		if err != nil {
+			t.Errorf("Parse(%q) = %v", in, err)
+			continue
+		}
+		for _, out := range printed(spec) {
+			if strings.Contains(out, secret) {
+				t.Errorf("Parse(%q) printed as %q", in, out)
+			}
+		}
 	}
 }
 

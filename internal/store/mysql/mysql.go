@@ -92,9 +92,17 @@ func (c Config) Validate() error {
 		return fmt.Errorf("mysql: design %q not implemented (have %s)", c.Design, DesignInnoDB)
 	}
 	if _, _, err := parseURL(c.URL); err != nil {
-		return err
+		return fmt.Errorf("mysql: bad URL %s: %w", store.SafeURL(c.URL), err)
 	}
 	return store.ValidNamespace(c.Namespace)
+}
+
+// CheckURL parses a URL as New will, without connecting, the driver's DSN
+// parameters included (tls, timeout, ...), so a bad one is found before any
+// work. Its errors quote no part of raw.
+func CheckURL(raw string) error {
+	_, _, err := parseURL(raw)
+	return err
 }
 
 func (c Config) design() string {
@@ -105,24 +113,20 @@ func (c Config) design() string {
 }
 
 // parseURL turns a mysql:// or mariadb:// URL into a driver config and the
-// redacted location. Errors never quote the password.
+// redacted location. Errors quote no part of raw.
 func parseURL(raw string) (*mysql.Config, string, error) {
-	u, err := url.Parse(raw)
+	u, err := store.ParseURL(raw)
 	if err != nil {
-		// url.Error quotes the whole URL: keep only its reason.
-		if ue, ok := errors.AsType[*url.Error](err); ok {
-			err = ue.Err
-		}
-		return nil, "", fmt.Errorf("mysql: bad URL %s: %v", store.RedactURL(raw), err)
+		return nil, "", err
 	}
 	if u.Scheme != "mysql" && u.Scheme != "mariadb" {
-		return nil, "", fmt.Errorf("mysql: bad URL %s: want scheme mysql:// or mariadb://", store.RedactURL(raw))
+		return nil, "", errors.New("want scheme mysql:// or mariadb://")
 	}
 	// Parameters go through the driver's own DSN parser, without user and
 	// password, so its errors cannot echo the password either.
 	cfg, err := mysql.ParseDSN("/?" + u.RawQuery)
 	if err != nil {
-		return nil, "", fmt.Errorf("mysql: bad URL %s: %v", store.RedactURL(raw), err)
+		return nil, "", errors.New(store.RedactText(err.Error(), raw))
 	}
 	host, port := u.Hostname(), u.Port()
 	if host == "" {
@@ -137,7 +141,7 @@ func parseURL(raw string) (*mysql.Config, string, error) {
 	}
 	db := strings.TrimPrefix(u.Path, "/")
 	if strings.Contains(db, "/") {
-		return nil, "", fmt.Errorf("mysql: bad URL %s: database name %q contains '/'", store.RedactURL(raw), db)
+		return nil, "", errors.New("the database name holds a '/'")
 	}
 	cfg.Net, cfg.Addr, cfg.DBName = "tcp", net.JoinHostPort(host, port), db
 	cfg.InterpolateParams = false // server-side prepared statements, but for per-request clients (OpenPerRequest)
@@ -223,7 +227,7 @@ func newStore(cfg Config) (*Store, *mysql.Config) {
 func (s *Store) openAdmin(ctx context.Context, adminCfg *mysql.Config) error {
 	adminConn, err := mysql.NewConnector(adminCfg)
 	if err != nil {
-		return fmt.Errorf("mysql: %s: %v", s.loc, redactText(err.Error(), adminCfg.Passwd))
+		return fmt.Errorf("mysql: %s: %v", s.loc, store.RedactText(err.Error(), s.cfg.URL))
 	}
 	s.admin = sql.OpenDB(adminConn)
 	s.admin.SetMaxOpenConns(1)
@@ -241,7 +245,7 @@ func (s *Store) openAdmin(ctx context.Context, adminCfg *mysql.Config) error {
 
 func (s *Store) connectErr(err error) error {
 	return store.WithClass(store.ClassUnavailable,
-		fmt.Errorf("mysql: connect %s: %s", s.client.Addr, redactText(err.Error(), s.client.Passwd)))
+		fmt.Errorf("mysql: connect %s: %s", s.client.Addr, store.RedactText(err.Error(), s.cfg.URL)))
 }
 
 // owned reports whether the namespace database exists and whether it
@@ -816,12 +820,4 @@ func classify(err error) store.Class {
 		return store.ClassUnavailable
 	}
 	return ""
-}
-
-// redactText removes a password from a driver's message.
-func redactText(msg, password string) string {
-	if len(password) >= 4 { // shorter ones would mangle the text
-		msg = strings.ReplaceAll(msg, password, "xxxxx")
-	}
-	return store.RedactURL(msg)
 }

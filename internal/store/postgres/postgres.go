@@ -103,10 +103,41 @@ func (c Config) Validate() error {
 	if _, err := parseDesign(c.Design); err != nil {
 		return err
 	}
-	if _, err := pgx.ParseConfig(c.URL); err != nil {
-		return fmt.Errorf("postgres: bad URL %s: %s", redact(c.URL), redactText(err.Error(), c.URL))
+	if _, err := parseConfig(c.URL); err != nil {
+		return fmt.Errorf("postgres: bad URL %s: %w", store.SafeURL(c.URL), err)
 	}
 	return store.ValidNamespace(c.Namespace)
+}
+
+// CheckURL parses a URL as New will, without connecting: every connection
+// option pgx reads (sslmode, connect_timeout, target_session_attrs, the TLS
+// files, ...), so a bad one is found before any work. Its errors quote no
+// part of raw.
+func CheckURL(raw string) error {
+	_, err := parseConfig(raw)
+	return err
+}
+
+// parseConfig is pgx.ParseConfig after store.ParseURL's stricter reading of
+// a URL, with errors that quote no part of raw: pgx's quote the connection
+// string, its password hidden only as far as pgx can tell it.
+func parseConfig(raw string) (*pgx.ConnConfig, error) {
+	if strings.Contains(raw, "://") {
+		if _, err := store.ParseURL(raw); err != nil {
+			return nil, err
+		}
+	}
+	cfg, err := pgx.ParseConfig(raw)
+	if err != nil {
+		reason := err.Error()
+		if pe, ok := errors.AsType[*pgconn.ParseConfigError](err); ok {
+			bare := *pe
+			bare.ConnString = ""
+			reason = strings.TrimPrefix(bare.Error(), "cannot parse ``: ")
+		}
+		return nil, errors.New(store.RedactText(reason, raw))
+	}
+	return cfg, nil
 }
 
 func (c Config) design() string {
@@ -203,7 +234,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 
 // newStore is a Store of a validated cfg, not yet connected.
 func newStore(cfg Config) *Store {
-	pgcfg, _ := pgx.ParseConfig(cfg.URL) // checked by Validate
+	pgcfg, _ := parseConfig(cfg.URL) // checked by Validate
 	if pgcfg.ConnectTimeout == 0 {
 		pgcfg.ConnectTimeout = DefaultConnectTimeout
 	}
@@ -244,9 +275,26 @@ func (s *Store) connect(ctx context.Context, block bool) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, store.WithClass(store.ClassUnavailable,
-			fmt.Errorf("postgres: connect %s: %s", s.addr(), redactText(err.Error(), s.cfg.URL)))
+			fmt.Errorf("postgres: connect %s: %s", s.addr(), connectReason(err, s.cfg.URL)))
 	}
 	return conn, nil
+}
+
+// connectReason is why pgx could not connect, in one line. pgx tries every
+// address and, under sslmode=prefer (the default), TLS then plaintext, and
+// joins each attempt's error under a header line: a wrong password read as
+// three lines, one of them the server's refusal of TLS, which is no fault.
+// The server's own answer (a wrong password, an unknown database, too many
+// connections) is the cause when there is one; otherwise the last attempt's.
+func connectReason(err error, raw string) string {
+	if pe, ok := errors.AsType[*pgconn.PgError](err); ok {
+		err = pe
+	} else if joined, ok := errors.Unwrap(err).(interface{ Unwrap() []error }); ok {
+		if attempts := joined.Unwrap(); len(attempts) > 0 {
+			err = attempts[len(attempts)-1]
+		}
+	}
+	return strings.Join(strings.Fields(store.RedactText(err.Error(), raw)), " ")
 }
 
 // owned reports whether the schema exists and whether it carries the marker.
@@ -613,37 +661,4 @@ func classify(err error) store.Class {
 		return store.ClassUnavailable
 	}
 	return ""
-}
-
-// redact hides the password of a postgres URL, also one given as a
-// ?password= query parameter or in a key=value connection string.
-func redact(raw string) string {
-	if u, err := url.Parse(raw); err == nil && u.Scheme != "" {
-		q := u.Query()
-		if q.Has("password") {
-			q.Set("password", "xxxxx")
-			u.RawQuery = q.Encode()
-			raw = u.String()
-		}
-		return store.RedactURL(raw)
-	}
-	var b strings.Builder
-	for i, f := range strings.Fields(raw) {
-		if i > 0 {
-			b.WriteByte(' ')
-		}
-		if k, _, ok := strings.Cut(f, "="); ok && k == "password" {
-			f = "password=xxxxx"
-		}
-		b.WriteString(f)
-	}
-	return b.String()
-}
-
-// redactText removes the password of raw from a driver's message.
-func redactText(msg, raw string) string {
-	if cfg, err := pgconn.ParseConfig(raw); err == nil && len(cfg.Password) >= 4 { // shorter ones would mangle the text
-		msg = strings.ReplaceAll(msg, cfg.Password, "xxxxx")
-	}
-	return strings.ReplaceAll(msg, raw, redact(raw))
 }

@@ -740,9 +740,9 @@ func (s *Store) OpenReplicaSessions(ctx context.Context, url string, d store.Ses
 	if err := CheckSessionDesign(d); err != nil {
 		return nil, err
 	}
-	rc, err := pgx.ParseConfig(url)
+	rc, err := parseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("postgres: replica URL %s: %s", redact(url), redactText(err.Error(), url))
+		return nil, fmt.Errorf("postgres: replica URL %s: %w", store.SafeURL(url), err)
 	}
 	s.mu.Lock()
 	closed := s.closed
@@ -755,7 +755,7 @@ func (s *Store) OpenReplicaSessions(ctx context.Context, url string, d store.Ses
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, store.WithClass(store.ClassUnavailable,
-			fmt.Errorf("postgres: connect replica %s:%d: %s", rc.Host, rc.Port, redactText(err.Error(), url)))
+			fmt.Errorf("postgres: connect replica %s:%d: %s", rc.Host, rc.Port, connectReason(err, url)))
 	}
 	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}}
 	if err := s.waitReplay(ctx, conn); err != nil {

@@ -295,8 +295,8 @@ func TestRedact(t *testing.T) {
 		"host=h user=u password=pw dbname=d": "host=h user=u password=xxxxx dbname=d",
 		"postgres://u@h/db?sslmode=disable":  "postgres://u@h/db?sslmode=disable",
 	} {
-		if got := redact(in); got != want {
-			t.Errorf("redact(%q) = %q, want %q", in, got, want)
+		if got := store.RedactURL(in); got != want {
+			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
 		}
 	}
 	for _, bad := range []string{"btree-ish", "hash-index,covering", "unlogged,"} {

@@ -66,6 +66,9 @@ func (c *Client) setBatch(ctx context.Context, op string, keys, vals [][]byte, t
 		return nil
 	}
 	ctx, err := store.SyncContext(ctx)
+	if err == nil {
+		err = c.limit.check(longest(vals))
+	}
 	if err != nil {
 		return opErr(op, err)
 	}
@@ -81,7 +84,7 @@ func (c *Client) setBatch(ctx context.Context, op string, keys, vals [][]byte, t
 	}
 	if err != nil {
 		c.failed()
-		return opErr(op, err)
+		return opErr(op, c.limit.explain(err, longest(vals)))
 	}
 	return nil
 }

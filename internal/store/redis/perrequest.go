@@ -53,7 +53,7 @@ func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
 	if err != nil {
 		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", s.addr(), err))
 	}
-	c := &oneShot{conn: conn, br: bufio.NewReaderSize(conn, 512), timeout: s.cfg.Timeout}
+	c := &oneShot{conn: conn, br: bufio.NewReaderSize(conn, 512), timeout: s.cfg.Timeout, limit: s.limit}
 	c.w = append(c.w, s.preamble...)
 	c.preambleReplies = s.preambleReplies
 	c.key = append(c.key, s.prefix...)
@@ -92,6 +92,7 @@ type oneShot struct {
 	key             []byte // the prefix, then the current key
 	n               int    // length of the prefix
 	used            bool
+	limit           valueLimit
 }
 
 var _ store.KV = (*oneShot)(nil)
@@ -115,6 +116,9 @@ func (c *oneShot) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error
 
 // Set stores val; ttl > 0 is sent as PX in whole milliseconds, rounded up.
 func (c *oneShot) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
+	if err := c.limit.check(len(val)); err != nil {
+		return opErr("set", err)
+	}
 	args := [][]byte{[]byte("SET"), c.prefixed(key), val}
 	if px := pxOf(ttl); px > 0 {
 		args = append(args, []byte("PX"), strconv.AppendInt(nil, px, 10))
@@ -124,7 +128,7 @@ func (c *oneShot) Set(ctx context.Context, key, val []byte, ttl time.Duration) e
 		err = fmt.Errorf("unexpected reply %q%s", kind, v)
 	}
 	if err != nil {
-		return opErr("set", err)
+		return opErr("set", c.limit.explain(err, len(val)))
 	}
 	return nil
 }

@@ -62,8 +62,8 @@ func (c Config) Validate() error {
 	if c.URL == "" {
 		return errors.New("redis: no URL")
 	}
-	if _, err := rueidis.ParseURL(c.URL); err != nil {
-		return fmt.Errorf("redis: bad URL %s: %s", store.RedactURL(c.URL), strings.ReplaceAll(err.Error(), c.URL, store.RedactURL(c.URL)))
+	if _, err := parseURL(c.URL); err != nil {
+		return fmt.Errorf("redis: bad URL %s: %w", store.SafeURL(c.URL), err)
 	}
 	if c.Timeout < 0 {
 		return errors.New("redis: negative timeout")
@@ -77,6 +77,7 @@ type Store struct {
 	opt    rueidis.ClientOption // parsed URL; copied for each client
 	prefix string
 	loc    string
+	limit  valueLimit // read once, at New
 
 	// preamble is the AUTH and SELECT a per-request connection sends before
 	// its command (perrequest.go), which get preambleReplies replies.
@@ -98,11 +99,15 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if cfg.Timeout == 0 {
 		cfg.Timeout = DefaultTimeout
 	}
-	opt, _ := rueidis.ParseURL(cfg.URL) // checked by Validate
+	opt, _ := parseURL(cfg.URL) // checked by Validate
 	s := &Store{cfg: cfg, opt: opt, prefix: KeyPrefix + cfg.Namespace + ":", loc: store.RedactURL(cfg.URL)}
 	s.preamble, s.preambleReplies = preambleOf(opt.Username, opt.Password, opt.SelectDB)
 	var err error
 	if s.admin, err = s.connect(ctx, "storebench-admin:"+cfg.Namespace, false); err != nil {
+		return nil, err
+	}
+	if s.limit, err = readValueLimit(ctx, s.admin); err != nil {
+		s.admin.Close()
 		return nil, err
 	}
 	return s, nil
@@ -201,7 +206,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{rc: rc, key: make([]byte, 0, 128), blocking: block}
+	c := &Client{rc: rc, key: make([]byte, 0, 128), blocking: block, limit: s.limit}
 	c.key = append(c.key, s.prefix...)
 	c.n = len(c.key)
 	return c, nil
@@ -339,6 +344,7 @@ type Client struct {
 	key      []byte // the prefix, then the current key
 	n        int    // length of the prefix
 	blocking bool   // its socket blocks (blockio.Wrap)
+	limit    valueLimit
 
 	// Batches (batch.go): every prefixed key of the batch, back to back,
 	// and the commands, both reused from batch to batch.
@@ -413,13 +419,16 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 // Set stores val; ttl > 0 is sent as PX in whole milliseconds, rounded up.
 func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
 	ctx, err := store.SyncContext(ctx)
+	if err == nil {
+		err = c.limit.check(len(val))
+	}
 	if err != nil {
 		return opErr("set", err)
 	}
 	err = c.rc.Do(ctx, c.setCmd(c.prefixed(key), rueidis.BinaryString(val), pxOf(ttl))).Error()
 	c.done(err)
 	if err != nil {
-		return opErr("set", err)
+		return opErr("set", c.limit.explain(err, len(val)))
 	}
 	return nil
 }

@@ -120,6 +120,9 @@ func (h *sessionClient) Setup(ctx context.Context) error {
 // Create stores the session under id with SET … PX ttl NX.
 func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (int64, error) {
 	ctx, err := store.SyncContext(ctx)
+	if err == nil {
+		err = h.c.limit.check(len(payload))
+	}
 	if err != nil {
 		return 0, opErr("create session", err)
 	}
@@ -132,7 +135,7 @@ func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (i
 		return 0, opErr("create session", fmt.Errorf("session %d exists", id))
 	}
 	if err != nil {
-		return 0, opErr("create session", err)
+		return 0, opErr("create session", h.c.limit.explain(err, len(payload)))
 	}
 	return id, nil
 }

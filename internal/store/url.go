@@ -1,0 +1,155 @@
+package store
+
+import (
+	"errors"
+	"net/url"
+	"regexp"
+	"strings"
+)
+
+// escapeHint says how to write the characters a URL reserves; it names none
+// of the password's own characters.
+const escapeHint = "percent-encode it: / as %2F, ? as %3F, # as %23, @ as %40, % as %25, a space as %20"
+
+// ParseURL parses a URL (postgres://, redis://, mysql://, sqlite://…)
+// more strictly than url.Parse, with errors that never quote it. url.Parse
+// reads a password holding '/', '?' or '#' as part of the host or the path
+// (and then succeeds, or fails quoting the password as a port), so a user
+// name or password holding a character a URL reserves is refused first,
+// saying how to write it; so is a password parameter that url.ParseQuery
+// would cut short.
+func ParseURL(raw string) (*url.URL, error) {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return nil, errors.New("not a URL: no scheme://")
+	}
+	if at := userinfoEnd(rest); at >= 0 {
+		user, password, hasPassword := strings.Cut(rest[:at], ":")
+		if !validUserinfo(user) {
+			return nil, errors.New("the user name holds a character a URL reserves: " + escapeHint)
+		}
+		if hasPassword && !validUserinfo(password) {
+			return nil, errors.New("the password holds a character a URL reserves: " + escapeHint)
+		}
+		rest = rest[at+1:]
+	}
+	if q := strings.IndexByte(rest, '?'); q >= 0 {
+		for _, kv := range strings.Split(rest[q+1:], "&") {
+			k, v, _ := strings.Cut(kv, "=")
+			if secretKey(k) && !validQueryValue(v) {
+				return nil, errors.New("the password parameter holds a character a URL reserves: " + escapeHint)
+			}
+		}
+	}
+	u, err := url.Parse(raw)
+	if err != nil {
+		return nil, errors.New(urlReason(err))
+	}
+	return u, nil
+}
+
+// urlReason says why url.Parse failed without quoting the URL (url.Error
+// does) or the port it could not read (which, when the '@' is missing, is
+// the password).
+func urlReason(err error) string {
+	msg := err.Error()
+	if ue, ok := errors.AsType[*url.Error](err); ok {
+		msg = ue.Err.Error()
+	}
+	switch {
+	case strings.HasPrefix(msg, "invalid port"):
+		return "the port is not a number (a password goes before the host: scheme://user:password@host:port)"
+	case strings.HasPrefix(msg, "invalid URL escape"):
+		return "a '%' that starts no escape: write % as %25"
+	case strings.Contains(msg, "invalid control character"):
+		return "a control character in the URL"
+	case strings.Contains(msg, `"`):
+		return "not a valid URL"
+	}
+	return msg
+}
+
+// validUserinfo accepts what url.Parse accepts in user information (RFC
+// 3986 unreserved and sub-delims characters, ':' and escapes), without '@':
+// it is never part of the user name or the password unencoded.
+func validUserinfo(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9':
+		case strings.IndexByte("-._:~!$&'()*+,;=", c) >= 0:
+		case c == '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return false
+			}
+			i += 2
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// validQueryValue refuses what url.ParseQuery would cut or reject in a
+// parameter's value: a '#' (the start of the fragment), a blank, a control
+// character, a '%' that starts no escape.
+func validQueryValue(s string) bool {
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		switch {
+		case c <= ' ' || c == 0x7f || c == '#':
+			return false
+		case c == '%':
+			if i+2 >= len(s) || !isHex(s[i+1]) || !isHex(s[i+2]) {
+				return false
+			}
+			i += 2
+		}
+	}
+	return true
+}
+
+func isHex(c byte) bool {
+	return c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F'
+}
+
+// hostPort is a host name or IPv4 address, or an IPv6 literal, with an
+// optional numeric port: what URLHost may print.
+var hostPort = regexp.MustCompile(`^([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
+
+// URLHost returns the host:port of a URL for a message when it can be told
+// for sure, and "" otherwise: a message about a malformed URL can name the
+// server without quoting anything that might be part of a password.
+func URLHost(raw string) string {
+	_, rest, ok := strings.Cut(raw, "://")
+	if !ok {
+		return ""
+	}
+	rest = rest[userinfoEnd(rest)+1:]
+	host := rest[:indexAnyOrLen(rest, "/?#")]
+	if !hostPort.MatchString(host) {
+		return ""
+	}
+	return host
+}
+
+// schemeRE is what SafeURL may print as a scheme.
+var schemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]{0,19}$`)
+
+// SafeURL names a URL in a message by its scheme and host alone,
+// "postgres://db:5432/…", each only when it can be told for sure: nothing
+// else of it, which may hold a password, however malformed it is.
+func SafeURL(raw string) string {
+	scheme, rest, ok := strings.Cut(raw, "://")
+	if !ok || !schemeRE.MatchString(scheme) {
+		return "the URL"
+	}
+	host := URLHost(raw)
+	if host == "" {
+		return scheme + "://…"
+	}
+	if rest = rest[userinfoEnd(rest)+1:]; len(rest) > len(host) {
+		host += "/…"
+	}
+	return scheme + "://" + host
+}

@@ -1,0 +1,110 @@
+package target
+
+import (
+	"net/url"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
+
+// FuzzParseTarget plants a password in every position a target string can
+// hold one (URL user information raw and percent-encoded, a password
+// parameter raw and encoded, key=value strings plain and quoted) for every
+// server scheme, and checks that no error and no way of printing the parsed
+// spec shows it, and that nothing panics.
+func FuzzParseTarget(f *testing.F) {
+	for _, pw := range []string{
+		secret, "Wr0ng/" + secret, "Wr0ng#" + secret, "Wr0ng " + secret, "Wr0ng?" + secret,
+		"Wr0ng@" + secret, "Wr0ng%zz" + secret, "12/" + secret, "Wr0ng&" + secret, "it's " + secret,
+		`back\slash'` + secret, "Wr0ng:" + secret, "x,redis://" + secret, "password=" + secret,
+		"Wr0ng\n" + secret, "Wr0ng\t" + secret, "Wr0ngé" + secret, "%2F%40" + secret, "[::1]:" + secret,
+	} {
+		f.Add(pw)
+	}
+	r := testRegistry()
+	f.Fuzz(func(t *testing.T, pw string) {
+		if len(pw) < 6 || !utf8.ValidString(pw) {
+			return // the brief's floor; a YAML file or a shell gives valid UTF-8
+		}
+		twin := rotate(pw)
+		for _, form := range plantings {
+			in := form(pw)
+			outs := parseOutputs(r, in)
+			if !strings.Contains(strings.Join(outs, "\n"), pw) {
+				continue
+			}
+			// Text the output holds whatever the password (the host, a
+			// message) may happen to contain pw: the same input with a
+			// different password of the same character classes tells.
+			if twin != pw && strings.Contains(strings.Join(parseOutputs(r, form(twin)), "\n"), pw) {
+				continue
+			}
+			for _, out := range outs {
+				if strings.Contains(out, pw) {
+					t.Errorf("Parse(%q) shows the password in %q", in, out)
+				}
+			}
+		}
+	})
+}
+
+// plantings put a password where target strings hold one.
+var plantings = func() []func(string) string {
+	var p []func(string) string
+	for _, scheme := range []string{"postgres", "postgresql", "redis", "rediss", "mysql", "mariadb"} {
+		base := scheme + "://"
+		p = append(p,
+			func(pw string) string { return base + "bench:" + pw + "@db.example:5432/app" },
+			func(pw string) string { return base + ":" + pw + "@db.example:5432" },
+			func(pw string) string {
+				return base + "bench:" + pw + "@db.example:5432/app?sslmode=bogus&tls=bogus&protocol=9"
+			},
+			func(pw string) string { return base + url.UserPassword("bench", pw).String() + "@db.example:5432/app" },
+			func(pw string) string { return base + "db.example:5432/app?password=" + pw },
+			func(pw string) string {
+				return base + "db.example:5432/app?sslmode=disable&password=" + url.QueryEscape(pw)
+			},
+		)
+	}
+	return append(p,
+		func(pw string) string { return "host=db.example password=" + pw + " dbname=app" },
+		func(pw string) string {
+			return "host=db.example password='" + strings.NewReplacer(`\`, `\\`, `'`, `\'`).Replace(pw) + "' dbname=app"
+		},
+		func(pw string) string { return "password=" + pw },
+	)
+}()
+
+// parseOutputs is everything Parse and Check can show of in.
+func parseOutputs(r Registry, in string) []string {
+	spec, err := r.Parse(in)
+	if err != nil {
+		return []string{err.Error()}
+	}
+	outs := printed(spec)
+	if err := r.Check(spec); err != nil {
+		outs = append(outs, err.Error())
+	}
+	return outs
+}
+
+// rotate changes every ASCII letter and digit of s to another of its class
+// (hex letters stay hex letters), so a URL parses the same way.
+func rotate(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		switch {
+		case c >= 'a' && c <= 'f':
+			b[i] = 'a' + (c-'a'+1)%6
+		case c >= 'A' && c <= 'F':
+			b[i] = 'A' + (c-'A'+1)%6
+		case c >= 'g' && c <= 'z':
+			b[i] = 'g' + (c-'g'+1)%20
+		case c >= 'G' && c <= 'Z':
+			b[i] = 'G' + (c-'G'+1)%20
+		case c >= '0' && c <= '9':
+			b[i] = '0' + (c-'0'+1)%10
+		}
+	}
+	return string(b)
+}
