@@ -10,6 +10,25 @@ import (
 	"github.com/storebench/storebench/internal/metrics"
 )
 
+// MaxRate is the highest open-loop rate, in ops/s across workers: far
+// above what the engine can drive (each op costs it ~100 ns of a CPU), so a
+// higher rate is a typo.
+const MaxRate = 1e8
+
+// maxScheduleNs is how far ahead of a span's start an op can be scheduled:
+// the largest time.Duration, as a float (2^63 ns, about 292 years).
+const maxScheduleNs = float64(math.MaxInt64)
+
+// Interval describes the time between two ops at rate ops/s, e.g. "1ms" or
+// "31.7 years" where a time.Duration cannot hold it.
+func Interval(rate float64) string {
+	ns := 1e9 / rate
+	if ns >= maxScheduleNs {
+		return fmt.Sprintf("%.3g years", ns/1e9/(365.25*24*3600))
+	}
+	return time.Duration(ns).String()
+}
+
 // Config says how hard and how long to drive the workers of one phase.
 type Config struct {
 	Workers   int           // goroutines, one Worker (connection) each
@@ -68,8 +87,14 @@ func (c Config) Validate() error {
 	if c.WarmupOps < 0 {
 		bad("warm-up ops must not be negative, got %d", c.WarmupOps)
 	}
-	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
+	switch {
+	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		bad("rate must be a finite number of ops/s >= 0 (0 = closed loop), got %v", c.Rate)
+	case c.Rate > MaxRate:
+		bad("rate %v ops/s: at most %g, more than the engine can schedule (it spends ~100 ns of a CPU per op)", c.Rate, float64(MaxRate))
+	case c.Rate > 0 && c.Ops > 0 && float64(c.Ops+max(c.WarmupOps, 0))/c.Rate*1e9 >= maxScheduleNs:
+		bad("rate %v ops/s: the engine cannot schedule %d ops that far ahead (one op every %s; a schedule ends within %v)",
+			c.Rate, c.Ops+max(c.WarmupOps, 0), Interval(c.Rate), time.Duration(math.MaxInt64))
 	}
 	switch {
 	case c.Ops > 0 && c.Duration > 0:
