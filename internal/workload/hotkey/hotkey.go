@@ -60,21 +60,43 @@ func (p Params) WithDefaults() Params {
 }
 
 // Validate rejects impossible parameters (after defaults) before any work.
+// It spells out no value: a value of an absurd size is refused, not built.
 func (p Params) Validate() error {
 	var errs []error
-	if p.ValueSize < 0 {
-		errs = append(errs, fmt.Errorf("value size must not be negative, got %d", p.ValueSize))
-	}
-	if p.Value != "" && p.ValueSize != 0 && p.ValueSize != len(p.Value) {
+	switch {
+	case p.Value != "" && p.ValueSize != 0 && p.ValueSize != len(p.Value):
 		errs = append(errs, fmt.Errorf("value size %d differs from the given value's %d bytes", p.ValueSize, len(p.Value)))
+	case p.ValueSize != 0:
+		if err := workload.CheckValueSize("value_size", p.ValueSize); err != nil {
+			errs = append(errs, err)
+		}
+	case p.Value != "":
+		if err := workload.CheckValueSize("value", len(p.Value)); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if err := p.WithDefaults().Load.Validate(); err != nil {
+	if err := p.Load.WithDefaults(DefaultClients, DefaultOps).Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("hotkey: %w", err)
 	}
 	return nil
+}
+
+// Memory estimates a cell's memory (workload.Estimate): per client the
+// value it expects and the values it reads, one per op of a pipeline.
+// It does not spell the value out, which WithDefaults would.
+func (p Params) Memory() workload.Estimate {
+	vs := p.ValueSize
+	switch {
+	case p.Value != "":
+		vs = len(p.Value)
+	case vs == 0:
+		vs = len(DefaultValue)
+	}
+	l := p.Load.WithDefaults(DefaultClients, DefaultOps)
+	return workload.Estimate{Clients: l.Clients, PerClient: workload.ClientBytes(0, int64(2+l.Depth())*int64(vs)), Data: workload.EntryBytes(vs)}
 }
 
 // Run resets the store, writes the value once (unmeasured) and reads it
