@@ -475,12 +475,32 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 		}
 		return nil, fmt.Errorf("%s", locate(name, err))
 	}
+	if err := onlyDocument(name, dec); err != nil {
+		return nil, err
+	}
 	s.Source = name
 	var root yaml.Node
 	if yaml.Unmarshal(b, &root) == nil {
 		s.recordWorkloadLines(&root)
 	}
 	return &s, nil
+}
+
+// onlyDocument refuses documents after the first (after a "---"), which
+// would otherwise be ignored without a word; empty ones are harmless.
+func onlyDocument(name string, dec *yaml.Decoder) error {
+	for {
+		var doc yaml.Node
+		switch err := dec.Decode(&doc); {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("%s", locate(name, err))
+		case len(doc.Content) == 1 && doc.Content[0].Tag == "!!null":
+			continue
+		}
+		return fmt.Errorf("%s:%d: a second YAML document (after ---): a scenario file holds one scenario; put each in a file of its own", name, doc.Line)
+	}
 }
 
 // recordWorkloadLines remembers where each workload starts, for later errors.
