@@ -55,7 +55,11 @@ func (e Estimate) Bytes(withData bool) float64 {
 // describe lists the parts that matter, e.g. "50 clients × 1.2 MiB, 4 MiB
 // shared, the data set 1.1 GiB".
 func (e Estimate) describe(withData bool) string {
-	parts := []string{fmt.Sprintf("%d clients × %s", e.Clients, FormatBytes(float64(e.PerClient)))}
+	clients := "clients"
+	if e.Clients == 1 {
+		clients = "client"
+	}
+	parts := []string{fmt.Sprintf("%d %s × %s", e.Clients, clients, FormatBytes(float64(e.PerClient)))}
 	if e.Shared > 0 {
 		parts = append(parts, FormatBytes(float64(e.Shared))+" shared")
 	}

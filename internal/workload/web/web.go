@@ -42,7 +42,10 @@ func (p Params) Validate() error {
 	if p.Load.Pipeline > 1 {
 		return errors.New("web: pipeline does not apply: one get per request")
 	}
-	return p.Load.Validate()
+	if err := p.Load.Validate(); err != nil {
+		return fmt.Errorf("web: %w", err)
+	}
+	return nil
 }
 
 // httpBytes is what one HTTP client and its request's handler keep: the
