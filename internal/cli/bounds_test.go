@@ -3,6 +3,7 @@ package cli
 import (
 	"os"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -49,5 +50,20 @@ func TestEmptyOutIsBadInput(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), "names no directory") {
 			t.Errorf("--out %q: %v", out, err)
 		}
+	}
+}
+
+// Planning a hotkey run of the largest value does not build the value: the
+// run does, a plan only records its size (a 512 MiB value cost the plan
+// 1 GiB and seconds, before any check was done with it).
+func TestPlanBuildsNoValue(t *testing.T) {
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	if err := checkRunFlags("hotkey", []string{"--stores", "memory", "--value-size", "536870912"}); err != nil {
+		t.Fatal(err)
+	}
+	runtime.ReadMemStats(&after)
+	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
+		t.Errorf("planning allocated %d MiB", n>>20)
 	}
 }

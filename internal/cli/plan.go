@@ -227,10 +227,10 @@ func planMix(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cel
 }
 
 func planHotkey(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
-	p := s.HotkeyParams(w).WithDefaults()
-	params := map[string]any{"value_bytes": len(p.Value), "seed": p.Seed}
+	p := s.HotkeyParams(w) // hotkey.Run spells the value out, which can be 512 MiB: not the plan's work
+	params := map[string]any{"value_bytes": p.Size(), "seed": p.Seed}
 	return []cell{{
-		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.Load),
+		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.EffectiveLoad()),
 		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
 			return hotkey.Run(ctx, inst.Store, p, h)
 		},

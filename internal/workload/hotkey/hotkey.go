@@ -55,7 +55,7 @@ func (p Params) WithDefaults() Params {
 	if p.ValueSize == 0 {
 		p.ValueSize = len(p.Value)
 	}
-	p.Load = p.Load.WithDefaults(DefaultClients, DefaultOps)
+	p.Load = p.EffectiveLoad()
 	return p
 }
 
@@ -75,7 +75,7 @@ func (p Params) Validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := p.Load.WithDefaults(DefaultClients, DefaultOps).Validate(); err != nil {
+	if err := p.EffectiveLoad().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
@@ -86,17 +86,26 @@ func (p Params) Validate() error {
 
 // Memory estimates a cell's memory (workload.Estimate): per client the
 // value it expects and the values it reads, one per op of a pipeline.
-// It does not spell the value out, which WithDefaults would.
 func (p Params) Memory() workload.Estimate {
-	vs := p.ValueSize
+	vs, l := int64(p.Size()), p.EffectiveLoad()
+	return workload.Estimate{Clients: l.Clients, PerClient: workload.ClientBytes(0, int64(2+l.Depth())*vs), Data: workload.EntryBytes(p.Size())}
+}
+
+// Size is the size of the value read, without spelling it out as
+// WithDefaults does: a plan records it before the run builds the value.
+func (p Params) Size() int {
 	switch {
 	case p.Value != "":
-		vs = len(p.Value)
-	case vs == 0:
-		vs = len(DefaultValue)
+		return len(p.Value)
+	case p.ValueSize == 0:
+		return len(DefaultValue)
 	}
-	l := p.Load.WithDefaults(DefaultClients, DefaultOps)
-	return workload.Estimate{Clients: l.Clients, PerClient: workload.ClientBytes(0, int64(2+l.Depth())*int64(vs)), Data: workload.EntryBytes(vs)}
+	return p.ValueSize
+}
+
+// EffectiveLoad is the load with its defaults, as WithDefaults sets it.
+func (p Params) EffectiveLoad() workload.Load {
+	return p.Load.WithDefaults(DefaultClients, DefaultOps)
 }
 
 // Run resets the store, writes the value once (unmeasured) and reads it
