@@ -567,10 +567,19 @@ func (s *Scenario) Validate(reg target.Registry) error {
 }
 
 // oneLine is an error whose message has its lines (errors.Join's) joined
-// by "; ".
+// by "; ", each once: a sessions entry checks each of its cells alike.
 type oneLine struct{ err error }
 
-func (e oneLine) Error() string { return strings.ReplaceAll(e.err.Error(), "\n", "; ") }
+func (e oneLine) Error() string {
+	var lines []string
+	for _, l := range strings.Split(e.err.Error(), "\n") {
+		if !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
 func (e oneLine) Unwrap() error { return e.err }
 
 func (s *Scenario) validate(reg target.Registry) error {
