@@ -13,13 +13,7 @@ import (
 // machine's memory (--clients, --keys).
 func TestAbsurdValuesAreRefused(t *testing.T) {
 	dir := t.TempDir()
-	write := func(name, body string) string {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		return p
-	}
+	write := func(name, body string) string { return writeFile(t, dir, name, body) }
 	const one = "name: x\ntargets: [memory]\nworkloads:\n  - {type: kv, keys: [10]}\n"
 	twoDocs := write("two.yaml", one+"---\nname: y\ntargets: [memory]\nworkloads:\n  - {type: kv, keys: [20]}\n")
 	hugeValue := write("huge-value.yaml", "name: x\ntargets: [memory]\nworkloads:\n  - {type: kv, keys: [10], value_size: 9223372036854775807}\n")
@@ -60,4 +54,14 @@ func TestEmptyOutIsRefused(t *testing.T) {
 			t.Errorf("--out %q wrote %v into the current directory", out, entries)
 		}
 	}
+}
+
+// writeFile writes body to dir/name and returns the file's path.
+func writeFile(t *testing.T, dir, name, body string) string {
+	t.Helper()
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
 }
