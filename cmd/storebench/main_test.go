@@ -161,35 +161,40 @@ func TestBadInput(t *testing.T) {
 		}{"netem asked without kernel netem", nil, []string{"run", "hotkey", "--stores", "redis", "--rtt", "1ms", "--net-mechanism", "netem"}, []string{"--net-mechanism", "kernel netem path cannot run here"}})
 	}
 	for _, c := range cases {
-		t.Run(c.name, func(t *testing.T) {
-			out := filepath.Join(t.TempDir(), "results")
-			args := c.args
-			if !contains(args, "--out") {
-				args = append(args, "--out", out)
-			}
-			r := storebench(t, c.env, args...)
-			if r.code != 2 {
-				t.Fatalf("exit code %d, want 2\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
-			}
-			msg := strings.TrimSpace(r.stderr)
-			if strings.Count(msg, "\n") != 0 {
-				t.Errorf("error is not one line:\n%s", msg)
-			}
-			for _, w := range c.want {
-				if !strings.Contains(msg, w) {
-					t.Errorf("error %q does not say %q", msg, w)
-				}
-			}
-			if strings.Contains(msg, "hunter2") || strings.Contains(r.stdout, "hunter2") {
-				t.Errorf("password printed: %s", msg)
-			}
-			if r.elapsed > 6*time.Second {
-				t.Errorf("took %v to reject bad input", r.elapsed)
-			}
-			if _, err := os.Stat(out); err == nil {
-				t.Errorf("bad input created %s: work started before the input was checked", out)
-			}
-		})
+		t.Run(c.name, func(t *testing.T) { refusesBadInput(t, c.env, c.args, c.want) })
+	}
+}
+
+// refusesBadInput runs storebench with args (and --out, when they have
+// none) and checks that it refuses them as bad input: exit code 2, one line
+// saying each of want, no password, promptly, and no result directory.
+func refusesBadInput(t *testing.T, env, args, want []string) {
+	t.Helper()
+	out := filepath.Join(t.TempDir(), "results")
+	if !contains(args, "--out") {
+		args = append(args, "--out", out)
+	}
+	r := storebench(t, env, args...)
+	if r.code != 2 {
+		t.Fatalf("exit code %d, want 2\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	msg := strings.TrimSpace(r.stderr)
+	if strings.Count(msg, "\n") != 0 {
+		t.Errorf("error is not one line:\n%s", msg)
+	}
+	for _, w := range want {
+		if !strings.Contains(msg, w) {
+			t.Errorf("error %q does not say %q", msg, w)
+		}
+	}
+	if strings.Contains(msg, "hunter2") || strings.Contains(r.stdout, "hunter2") {
+		t.Errorf("password printed: %s", msg)
+	}
+	if r.elapsed > 6*time.Second {
+		t.Errorf("took %v to reject bad input", r.elapsed)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("bad input created %s: work started before the input was checked", out)
 	}
 }
 

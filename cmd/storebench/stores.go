@@ -27,7 +27,7 @@ func stores() target.Registry {
 	sql := append([]string{"payments"}, crash...)
 	return target.Registry{
 		{
-			Name: "memory", Batches: true, Description: "in-process map: the floor, no I/O at all", Workloads: kv,
+			Name: "memory", Batches: true, DataInProcess: true, Description: "in-process map: the floor, no I/O at all", Workloads: kv,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return memory.New(ctx, memory.Config{Namespace: a.Namespace})
 			},

@@ -14,7 +14,6 @@ import (
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/hotkey"
-	"github.com/storebench/storebench/internal/workload/keydist"
 	"github.com/storebench/storebench/internal/workload/kv"
 	"github.com/storebench/storebench/internal/workload/mix"
 	"github.com/storebench/storebench/internal/workload/throughput"
@@ -145,9 +144,8 @@ func plan(s *scenario.Scenario, targets []scenario.Target) []cell {
 
 func planKV(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
 	var cells []cell
-	l := s.EffectiveLoad(w)
 	for _, n := range w.Keys {
-		p := kv.Params{Keys: n, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed, Clients: l.Clients, WarmupOps: l.WarmupOps, Batch: w.Batch}
+		p := s.KVParams(w, n)
 		params := map[string]any{"keys": n, "value_size": p.ValueSize, "key_mode": string(p.KeyMode), "clients": p.Clients, "warmup_ops": p.WarmupOps, "seed": p.Seed}
 		if p.Batch > 0 {
 			params["batch"] = p.Batch
@@ -189,7 +187,7 @@ func loadParams(params map[string]any, l workload.Load) map[string]any {
 }
 
 func planWeb(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
-	p := web.Params{Value: w.Value, Load: s.EffectiveLoad(w).Workload()}
+	p := s.WebParams(w)
 	return []cell{{
 		target: t, workload: w.Type, name: w.Label(),
 		params: loadParams(map[string]any{"value_bytes": len(p.Value), "seed": s.Seed}, p.Load),
@@ -199,18 +197,13 @@ func planWeb(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cel
 	}}
 }
 
-// keyspaceOf is a workload entry's keyspace, seeded by the scenario.
-func keyspaceOf(s *scenario.Scenario, w scenario.Workload) workload.Keyspace {
-	return workload.Keyspace{Keys: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode), Seed: s.Seed}
-}
-
 // keyspaceParams are the cell parameters that say which data a cell reads.
 func keyspaceParams(ks workload.Keyspace) map[string]any {
 	return map[string]any{"keyspace": ks.Keys, "value_size": ks.ValueSize, "key_mode": string(ks.KeyMode), "seed": ks.Seed}
 }
 
 func planThroughput(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
-	p := throughput.Params{Keyspace: keyspaceOf(s, w), Operations: w.Operations, Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
+	p := s.ThroughputParams(w)
 	params := keyspaceParams(p.Keyspace)
 	params["operations"] = p.Operations
 	return []cell{{
@@ -222,7 +215,7 @@ func planThroughput(s *scenario.Scenario, w scenario.Workload, t scenario.Target
 }
 
 func planMix(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
-	p := mix.Params{Keyspace: keyspaceOf(s, w), ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist), Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
+	p := s.MixParams(w)
 	params := keyspaceParams(p.Keyspace)
 	params["read_ratio"], params["key_dist"] = p.Ratio(), string(p.KeyDist)
 	return []cell{{
@@ -234,10 +227,10 @@ func planMix(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cel
 }
 
 func planHotkey(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
-	p := hotkey.Params{ValueSize: w.ValueSize, Value: w.Value, Seed: s.Seed, Load: s.EffectiveLoad(w).Workload()}.WithDefaults()
-	params := map[string]any{"value_bytes": len(p.Value), "seed": p.Seed}
+	p := s.HotkeyParams(w) // hotkey.Run spells the value out, which can be 512 MiB: not the plan's work
+	params := map[string]any{"value_bytes": p.Size(), "seed": p.Seed}
 	return []cell{{
-		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.Load),
+		target: t, workload: w.Type, name: w.Label(), params: loadParams(params, p.EffectiveLoad()),
 		run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {
 			return hotkey.Run(ctx, inst.Store, p, h)
 		},

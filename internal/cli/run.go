@@ -6,6 +6,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -17,6 +18,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/netem"
 	"github.com/storebench/storebench/internal/owner"
 	"github.com/storebench/storebench/internal/report"
 	"github.com/storebench/storebench/internal/result"
@@ -66,7 +68,7 @@ type runFlags struct {
 }
 
 func (a *App) runCmd() *cobra.Command {
-	var f runFlags
+	f := new(runFlags)
 	cmd := &cobra.Command{
 		Use:   "run [SUITE | SCENARIO.yaml | WORKLOAD]",
 		Short: "Run a suite, a scenario file or one workload and write result.json",
@@ -89,6 +91,12 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 			return a.run(cmd, name, f)
 		},
 	}
+	f.bind(cmd)
+	return cmd
+}
+
+// bind defines the run command's flags on cmd, with f receiving their values.
+func (f *runFlags) bind(cmd *cobra.Command) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.stores, "stores", "", "comma-separated targets: store[:profile] or URL (overrides the scenario's targets)")
 	fl.StringVar(&f.keys, "keys", "", "kv: comma-separated key counts, e.g. 1000,10000 or 1k,10k,1M")
@@ -123,7 +131,6 @@ in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
 	fl.Float64Var(&f.timeScale, "time-scale", 0, "sessions: shrink the TTL and every interval by this factor (e.g. 0.01), so a short run still sees expiry and vacuum")
 	fl.BoolVar(&f.quick, "quick", false, "the suite's quick mode: same shape, fewer keys and ops")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the summary")
-	return cmd
 }
 
 // loadScenario resolves the run's argument: a suite, a YAML file or a workload name.
@@ -173,22 +180,41 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 		if err != nil {
 			return usagef("--keys: %v", err)
 		}
+		for _, n := range keys {
+			if err := workload.CheckKeys("--keys", n); err != nil {
+				return &UsageError{Err: err}
+			}
+		}
 		for i := range s.Workloads {
 			s.Workloads[i].Keys = keys
 		}
 	}
 	// Flags beat the file: they land in every workload's own load.
 	var over scenario.Load
-	positive := map[string]int64{"clients": int64(f.clients), "pipeline": int64(f.pipeline), "ops": f.ops, "value-size": int64(f.valueSize), "batch": int64(f.batch)}
-	for name, v := range positive {
-		if fl.Changed(name) && v <= 0 {
-			return usagef("--%s must be positive, got %d", name, v)
+	// Each value is checked by its parameter's bound, the one a scenario
+	// file's field goes through, here with the flag's name; how the values
+	// combine (a rate with a duration, the memory) is Validate's to check.
+	for _, c := range []struct {
+		flag string
+		err  error
+	}{
+		{"clients", workload.CheckClients("--clients", f.clients)},
+		{"pipeline", workload.CheckPipeline("--pipeline", f.pipeline)},
+		{"batch", workload.CheckBatch("--batch", f.batch)},
+		{"value-size", workload.CheckValueSize("--value-size", f.valueSize)},
+		{"ops", workload.CheckOps("--ops", f.ops, 1)},
+		{"warmup-ops", workload.CheckOps("--warmup-ops", f.warmupOps, 0)},
+		{"duration", workload.CheckDuration("--duration", f.duration)},
+		{"warmup", workload.CheckDuration("--warmup", f.warmup)},
+		{"rate", workload.CheckRate("--rate", f.rate, 0, 0)},
+	} {
+		if fl.Changed(c.flag) && c.err != nil {
+			return &UsageError{Err: c.err}
 		}
 	}
-	for name, v := range map[string]float64{"rate": f.rate, "duration": f.duration.Seconds(), "warmup": f.warmup.Seconds(), "warmup-ops": float64(f.warmupOps)} {
-		if fl.Changed(name) && v < 0 {
-			return usagef("--%s must not be negative, got %v", name, fl.Lookup(name).Value)
-		}
+	// The overlay below reads 0 as unset: the scenario's depth would stay.
+	if fl.Changed("pipeline") && f.pipeline == 0 {
+		return usagef("--pipeline must be positive, got 0 (1 sends one op per round trip)")
 	}
 	if fl.Changed("ops") && fl.Changed("duration") {
 		return usagef("give --ops or --duration, not both")
@@ -251,11 +277,11 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 	return nil
 }
 
-// parseCounts reads "1000,10k,1M".
+// parseCounts reads "1000,10k,1M"; workload.CheckKeys bounds the counts.
 func parseCounts(s string) ([]int64, error) {
 	var out []int64
-	for _, p := range strings.Split(s, ",") {
-		p = strings.TrimSpace(p)
+	for _, count := range strings.Split(s, ",") {
+		p := strings.TrimSpace(count)
 		mult := int64(1)
 		switch {
 		case strings.HasSuffix(p, "k"), strings.HasSuffix(p, "K"):
@@ -267,8 +293,8 @@ func parseCounts(s string) ([]int64, error) {
 		if err != nil {
 			return nil, fmt.Errorf("%q is not a count", p)
 		}
-		if n <= 0 {
-			return nil, fmt.Errorf("counts must be positive, got %d", n*mult)
+		if n > math.MaxInt64/mult || n < math.MinInt64/mult {
+			return nil, fmt.Errorf("%q is more than a count can hold", strings.TrimSpace(count))
 		}
 		out = append(out, n*mult)
 	}
@@ -308,63 +334,95 @@ func (a *App) preflight(ctx context.Context, s *scenario.Scenario, baseDir, serv
 	return keep, skipped, nil
 }
 
-func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
+// runPlan is a run read, checked and planned, before any work.
+type runPlan struct {
+	s              *scenario.Scenario
+	suite          string            // the built-in suite run, "" for a file or a workload
+	targets        []scenario.Target // those that can run here
+	cells          []cell
+	skipped        []result.Skipped
+	keep           bool // leave the targets' data in place (--keep)
+	repeat         int
+	server, client cpuChoice
+	clientCPUs     []int
+	mechanism      netem.Mechanism
+}
+
+// planRun reads and checks everything a run is given (the scenario, the
+// flags, the targets' binaries and URLs, the network) and plans its cells,
+// starting nothing and writing nothing: bad input is a UsageError here.
+// It settles f's CPU lists.
+func (a *App) planRun(cmd *cobra.Command, name string, f *runFlags) (*runPlan, error) {
 	ctx := cmd.Context()
-	s, suite, err := a.loadScenario(name, f)
+	s, suite, err := a.loadScenario(name, *f)
 	if err != nil {
-		return asUsage(err)
+		return nil, asUsage(err)
 	}
 	if f.quick {
 		if err := s.ApplyQuick(); err != nil {
-			return usagef("--quick: %v", err)
+			return nil, usagef("--quick: %v", err)
 		}
 	}
-	if err := applyFlags(cmd, s, f); err != nil {
-		return err
+	if err := applyFlags(cmd, s, *f); err != nil {
+		return nil, err
 	}
 	s.Defaults()
 	if err := s.Validate(a.Registry); err != nil {
-		return asUsage(err)
+		return nil, asUsage(err)
+	}
+	if strings.TrimSpace(f.out) == "" {
+		return nil, usagef("--out %q names no directory: give the one that receives <time>/result.json (default: results)", f.out)
 	}
 	if st, err := os.Stat(f.dataDir); err != nil || !st.IsDir() {
-		return usagef("--data-dir %s: not a directory", f.dataDir)
+		return nil, usagef("--data-dir %s: not a directory", f.dataDir)
 	}
 	if !slices.Contains([]string{"auto", "netem", "proxy"}, f.netMechanism) {
-		return usagef("--net-mechanism %q: want auto, netem or proxy", f.netMechanism)
+		return nil, usagef("--net-mechanism %q: want auto, netem or proxy", f.netMechanism)
 	}
 	repeat := max(s.Repeat, 1)
 	if cmd.Flags().Changed("repeat") {
 		if f.repeat < 1 || f.repeat > scenario.MaxRepeat {
-			return usagef("--repeat %d: want 1 to %d", f.repeat, scenario.MaxRepeat)
+			return nil, usagef("--repeat %d: want 1 to %d", f.repeat, scenario.MaxRepeat)
 		}
 		repeat = f.repeat
 	}
 	if cmd.Flags().Changed("client-threads") && (f.clientThreads < 1 || f.clientThreads > scenario.MaxClientThreads) {
-		return usagef("--client-threads %d: want 1 to %d", f.clientThreads, scenario.MaxClientThreads)
+		return nil, usagef("--client-threads %d: want 1 to %d", f.clientThreads, scenario.MaxClientThreads)
 	}
 	server := pickCPUs(f.serverCPUs, "--server-cpus", s.ServerCPUs, "server_cpus", s.Source)
 	client := pickCPUs(f.clientCPUs, "--client-cpus", s.ClientCPUs, "client_cpus", s.Source)
 	f.serverCPUs, f.clientCPUs = server.list, client.list
 	if _, err := server.cpus(); err != nil {
-		return err
+		return nil, err
 	}
 	clientCPUs, err := client.cpus()
 	if err != nil {
-		return err
+		return nil, err
 	}
 	keep, err := a.keepData(s, f.keep)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	targets, skipped, err := a.preflight(ctx, s, f.dataDir, f.serverCPUs)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	cells := repeatCells(plan(s, targets), repeat)
 	mechanism, err := networkMechanism(ctx, cells, f.netMechanism)
 	if err != nil {
-		return usagef("--net-mechanism: %v", err)
+		return nil, usagef("--net-mechanism: %v", err)
 	}
+	return &runPlan{s: s, suite: suite, targets: targets, keep: keep, cells: cells, skipped: skipped, repeat: repeat, server: server, client: client, clientCPUs: clientCPUs, mechanism: mechanism}, nil
+}
+
+func (a *App) run(cmd *cobra.Command, name string, f *runFlags) error {
+	ctx := cmd.Context()
+	p, err := a.planRun(cmd, name, f)
+	if err != nil {
+		return err
+	}
+	s, suite, cells, skipped, repeat, server, client, clientCPUs, mechanism := p.s, p.suite, p.cells, p.skipped, p.repeat, p.server, p.client, p.clientCPUs, p.mechanism
+	targets, keep := p.targets, p.keep
 	if f.clientCPUs != "" {
 		if err := pinProcess(f.clientCPUs); err != nil {
 			return usagef("%s: %v", client.origin, err)

@@ -10,6 +10,41 @@ import (
 	"github.com/storebench/storebench/internal/metrics"
 )
 
+// MaxRate is the highest open-loop rate, in ops/s across workers: far
+// above what the engine can drive (each op costs it ~100 ns of a CPU), so a
+// higher rate is a typo.
+const MaxRate = 1e8
+
+// maxScheduleNs is how far ahead of a span's start an op can be scheduled:
+// the largest time.Duration, as a float (2^63 ns, about 292 years).
+const maxScheduleNs = float64(math.MaxInt64)
+
+// FormatSeconds writes a time span for a message: "1ms", "2h0m0s", or in
+// days or years where a time.Duration would be long or could not hold it.
+func FormatSeconds(s float64) string {
+	const day, year = 24 * 3600, 365.25 * 24 * 3600
+	switch {
+	case s >= year:
+		return fmt.Sprintf("%.3g years", s/year)
+	case s >= day:
+		return fmt.Sprintf("%.3g days", s/day)
+	case s >= 1:
+		return time.Duration(s * 1e9).Round(time.Millisecond).String()
+	}
+	return time.Duration(s * 1e9).String()
+}
+
+// workerOverhead is what a worker costs the engine besides its recorders:
+// a goroutine's stack, its timer and its runner.
+const workerOverhead = 16 << 10
+
+// WorkerBytes estimates the engine's memory per worker of a phase with
+// kinds Config.Kinds: its recorder's histograms, one more recorder per
+// kind, and its goroutine.
+func WorkerBytes(kinds int) int64 {
+	return metrics.RecorderBytes(true) + int64(kinds)*metrics.RecorderBytes(false) + workerOverhead
+}
+
 // Config says how hard and how long to drive the workers of one phase.
 type Config struct {
 	Workers   int           // goroutines, one Worker (connection) each
@@ -68,8 +103,14 @@ func (c Config) Validate() error {
 	if c.WarmupOps < 0 {
 		bad("warm-up ops must not be negative, got %d", c.WarmupOps)
 	}
-	if c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0) {
+	switch {
+	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
 		bad("rate must be a finite number of ops/s >= 0 (0 = closed loop), got %v", c.Rate)
+	case c.Rate > MaxRate:
+		bad("rate %v ops/s: at most %g, more than the engine can schedule (it spends ~100 ns of a CPU per op)", c.Rate, float64(MaxRate))
+	case c.Rate > 0 && c.Ops > 0 && float64(c.Ops+max(c.WarmupOps, 0))/c.Rate*1e9 >= maxScheduleNs:
+		bad("rate %v ops/s: the engine cannot schedule %d ops that far ahead (one op every %s; a schedule ends within %s)",
+			c.Rate, c.Ops+max(c.WarmupOps, 0), FormatSeconds(1/c.Rate), FormatSeconds(maxScheduleNs/1e9))
 	}
 	switch {
 	case c.Ops > 0 && c.Duration > 0:

@@ -264,14 +264,13 @@ func (r *runner) loop(ctx context.Context, s *span) {
 	for k := int64(0); ctx.Err() == nil; k++ {
 		var intended, t1 time.Time
 		if open {
-			intended = s.start.Add(time.Duration(r.offNs + float64(k)*ivNs))
-			if hasDeadline && !intended.Before(s.deadline) {
+			var ok bool
+			if intended, ok = slot(s.start, r.offNs+float64(k)*ivNs); !ok || hasDeadline && !intended.Before(s.deadline) {
 				return
 			}
 			if s.record {
 				r.rec.Idle(intended)
 			}
-			var ok bool
 			if t1, ok = r.waitUntil(ctx, intended); !ok {
 				return
 			}
@@ -333,6 +332,17 @@ func (r *runner) loop(ctx context.Context, s *span) {
 			return
 		}
 	}
+}
+
+// slot is the intended start of an op offNs after start; false when that
+// is further ahead than a time.Duration holds (~292 years), rather than a
+// converted value wrapped into the past, which would make every op late and
+// the loop run flat out.
+func slot(start time.Time, offNs float64) (time.Time, bool) {
+	if offNs >= maxScheduleNs {
+		return time.Time{}, false
+	}
+	return start.Add(time.Duration(offNs)), true
 }
 
 // waitUntil waits for t and returns the time it saw then, or false if ctx

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"runtime"
 	"strings"
 	"sync"
@@ -107,6 +108,13 @@ func TestValidate(t *testing.T) {
 		{Config{Workers: 1, Ops: 1, WarmupOps: -1}, "warm-up ops must not be negative"},
 		{Config{Workers: 1, Ops: 1, Warmup: time.Second}, "needs duration mode"},
 		{Config{Workers: 1, Duration: time.Second, WarmupOps: 3}, "need ops mode"},
+		{Config{Workers: 1, Duration: time.Second, Rate: 1e8}, ""},
+		{Config{Workers: 1, Duration: time.Second, Rate: 1e300}, "at most 1e+08"},
+		{Config{Workers: 1, Duration: time.Second, Rate: math.NaN()}, "rate must be a finite number"},
+		{Config{Workers: 1, Duration: time.Second, Rate: math.Inf(1)}, "rate must be a finite number"},
+		// 10 ops at 1e-9 ops/s take 317 years: more than a Duration holds.
+		{Config{Workers: 1, Ops: 10, Rate: 1e-9}, "cannot schedule 10 ops that far ahead (one op every 31.7 years"},
+		{Config{Workers: 1, Ops: 10, Rate: 1e-6}, ""},
 	} {
 		err := tc.cfg.Validate()
 		switch {

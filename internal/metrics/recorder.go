@@ -46,6 +46,17 @@ func NewHistogram() *hdr.Histogram { return hdr.New(LowestNs, HighestNs, Digits)
 
 func newSeriesHistogram() *hdr.Histogram { return hdr.New(LowestNs, HighestNs, seriesDigits) }
 
+// RecorderBytes is the memory of one Recorder's histograms, with or without
+// the per-second series: what each worker of a phase costs, for a plan's
+// memory estimate.
+func RecorderBytes(series bool) int64 {
+	n := NewHistogram().ByteSize()
+	if series {
+		n += newSeriesHistogram().ByteSize()
+	}
+	return int64(n)
+}
+
 // Recorder collects the results of one worker. It is not safe for concurrent
 // use: one worker goroutine owns it. Record, RecordError and Tick do not
 // allocate (RecordError keeps the first few messages, which does).

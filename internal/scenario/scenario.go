@@ -478,12 +478,32 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 		}
 		return nil, fmt.Errorf("%s", locate(name, err))
 	}
+	if err := onlyDocument(name, dec); err != nil {
+		return nil, err
+	}
 	s.Source = name
 	var root yaml.Node
 	if yaml.Unmarshal(b, &root) == nil {
 		s.recordWorkloadLines(&root)
 	}
 	return &s, nil
+}
+
+// onlyDocument refuses documents after the first (after a "---"), which
+// would otherwise be ignored without a word; empty ones are harmless.
+func onlyDocument(name string, dec *yaml.Decoder) error {
+	for {
+		var doc yaml.Node
+		switch err := dec.Decode(&doc); {
+		case errors.Is(err, io.EOF):
+			return nil
+		case err != nil:
+			return fmt.Errorf("%s", locate(name, err))
+		case len(doc.Content) == 1 && doc.Content[0].Tag == "!!null":
+			continue
+		}
+		return fmt.Errorf("%s:%d: a second YAML document (after ---): a scenario file holds one scenario; put each in a file of its own", name, doc.Line)
+	}
 }
 
 // recordWorkloadLines remembers where each workload starts, for later errors.
@@ -540,8 +560,33 @@ func (s *Scenario) quickRepeat() int {
 	return s.Quick.Repeat
 }
 
-// Validate checks the scenario against the store registry, before any work.
+// Validate checks the scenario against the store registry, before any
+// work. Its error is one line: it ends up as one line on the terminal.
 func (s *Scenario) Validate(reg target.Registry) error {
+	if err := s.validate(reg); err != nil {
+		return oneLine{err}
+	}
+	return nil
+}
+
+// oneLine is an error whose message has its lines (errors.Join's) joined
+// by "; ", each once: a sessions entry checks each of its cells alike.
+type oneLine struct{ err error }
+
+func (e oneLine) Error() string {
+	var lines []string
+	for _, l := range strings.Split(e.err.Error(), "\n") {
+		if !slices.Contains(lines, l) {
+			lines = append(lines, l)
+		}
+	}
+	return strings.Join(lines, "; ")
+}
+
+func (e oneLine) Unwrap() error { return e.err }
+
+func (s *Scenario) validate(reg target.Registry) error {
+	budget, budgetWhy := workload.MemoryBudget()
 	where := func(line int) string {
 		if line > 0 {
 			return s.Source + ":" + strconv.Itoa(line)
@@ -598,7 +643,7 @@ func (s *Scenario) Validate(reg target.Registry) error {
 	}
 	labels := map[string]bool{}
 	for _, w := range s.Workloads {
-		if err := w.validate(s.EffectiveLoad(w), s.Seed); err != nil {
+		if err := s.validateWorkload(w); err != nil {
 			return fmt.Errorf("%s: %v", where(w.Line), err)
 		}
 		if labels[w.Label()] {
@@ -652,71 +697,45 @@ func (s *Scenario) Validate(reg target.Registry) error {
 			if batches && !k.Batches {
 				return fmt.Errorf("%s: store %s cannot send several ops per round trip (pipeline, batch); drop it from this workload's targets", where(w.Line), k.Name)
 			}
+			for _, e := range s.estimates(w, k.Name) {
+				if err := workload.CheckMemory(e, k.DataInProcess, budget, budgetWhy); err != nil {
+					return fmt.Errorf("%s: %s on %s %v", where(w.Line), w.Label(), t.Spec.Label(), err)
+				}
+			}
 		}
 	}
 	return nil
 }
 
-func (w Workload) validate(l Load, seed uint64) error {
+func (s *Scenario) validateWorkload(w Workload) error {
 	if err := w.checkFields(); err != nil {
 		return err
 	}
-	t := w.Type
+	l := s.EffectiveLoad(w)
 	wl := l.Workload()
-	switch t {
+	switch w.Type {
 	case "kv":
-		for _, n := range w.Keys {
-			if n <= 0 {
-				return fmt.Errorf("kv: keys must be positive, got %d", n)
-			}
-		}
-		if w.Batch < 0 {
-			return fmt.Errorf("kv: batch must not be negative, got %d", w.Batch)
-		}
 		if l.Ops != 0 || l.Duration != 0 || l.Rate != 0 || l.Pipeline > 1 || wl.ConnectPerOp {
 			return errors.New("kv: the key counts set the op counts; ops, duration, rate, pipeline and connect_per_op do not apply (use batch for bulk writes)")
 		}
-		if l.Clients <= 0 {
-			return fmt.Errorf("kv: clients must be positive, got %d", l.Clients)
-		}
-		if l.WarmupOps < 0 {
-			return fmt.Errorf("kv: warmup_ops must not be negative, got %d", l.WarmupOps)
-		}
-	case "throughput":
-		if w.Keyspace <= 0 {
-			return fmt.Errorf("throughput: keyspace must be positive, got %d", w.Keyspace)
-		}
-		for _, op := range w.Operations {
-			if op != "set" && op != "get" {
-				return fmt.Errorf("throughput: unknown operation %q (valid: set, get)", op)
+		for _, n := range w.Keys {
+			if err := s.KVParams(w, n).Validate(); err != nil {
+				return err
 			}
 		}
-		if err := wl.Validate(); err != nil {
-			return fmt.Errorf("throughput: %v", err)
-		}
+	case "throughput":
+		return s.ThroughputParams(w).Validate()
 	case "mix":
-		if w.Keyspace <= 0 {
-			return fmt.Errorf("mix: keyspace must be positive, got %d", w.Keyspace)
-		}
-		p := mix.Params{Keyspace: workload.Keyspace{Keys: w.Keyspace, ValueSize: w.ValueSize, KeyMode: workload.KeyMode(w.KeyMode)}, ReadRatio: w.ReadRatio, KeyDist: keydist.Dist(w.KeyDist), Load: wl}
-		if err := p.Validate(); err != nil {
-			return err
-		}
-	case "hotkey", "web":
-		if err := wl.Validate(); err != nil {
-			return fmt.Errorf("%s: %v", t, err)
-		}
-		if t == "web" && l.Pipeline > 1 {
-			return errors.New("web: pipeline does not apply: one get per request")
-		}
+		return s.MixParams(w).Validate()
+	case "hotkey":
+		return s.HotkeyParams(w).Validate()
+	case "web":
+		return s.WebParams(w).Validate()
 	case "sessions":
 		if w.Sessions == nil {
 			return errors.New("sessions: the sessions section is required (phase: insert or churn, …)")
 		}
-		if err := w.Sessions.Check(seed, l.Workload()); err != nil {
-			return err
-		}
-		return nil
+		return w.Sessions.Check(s.Seed, wl)
 	case "durability":
 		if l.Ops != 0 || l.Duration != 0 || l.Rate != 0 || l.Pipeline > 1 || wl.ConnectPerOp || l.Warmup != 0 || l.WarmupOps != 0 {
 			return errors.New("durability: writers write until the kill; ops, duration, rate, pipeline, connect_per_op and warm-up do not apply (set clients and the durability section)")
@@ -724,27 +743,15 @@ func (w Workload) validate(l Load, seed uint64) error {
 		if l.Clients <= 0 {
 			return fmt.Errorf("durability: clients must be positive, got %d", l.Clients)
 		}
-		return nil
 	case "payments":
 		if l.Clients < 0 {
 			return fmt.Errorf("payments: clients must be positive, got %d", l.Clients)
 		}
-		return nil // checked per target in checkPayments, which knows each store's modes
+		// Checked per target in checkPayments, which knows each store's modes.
 	case "":
 		return errors.New("workload without a type (valid: " + strings.Join(Workloads, ", ") + ")")
 	default:
 		return fmt.Errorf("unknown workload %q (valid: %s)", w.Type, strings.Join(Workloads, ", "))
-	}
-	if w.ValueSize < 0 {
-		return fmt.Errorf("%s: value_size must be positive, got %d", t, w.ValueSize)
-	}
-	if (t == "kv" || t == "throughput" || t == "mix") && w.ValueSize == 0 {
-		return fmt.Errorf("%s: value_size must be positive, got 0", t)
-	}
-	if w.KeyMode != "" {
-		if _, err := workload.ParseKeyMode(w.KeyMode); err != nil {
-			return fmt.Errorf("%s: %v", t, err)
-		}
 	}
 	return nil
 }

@@ -21,6 +21,27 @@ func registry() target.Registry {
 	}
 }
 
+// everyStore is a registry with every store kind the binary has, as its
+// capabilities are (stores.go), without opening anything.
+func everyStore() target.Registry {
+	open := func(context.Context, target.OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
+	var reg target.Registry
+	for _, k := range []struct {
+		name             string
+		srv              server.Kind
+		schemes          []string
+		batches, inProcs bool
+	}{
+		{"memory", "", nil, true, true}, {"files", "", []string{"file"}, false, false}, {"sqlite", "", []string{"sqlite"}, false, false},
+		{"postgres", server.Postgres, []string{"postgres", "postgresql"}, true, false}, {"redis", server.Redis, []string{"redis", "rediss"}, true, false},
+		{"memcached", server.Memcached, []string{"memcached"}, true, false}, {"mariadb", server.MariaDB, []string{"mysql", "mariadb"}, false, false},
+	} {
+		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Schemes: k.schemes, Workloads: Workloads, Batches: k.batches, DataInProcess: k.inProcs, Open: open,
+			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": ""}})
+	}
+	return reg
+}
+
 func TestParseAndValidate(t *testing.T) {
 	src := `name: t
 seed: 7
@@ -119,16 +140,7 @@ func TestApplyQuick(t *testing.T) {
 // Every built-in suite validates against a registry with every store kind,
 // and its article tables name targets and workloads that exist.
 func TestBuiltInSuitesAreConsistent(t *testing.T) {
-	open := func(context.Context, target.OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
-	var reg target.Registry
-	for _, k := range []struct {
-		name    string
-		srv     server.Kind
-		batches bool
-	}{{"memory", "", true}, {"files", "", false}, {"sqlite", "", false}, {"postgres", server.Postgres, true}, {"redis", server.Redis, true}, {"memcached", server.Memcached, true}, {"mariadb", server.MariaDB, false}} {
-		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Workloads: Workloads, Batches: k.batches, Open: open,
-			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": ""}})
-	}
+	reg := everyStore()
 	for _, name := range suites.Names() {
 		b, _ := suites.Open(name)
 		s, err := Parse(name, strings.NewReader(string(b)))

@@ -85,6 +85,9 @@ type Kind struct {
 	// Batches says whether its clients send several ops per round trip
 	// (store.Batcher): needed for --pipeline and kv --batch.
 	Batches bool
+	// DataInProcess says the store keeps its data in storebench's own
+	// memory (the memory store): a plan's memory estimate counts it.
+	DataInProcess bool
 	// Options lists the store-specific options a Spec may set, with a word on each.
 	Options map[string]string
 	// ServerOptions are options that configure a managed server (they become

@@ -24,14 +24,22 @@ type Load struct {
 	WarmupOps    int64         // counted warm-up (with Ops)
 }
 
-// Validate rejects impossible combinations before any work.
+// Validate rejects out-of-bounds values and impossible combinations before
+// any work.
 func (l Load) Validate() error {
 	var errs []error
-	if l.Clients <= 0 {
-		errs = append(errs, fmt.Errorf("clients must be positive, got %d", l.Clients))
+	for _, err := range []error{
+		CheckClients("clients", l.Clients), CheckPipeline("pipeline", l.Pipeline),
+		l.checkOps(), CheckOps("warmup_ops", l.WarmupOps, 0),
+		CheckDuration("duration", l.Duration), CheckDuration("warmup", l.Warmup),
+		CheckRate("rate", l.Rate, l.Duration, l.Ops+max(l.WarmupOps, 0)),
+	} {
+		if err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if l.Pipeline < 0 {
-		errs = append(errs, fmt.Errorf("pipeline must not be negative, got %d", l.Pipeline))
+	if len(errs) > 0 {
+		return errors.Join(errs...) // the engine would repeat them
 	}
 	if l.Pipeline > 1 && l.ConnectPerOp {
 		errs = append(errs, errors.New("pipeline and connect-per-op exclude each other"))
@@ -43,6 +51,14 @@ func (l Load) Validate() error {
 		errs = append(errs, err)
 	}
 	return errors.Join(errs...)
+}
+
+// checkOps bounds the op count; 0 runs for the duration instead.
+func (l Load) checkOps() error {
+	if l.Ops == 0 {
+		return nil
+	}
+	return CheckOps("ops", l.Ops, 1)
 }
 
 // WithDefaults returns l with Clients set to clients when unset, and Ops to

@@ -8,8 +8,20 @@ import (
 	"github.com/storebench/storebench/internal/store"
 )
 
-// fillChunk is how many pairs one pre-population call writes.
+// fillChunk is how many pairs one pre-population call writes, at most;
+// large values make fewer (fillKeys).
 const fillChunk = 1000
+
+// fillBytes bounds the keys and values of one pre-population call, which
+// are built in memory first: 1,000 values of 100 MiB would need 100 GiB.
+const fillBytes = 4 << 20
+
+// fillKeys is how many pairs one pre-population call writes for values of
+// valueSize bytes: fillChunk, fewer when they would pass fillBytes, at
+// least one.
+func fillKeys(valueSize int) int64 {
+	return max(1, min(fillChunk, fillBytes/(KeyBytes+int64(valueSize))))
+}
 
 // fillClients bounds the connections that pre-populate a keyspace.
 const fillClients = 4
@@ -41,11 +53,11 @@ func (ks Keyspace) WithDefaults(def Keyspace) Keyspace {
 // Check lists what is wrong with ks, once a workload has applied its defaults.
 func (ks Keyspace) Check() []error {
 	var errs []error
-	if ks.Keys <= 0 {
-		errs = append(errs, fmt.Errorf("keyspace must be positive, got %d", ks.Keys))
+	if err := CheckKeys("keyspace", ks.Keys); err != nil {
+		errs = append(errs, err)
 	}
-	if ks.ValueSize < 0 {
-		errs = append(errs, fmt.Errorf("value size must be positive, got %d", ks.ValueSize))
+	if err := CheckValueSize("value_size", ks.ValueSize); err != nil {
+		errs = append(errs, err)
 	}
 	if _, err := ParseKeyMode(string(ks.KeyMode)); err != nil {
 		errs = append(errs, err)
@@ -53,15 +65,24 @@ func (ks Keyspace) Check() []error {
 	return errs
 }
 
+// PopulateBytes estimates Populate's memory: each of its connections'
+// buffers and a chunk of keys and values.
+func PopulateBytes(ks Keyspace, clients int) int64 {
+	conns := int64(min(fillClients, max(clients, 1)))
+	return conns * (ConnBytes + 2*fillKeys(ks.ValueSize)*(KeyBytes+int64(ks.ValueSize)))
+}
+
 // Populate empties the store and writes every key of ks with its value,
 // unmeasured: in chunks through store.BulkLoader or store.Batcher where the
 // store has them, else one Set at a time, on up to 4 connections of its own
-// (never more than clients).
+// (never more than clients), in chunks of at most 1,000 pairs and 4 MiB
+// (one pair where a value is larger).
 func Populate(ctx context.Context, st store.Store, ks Keyspace, clients int) error {
 	if err := st.Reset(ctx); err != nil { // COPY inserts only: start from an empty store
 		return fmt.Errorf("populate: reset: %w", err)
 	}
-	chunks := (ks.Keys + fillChunk - 1) / fillChunk
+	chunk := fillKeys(ks.ValueSize)
+	chunks := (ks.Keys + chunk - 1) / chunk
 	conns := int(min(fillClients, int64(max(clients, 1)), chunks))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -102,12 +123,12 @@ func Populate(ctx context.Context, st store.Store, ks Keyspace, clients int) err
 					return nil
 				}
 			}
-			buf := make([]byte, 0, fillChunk*(32+ks.ValueSize))
-			keys := make([][]byte, 0, fillChunk)
-			vals := make([][]byte, 0, fillChunk)
+			buf := make([]byte, 0, chunk*(KeyBytes+int64(ks.ValueSize)))
+			keys := make([][]byte, 0, chunk)
+			vals := make([][]byte, 0, chunk)
 			for ch := int64(w); ch < chunks; ch += int64(conns) {
 				buf, keys, vals = buf[:0], keys[:0], vals[:0]
-				for i := ch * fillChunk; i < min((ch+1)*fillChunk, ks.Keys); i++ {
+				for i := ch * chunk; i < min((ch+1)*chunk, ks.Keys); i++ {
 					at := len(buf)
 					buf = AppendKey(buf, ks.KeyMode, ks.Seed, i)
 					mid := len(buf)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/storebench/storebench/internal/workload"
 )
 
 // Defaults applied by Params.withDefaults to the fields left zero.
@@ -71,17 +73,13 @@ func (p Params) Validate() error {
 	if p.ValueSize < 0 || p.ValueSize > maxValueSize {
 		bad("value size must be 1-%d bytes, got %d", maxValueSize, p.ValueSize)
 	}
-	if p.MinAcked < 0 {
-		bad("min acked writes must not be negative, got %d", p.MinAcked)
-	}
-	if p.KillWindow < 0 {
-		bad("kill window must not be negative, got %v", p.KillWindow)
-	}
-	if p.TrialTimeout < 0 {
-		bad("trial timeout must not be negative, got %v", p.TrialTimeout)
-	}
-	if p.RecoveryTimeout < 0 {
-		bad("recovery timeout must not be negative, got %v", p.RecoveryTimeout)
+	for _, err := range []error{
+		workload.CheckOps("min_acked", p.MinAcked, 0), workload.CheckDuration("kill_window", p.KillWindow),
+		workload.CheckDuration("trial_timeout", p.TrialTimeout), workload.CheckDuration("recovery_timeout", p.RecoveryTimeout),
+	} {
+		if err != nil {
+			bad("%v", err)
+		}
 	}
 	if p.KillWindow >= 0 && p.TrialTimeout >= 0 && d.KillWindow >= d.TrialTimeout {
 		bad("kill window (%v) must be shorter than the trial timeout (%v)", d.KillWindow, d.TrialTimeout)
@@ -90,6 +88,13 @@ func (p Params) Validate() error {
 		bad("child command has an empty program name")
 	}
 	return errors.Join(errs...)
+}
+
+// Memory estimates a cell's memory (workload.Estimate): per writer its
+// connection and the value it writes and reads back.
+func (p Params) Memory() workload.Estimate {
+	p = p.WithDefaults()
+	return workload.Estimate{Clients: p.Writers, PerClient: workload.ConnBytes + 2*(workload.KeyBytes+int64(p.ValueSize))}
 }
 
 // WithDefaults returns p with every zero field set to its default.

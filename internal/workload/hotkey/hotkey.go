@@ -55,26 +55,57 @@ func (p Params) WithDefaults() Params {
 	if p.ValueSize == 0 {
 		p.ValueSize = len(p.Value)
 	}
-	p.Load = p.Load.WithDefaults(DefaultClients, DefaultOps)
+	p.Load = p.EffectiveLoad()
 	return p
 }
 
 // Validate rejects impossible parameters (after defaults) before any work.
+// It spells out no value: a value of an absurd size is refused, not built.
 func (p Params) Validate() error {
 	var errs []error
-	if p.ValueSize < 0 {
-		errs = append(errs, fmt.Errorf("value size must not be negative, got %d", p.ValueSize))
-	}
-	if p.Value != "" && p.ValueSize != 0 && p.ValueSize != len(p.Value) {
+	switch {
+	case p.Value != "" && p.ValueSize != 0 && p.ValueSize != len(p.Value):
 		errs = append(errs, fmt.Errorf("value size %d differs from the given value's %d bytes", p.ValueSize, len(p.Value)))
+	case p.ValueSize != 0:
+		if err := workload.CheckValueSize("value_size", p.ValueSize); err != nil {
+			errs = append(errs, err)
+		}
+	case p.Value != "":
+		if err := workload.CheckValueSize("value", len(p.Value)); err != nil {
+			errs = append(errs, err)
+		}
 	}
-	if err := p.WithDefaults().Load.Validate(); err != nil {
+	if err := p.EffectiveLoad().Validate(); err != nil {
 		errs = append(errs, err)
 	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("hotkey: %w", err)
 	}
 	return nil
+}
+
+// Memory estimates a cell's memory (workload.Estimate): per client the
+// value it expects and the values it reads, one per op of a pipeline.
+func (p Params) Memory() workload.Estimate {
+	vs, l := int64(p.Size()), p.EffectiveLoad()
+	return workload.Estimate{Clients: l.Clients, PerClient: workload.ClientBytes(0, int64(2+l.Depth())*vs), Data: workload.EntryBytes(p.Size())}
+}
+
+// Size is the size of the value read, without spelling it out as
+// WithDefaults does: a plan records it before the run builds the value.
+func (p Params) Size() int {
+	switch {
+	case p.Value != "":
+		return len(p.Value)
+	case p.ValueSize == 0:
+		return len(DefaultValue)
+	}
+	return p.ValueSize
+}
+
+// EffectiveLoad is the load with its defaults, as WithDefaults sets it.
+func (p Params) EffectiveLoad() workload.Load {
+	return p.Load.WithDefaults(DefaultClients, DefaultOps)
 }
 
 // Run resets the store, writes the value once (unmeasured) and reads it

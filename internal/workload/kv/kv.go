@@ -35,22 +35,33 @@ type Params struct {
 
 // Validate rejects impossible parameters before any work starts.
 func (p Params) Validate() error {
-	switch {
-	case p.Keys <= 0:
-		return fmt.Errorf("kv: keys must be positive, got %d", p.Keys)
-	case p.ValueSize <= 0:
-		return fmt.Errorf("kv: value size must be positive, got %d", p.ValueSize)
-	case p.Clients <= 0:
-		return fmt.Errorf("kv: clients must be positive, got %d", p.Clients)
-	case p.WarmupOps < 0:
-		return fmt.Errorf("kv: warm-up ops must not be negative, got %d", p.WarmupOps)
-	case p.Batch < 0:
-		return fmt.Errorf("kv: batch must not be negative, got %d", p.Batch)
-	case p.Batch > 0 && p.Keys%p.chunk() != 0:
+	for _, err := range []error{
+		workload.CheckKeys("keys", p.Keys), workload.CheckValueSize("value_size", p.ValueSize),
+		workload.CheckClients("clients", p.Clients), workload.CheckOps("warmup_ops", p.WarmupOps, 0),
+		workload.CheckBatch("batch", p.Batch),
+	} {
+		if err != nil {
+			return fmt.Errorf("kv: %w", err)
+		}
+	}
+	if p.Batch > 0 && p.Keys%p.chunk() != 0 {
 		return fmt.Errorf("kv: keys (%d) must be a multiple of the batch (%d): every timed call carries the same number of keys", p.Keys, p.Batch)
 	}
 	_, err := workload.ParseKeyMode(string(p.KeyMode))
 	return err
+}
+
+// Memory estimates a cell's memory (workload.Estimate): per client the
+// value written, the one expected and the one read back, or with Batch a
+// chunk's keys and values and the client library's copy of them; and the
+// data set.
+func (p Params) Memory() workload.Estimate {
+	pair := workload.KeyBytes + int64(p.ValueSize)
+	buffers := 3 * pair
+	if p.Batch > 0 {
+		buffers = 2 * p.chunk() * pair
+	}
+	return workload.Estimate{Clients: p.Clients, PerClient: workload.ClientBytes(0, buffers), Data: p.Keys * workload.EntryBytes(p.ValueSize)}
 }
 
 // chunk is the effective batch: Batch, at most Keys.

@@ -2,6 +2,7 @@ package kv
 
 import (
 	"context"
+	"math"
 	"strings"
 	"testing"
 
@@ -100,5 +101,29 @@ func TestValidate(t *testing.T) {
 		if bad.Validate() == nil {
 			t.Errorf("%+v accepted", bad)
 		}
+	}
+}
+
+// Sizes past the bounds are refused before any allocation, saying the
+// limit and why (issue 15: --value-size 9223372036854775807 panicked in
+// makeslice).
+func TestAbsurdSizesAreRefused(t *testing.T) {
+	for _, tc := range []struct {
+		p    Params
+		want string
+	}{
+		{Params{Keys: 10, ValueSize: math.MaxInt, Clients: 1}, "value_size 9223372036854775807: at most 536870912 bytes (512 MiB): Redis's largest value"},
+		{Params{Keys: 10, ValueSize: workload.MaxValueSize + 1, Clients: 1}, "at most 536870912 bytes"},
+		{Params{Keys: 1_000_000_000_000, ValueSize: 1, Clients: 1}, "keys 1000000000000: at most 1000000000"},
+		{Params{Keys: 10, ValueSize: 1, Clients: 1_000_000}, "clients 1000000: at most"},
+		{Params{Keys: 10_000_000, ValueSize: 1, Clients: 1, Batch: 10_000_000}, "batch 10000000: at most 1000000 keys"},
+	} {
+		phases, err := Run(context.Background(), memStore(t), tc.p, Hooks{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) || len(phases) != 0 {
+			t.Errorf("%+v: phases %v, error %v; want %q before any work", tc.p, phases, err, tc.want)
+		}
+	}
+	if err := (Params{Keys: 10, ValueSize: workload.MaxValueSize, Clients: 1}).Validate(); err != nil {
+		t.Errorf("the largest value size refused: %v", err)
 	}
 }

@@ -118,6 +118,18 @@ func (p Params) Validate() error {
 	return nil
 }
 
+// Memory estimates a cell's memory (workload.Estimate): per client the
+// key, the value it sends or expects and the value it reads, with a
+// recorder per kind; the pre-population; and the keyspace's data.
+func (p Params) Memory() workload.Estimate {
+	p = p.WithDefaults()
+	buffers := workload.KeyBytes + 3*int64(p.ValueSize)
+	return workload.Estimate{
+		Clients: p.Load.Clients, PerClient: workload.ClientBytes(len(Kinds), buffers),
+		Shared: workload.PopulateBytes(p.Keyspace, p.Load.Clients), Data: p.Keys * workload.EntryBytes(p.ValueSize),
+	}
+}
+
 // CheckRatio rejects a read ratio outside [0, 1].
 func CheckRatio(r float64) error {
 	if math.IsNaN(r) || r < 0 || r > 1 {

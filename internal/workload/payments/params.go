@@ -123,11 +123,17 @@ func (p Params) Validate() error {
 	if p.UsersPerOrg < 1 {
 		bad("users_per_org must be at least 1, got %d", p.UsersPerOrg)
 	}
-	if p.Orgs*p.UsersPerOrg < 2 {
+	switch {
+	case p.Orgs < 1 || p.UsersPerOrg < 1:
+	case p.Orgs > maxUsers || p.UsersPerOrg > maxUsers || p.Orgs*p.UsersPerOrg > maxUsers:
+		bad("orgs %d × users_per_org %d: at most %d users, whose tokens are built in client memory before loading", p.Orgs, p.UsersPerOrg, maxUsers)
+	case p.Orgs*p.UsersPerOrg < 2:
 		bad("need at least 2 users (orgs × users_per_org) so that requester and payer differ")
 	}
 	if p.Accounts < 2 {
 		bad("accounts must be at least 2, got %d", p.Accounts)
+	} else if err := workload.CheckKeys("accounts", p.Accounts); err != nil {
+		bad("%v", err)
 	}
 	if p.AmountMin < 0 || p.AmountMax < p.AmountMin {
 		bad("amounts [%d, %d]: want 0 <= amount_min <= amount_max", p.AmountMin, p.AmountMax)
@@ -156,8 +162,8 @@ func (p Params) Validate() error {
 	if p.LockOrder != LockAscending && p.LockOrder != LockPayerFirst {
 		bad("lock_order %q: want %s or %s", p.LockOrder, LockAscending, LockPayerFirst)
 	}
-	if p.MaxTries < 1 {
-		bad("max_tries must be at least 1, got %d", p.MaxTries)
+	if p.MaxTries < 1 || p.MaxTries > maxTries {
+		bad("max_tries %d: want 1 to %d (pgbench retries a failed transaction a few times)", p.MaxTries, maxTries)
 	}
 	if p.DeleteFraction < 0 || p.DeleteFraction > 1 || math.IsNaN(p.DeleteFraction) {
 		bad("delete_fraction must be in [0, 1], got %v", p.DeleteFraction)
@@ -172,16 +178,48 @@ func (p Params) Validate() error {
 	if sum >= 1 {
 		bad("the fault fractions add up to %v: no transfer could commit", sum)
 	}
-	if p.SteadyWindow < 0 {
-		bad("steady_window must not be negative, got %v", p.SteadyWindow)
+	if p.StatsInterval != 0 && p.StatsInterval < minStatsInterval {
+		bad("stats_interval %v: want 0 (never) or at least %v: each sample queries the server", p.StatsInterval, minStatsInterval)
 	}
-	if p.StatsInterval < 0 {
-		bad("stats_interval must not be negative, got %v", p.StatsInterval)
+	bounds := []error{
+		workload.CheckClients("clients", p.Workers),
+		workload.CheckDuration("duration", p.Duration), workload.CheckDuration("warmup", p.Warmup),
+		workload.CheckDuration("steady_window", p.SteadyWindow), workload.CheckDuration("stats_interval", p.StatsInterval),
+		workload.CheckOps("warmup_ops", p.WarmupTransfers, 0),
 	}
-	if err := p.loadConfig().Validate(); err != nil {
-		errs = append(errs, fmt.Errorf("payments: %w", err))
+	if p.Transfers != 0 {
+		bounds = append(bounds, workload.CheckOps("ops", p.Transfers, 1))
+	}
+	for _, err := range bounds {
+		if err != nil {
+			bad("%v", err)
+		}
+	}
+	if len(errs) == 0 {
+		if err := p.loadConfig().Validate(); err != nil {
+			errs = append(errs, fmt.Errorf("payments: %w", err))
+		}
 	}
 	return errors.Join(errs...)
+}
+
+// Bounds of the payments parameters besides the shared ones (workload).
+const (
+	// maxUsers bounds orgs × users_per_org: every user's tokens are built
+	// in client memory before loading (userBytes each).
+	maxUsers = 1_000_000
+	// maxTries bounds the tries of one transfer.
+	maxTries = 1000
+	// minStatsInterval keeps the sampler from querying the server flat out.
+	minStatsInterval = 100 * time.Millisecond
+	// userBytes is a user and its tokens in the data set (data).
+	userBytes = 512
+)
+
+// Memory estimates a cell's memory (workload.Estimate): per client its
+// connection and recorder, and the users and tokens of the data set.
+func (p Params) Memory() workload.Estimate {
+	return workload.Estimate{Clients: p.Workers, PerClient: workload.ClientBytes(0, 0), Shared: int64(p.Orgs) * int64(p.UsersPerOrg) * userBytes}
 }
 
 func (p Params) config() store.PaymentsConfig {

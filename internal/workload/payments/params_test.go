@@ -33,7 +33,15 @@ func TestValidate(t *testing.T) {
 		{func(p *Params) { p.Faults.WrongCVV = -0.1 }, "fault wrong_cvv"},
 		{func(p *Params) { p.Faults = Faults{FrozenAccount: 0.5, FrozenCard: 0.5} }, "add up to 1"},
 		{func(p *Params) { p.Transfers = 10 }, "not both"},
-		{func(p *Params) { p.Workers = 0 }, "workers must be at least 1"},
+		{func(p *Params) { p.Workers = 0 }, "clients must be positive, got 0"},
+		// Bounds (issue 15): each says its limit and why.
+		{func(p *Params) { p.Workers = 1_000_000 }, "clients 1000000: at most"},
+		{func(p *Params) { p.Accounts = 1 << 40 }, "accounts 1099511627776: at most 1000000000"},
+		{func(p *Params) { p.Orgs, p.UsersPerOrg = 1<<30, 1<<30 }, "orgs 1073741824 × users_per_org 1073741824: at most 1000000 users, whose tokens are built in client memory"},
+		{func(p *Params) { p.MaxTries = 1 << 30 }, "max_tries 1073741824: want 1 to 1000"},
+		{func(p *Params) { p.StatsInterval = time.Nanosecond }, "stats_interval 1ns: want 0 (never) or at least 100ms"},
+		{func(p *Params) { p.Duration = 1000 * time.Hour }, "duration 1000h0m0s: at most 24h0m0s"},
+		{func(p *Params) { p.Duration, p.Transfers = 0, 1<<62 }, "ops 4611686018427387904: at most 1000000000000"},
 		{func(p *Params) { p.InitialBalance = 1 << 62 }, "overflows"},
 		{func(p *Params) { p.Selection = "zipf" }, `selection "zipf"`},
 	}

@@ -159,15 +159,24 @@ func (p Params) Validate() error {
 		if _, err := VariantDesign(p.Variant); err != nil {
 			bad("%v", err)
 		}
-		if p.Inserts <= 0 {
-			bad("inserts must be positive, got %d", p.Inserts)
-		}
-		if p.WarmupOps < 0 {
-			bad("warm-up ops must not be negative, got %d", p.WarmupOps)
+		for _, err := range []error{workload.CheckOps("ops", p.Inserts, 1), workload.CheckOps("warmup_ops", p.WarmupOps, 0)} {
+			if err != nil {
+				bad("%v", err)
+			}
 		}
 	case PhaseChurn:
 		if _, err := ParseDesign(p.Design); err != nil {
 			bad("%v", err)
+		}
+		// Bounded first: the timing's sums of these would overflow.
+		for _, d := range []struct {
+			field string
+			v     time.Duration
+		}{{"ttl", p.TTL}, {"refresh_below", p.RefreshBelow}, {"keepalive_every", p.KeepaliveEvery}, {"reap_every", p.ReapEvery}, {"active_mean", p.ActiveMean}} {
+			if d.v > MaxSessionTime {
+				bad("%s %v: at most %v: Memcached reads a longer expiry as a date", d.field, d.v, MaxSessionTime)
+				return errors.Join(errs...)
+			}
 		}
 		t := p.Timing()
 		switch {
@@ -188,14 +197,26 @@ func (p Params) Validate() error {
 		if p.KeepaliveChunk <= 0 || p.ReapBatch <= 0 || p.ReapMaxBatches < 0 {
 			bad("keepalive chunk %d and reap batch %d must be positive, reap max batches %d not negative", p.KeepaliveChunk, p.ReapBatch, p.ReapMaxBatches)
 		}
+		if p.KeepaliveChunk > maxStatementIDs || p.ReapBatch > maxStatementIDs {
+			bad("keepalive chunk %d and reap batch %d: at most %d sessions per statement (the article's are 50000 and 1000)", p.KeepaliveChunk, p.ReapBatch, maxStatementIDs)
+		}
 		if p.ActiveMean <= 0 {
 			bad("active mean must be positive, got %v", p.ActiveMean)
 		}
-		if p.CreateRate <= 0 || math.IsInf(p.CreateRate, 0) || p.ReadRate < 0 || math.IsInf(p.ReadRate, 0) {
-			bad("create rate %v must be positive, read rate %v not negative (0 = closed loop)", p.CreateRate, p.ReadRate)
+		if p.CreateRate <= 0 {
+			bad("create_rate %v must be positive", p.CreateRate)
 		}
-		if p.Clients <= 0 || p.CreateClients <= 0 {
-			bad("clients %d and create clients %d must be positive", p.Clients, p.CreateClients)
+		for _, err := range []error{
+			workload.CheckRate("create_rate", p.CreateRate, t.Duration, 0), workload.CheckRate("rate", p.ReadRate, t.Duration, 0),
+			workload.CheckClients("clients", p.Clients), workload.CheckClients("create_clients", p.CreateClients),
+			workload.CheckDuration("duration", p.Duration), workload.CheckDuration("warmup", p.Warmup),
+		} {
+			if err != nil {
+				bad("%v", err)
+			}
+		}
+		if t.Duration > workload.MaxDuration || t.Warmup > workload.MaxDuration {
+			bad("the scaled TTL %v makes a %v warm-up and a %v measured phase (TTL + active mean, at least twice the TTL), more than a phase may last (%v): lower ttl or time_scale", t.TTL, t.Warmup, t.Duration, workload.MaxDuration)
 		}
 		if p.ExpiredReads < 0 || p.ExpiredReads >= 1 {
 			bad("expired reads share %v: want 0 to below 1", p.ExpiredReads)
@@ -213,6 +234,31 @@ func (p Params) Validate() error {
 		bad("phase %q: want %s (phase A) or %s (phase B)", p.Phase, PhaseInsert, PhaseChurn)
 	}
 	return errors.Join(errs...)
+}
+
+// MaxSessionTime bounds the TTL and every interval of a churn cell:
+// Memcached reads an expiry of more than 30 days as a Unix time.
+const MaxSessionTime = 30 * 24 * time.Hour
+
+// maxStatementIDs bounds the sessions one keepalive or reap statement
+// touches.
+const maxStatementIDs = 1_000_000
+
+// trackedBytes is what the client's model of one live session takes
+// (tracker: its slot, its heap entries and list positions).
+const trackedBytes = 128
+
+// Memory estimates a cell's memory (workload.Estimate): per client its
+// payload buffer, and for churn the model of every live session the
+// parameters aim at (Timing.ExpectedLive).
+func (p Params) Memory() workload.Estimate {
+	if p.Phase == PhaseInsert {
+		return workload.Estimate{Clients: 1, PerClient: workload.ClientBytes(0, int64(p.PayloadSize))}
+	}
+	return workload.Estimate{
+		Clients: p.Clients + p.CreateClients, PerClient: workload.ClientBytes(0, 2*int64(p.PayloadSize)),
+		Shared: int64(min(p.Timing().ExpectedLive*trackedBytes, math.MaxInt64/2)),
+	}
 }
 
 // Reconfigurer restarts a managed server with extra settings (a

@@ -104,6 +104,19 @@ func (p Params) Validate() error {
 	return nil
 }
 
+// Memory estimates a cell's memory (workload.Estimate): per client a
+// pipeline's keys, the values it sends and the values it reads back, with
+// the client library's copy; the pre-population; and the keyspace's data.
+func (p Params) Memory() workload.Estimate {
+	p = p.WithDefaults()
+	vs := int64(p.ValueSize)
+	buffers := int64(p.Load.Depth()) * (workload.KeyBytes + 3*vs)
+	return workload.Estimate{
+		Clients: p.Load.Clients, PerClient: workload.ClientBytes(0, buffers),
+		Shared: workload.PopulateBytes(p.Keyspace, p.Load.Clients), Data: p.Keys * workload.EntryBytes(p.ValueSize),
+	}
+}
+
 // Run resets the store, then runs one measured phase per operation. It
 // returns the phases measured so far, also when it fails half-way. A store
 // without store.Batcher fails with store.ErrUnsupported before any work

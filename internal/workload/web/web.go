@@ -36,10 +36,27 @@ func (p Params) Validate() error {
 	if p.Value == "" {
 		return errors.New("web: value must not be empty")
 	}
+	if err := workload.CheckValueSize("value", len(p.Value)); err != nil {
+		return fmt.Errorf("web: %w", err)
+	}
 	if p.Load.Pipeline > 1 {
 		return errors.New("web: pipeline does not apply: one get per request")
 	}
-	return p.Load.Validate()
+	if err := p.Load.Validate(); err != nil {
+		return fmt.Errorf("web: %w", err)
+	}
+	return nil
+}
+
+// httpBytes is what one HTTP client and its request's handler keep: the
+// transport's and the server connection's buffers, two goroutines.
+const httpBytes = 64 << 10
+
+// Memory estimates a cell's memory (workload.Estimate): per client its HTTP
+// client, the handler serving it, its pooled store connection and the
+// value, read and written out.
+func (p Params) Memory() workload.Estimate {
+	return workload.Estimate{Clients: p.Load.Clients, PerClient: workload.ClientBytes(0, httpBytes+2*int64(len(p.Value))), Data: workload.EntryBytes(len(p.Value))}
 }
 
 var key = []byte("web:hot")
