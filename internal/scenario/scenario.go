@@ -17,6 +17,7 @@ import (
 
 	"github.com/storebench/storebench/internal/netem"
 	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/durability"
@@ -176,6 +177,10 @@ func (t Target) MarshalJSON() ([]byte, error) {
 	return jsonOf(t.Spec)
 }
 
+// fieldName is what a mistyped field name looks like; anything else is not
+// quoted back in an error, since it may be part of a URL.
+var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,40}$`)
+
 var targetFields = map[string]bool{"name": true, "store": true, "profile": true, "url": true, "options": true}
 
 // UnmarshalYAML accepts both forms and rejects unknown fields in the mapping form.
@@ -188,7 +193,13 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 	case yaml.MappingNode:
 		for i := 0; i+1 < len(n.Content); i += 2 {
 			k := n.Content[i]
-			if !targetFields[k.Value] {
+			switch {
+			case targetFields[k.Value]:
+			case !fieldName.MatchString(k.Value):
+				// Not echoed: "- postgres://u:pa: ss@h/db" is a mapping whose
+				// key holds part of a password.
+				return fmt.Errorf("line %d: this target reads as a mapping, not a name or URL: quote a URL that holds \": \" or \" #\" (in a password, percent-encode them)", k.Line)
+			default:
 				return fmt.Errorf("line %d: field %s not found in target (valid: name, store, profile, url, options)", k.Line, k.Value)
 			}
 		}
@@ -476,7 +487,9 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, fmt.Errorf("%s: empty scenario", name)
 		}
-		return nil, fmt.Errorf("%s", locate(name, err))
+		// A YAML error may quote a value (cannot unmarshal !!str `…`): a
+		// password anywhere in the file is removed from it.
+		return nil, errors.New(store.RedactText(locate(name, err), string(b)))
 	}
 	if err := onlyDocument(name, dec); err != nil {
 		return nil, err
