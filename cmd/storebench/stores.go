@@ -6,6 +6,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strconv"
+	"strings"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
@@ -33,7 +34,7 @@ func stores() target.Registry {
 			},
 		},
 		{
-			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Workloads: crash,
+			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Workloads: crash, CheckURL: checkPathURL,
 			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns"},
 			CheckOptions: func(o map[string]string) error { _, err := boolOption(o, "fsync"); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
@@ -56,7 +57,7 @@ func stores() target.Registry {
 			},
 		},
 		{
-			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Workloads: sql,
+			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Workloads: sql, CheckURL: checkPathURL,
 			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, OFF"},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
@@ -142,6 +143,25 @@ func stores() target.Registry {
 			},
 		},
 	}
+}
+
+// checkPathURL accepts a file:// or sqlite:// URL that is a local path and
+// nothing else: the stores read only the path, so a parameter such as
+// ?journal_mode=OFF would have been ignored while the run claimed it.
+func checkPathURL(raw string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s URL: not a URL", strings.SplitN(raw, ":", 2)[0])
+	case u.Host != "" && u.Host != "localhost":
+		return fmt.Errorf("%s URL: host %q: the path must be local (write %s:///path)", u.Scheme, u.Host, u.Scheme)
+	case u.RawQuery != "" || u.Fragment != "":
+		example := map[string]string{"file": "fsync: true", "sqlite": "synchronous: FULL"}[u.Scheme]
+		return fmt.Errorf("%s URL %s: parameters are not read from the URL; give them as the target's options (in a scenario: options: {%s})", u.Scheme, u.Path, example)
+	case u.Path == "":
+		return fmt.Errorf("%s URL: no path", u.Scheme)
+	}
+	return nil
 }
 
 // urlPath is the path of a file:// or sqlite:// URL (checked by target.Parse).
