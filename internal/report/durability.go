@@ -119,7 +119,6 @@ func (v durabilityVerdict) onTmpfs() bool { return strings.HasPrefix(v.filesyste
 
 // render writes the section to Markdown or HTML.
 func (m *durabilityModel) render(d doc) {
-	d.heading("durability", durabilityTitle)
 	d.table(m.lost)
 	d.para(strings.Join(m.legend, " "))
 	d.list(m.failed)
@@ -134,7 +133,6 @@ func (m *durabilityModel) render(d doc) {
 		items = append(items, item)
 	}
 	d.list(items)
-	d.end()
 }
 
 // perTrialLost lists each trial's lost writes, the first few of them.

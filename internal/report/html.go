@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -64,6 +63,9 @@ func (p *page) render() {
 	p.targetsSummary()
 	p.articleSection()
 	p.coordinatedSection()
+	for _, s := range p.m.sections {
+		s.write(htmlOut{p})
+	}
 	for _, s := range kvSweeps(r, "write", "read") {
 		p.sweepSection(s)
 	}
@@ -79,16 +81,7 @@ func (p *page) render() {
 	p.f("<script>\n%s</script>\n</body>\n</html>\n", reportJS)
 }
 
-func (p *page) title() string {
-	name := p.m.r.Suite
-	if name == "" {
-		name = scenarioName(p.m.r)
-	}
-	if name == "" {
-		return "storebench · " + p.m.r.ID
-	}
-	return "storebench · " + name + " · " + p.m.r.ID
-}
+func (p *page) title() string { return p.m.title() }
 
 // scenarioName reads the scenario's name from the result's copy of it.
 func scenarioName(r *result.Result) string {
@@ -102,7 +95,6 @@ func scenarioName(r *result.Result) string {
 
 func (p *page) header() {
 	r := p.m.r
-	e := r.Environment
 	p.s("<header>\n")
 	p.f("<h1>%s</h1>\n", esc(p.title()))
 	took := ""
@@ -111,14 +103,7 @@ func (p *page) header() {
 	}
 	p.f(`<p class="meta">status <b class="status-%s">%s</b> · started %s%s · %d cells · seed %d</p>`+"\n",
 		esc(r.Status), esc(r.Status), esc(r.StartedAt.UTC().Format("2006-01-02 15:04:05 MST")), took, len(r.Cells), r.Seed)
-	var env []string
-	for _, s := range []string{e.CPUModel, plural(e.Cores, "core"), memText(e.MemoryBytes), e.OS, e.Kernel, e.Arch} {
-		if s != "" {
-			env = append(env, esc(s))
-		}
-	}
-	env = append(env, esc(fmt.Sprintf("storebench %s (%s, %s)", r.Storebench.Version, r.Storebench.Commit, r.Storebench.GoVersion)))
-	p.f("<p class=\"meta\">%s</p>\n", strings.Join(env, " · "))
+	p.f("<p class=\"meta\">%s</p>\n", esc(strings.Join(environmentLine(r), " · ")))
 	if len(r.Command) > 0 {
 		p.f("<p class=\"meta\"><code>%s</code></p>\n", esc(strings.Join(r.Command, " ")))
 	}
@@ -132,6 +117,9 @@ func (p *page) header() {
 	}
 	if rows, _ := coordinated(r); len(rows) > 0 {
 		p.f(`<a href="#%s">coordinated omission</a>`, coordinatedID)
+	}
+	for _, s := range p.m.sections {
+		p.f(`<a href="#%s">%s</a>`, esc(s.id), esc(s.nav))
 	}
 	for _, s := range kvSweeps(r, "write", "read") {
 		p.f(`<a href="#%s">%s sweep</a>`, esc(sweepID(s)), esc(s.name))
@@ -843,7 +831,6 @@ func (p *page) cellsSection() {
 
 func (p *page) setupSection() {
 	r := p.m.r
-	e := r.Environment
 	p.s(`<section id="setup"><h2>Environment and settings</h2>` + "\n")
 	p.s(`<details><summary>Environment <span class="sub">— the machine, the binary, the run</span></summary><div class="table-wrap"><table data-table="environment"><tbody>`)
 	kv := func(k, v string) {
@@ -851,28 +838,9 @@ func (p *page) setupSection() {
 			p.f(`<tr><th scope="row">%s</th><td class="l wrap">%s</td></tr>`, esc(k), esc(v))
 		}
 	}
-	kv("host", e.Hostname)
-	kv("CPU", e.CPUModel)
-	kv("cores", fmt.Sprint(e.Cores))
-	if e.MemoryBytes > 0 {
-		kv("memory", bytesIEC(e.MemoryBytes))
+	for _, row := range environmentRows(r, true) {
+		kv(row[0], row[1])
 	}
-	kv("OS", e.OS)
-	kv("kernel", e.Kernel)
-	kv("arch", e.Arch)
-	kv("client CPUs", e.ClientCPUs)
-	kv("server CPUs", e.ServerCPUs)
-	kv("GOMAXPROCS", fmt.Sprint(e.GoMaxProcs))
-	kv("storebench", fmt.Sprintf("%s (commit %s, %s)", r.Storebench.Version, r.Storebench.Commit, r.Storebench.GoVersion))
-	kv("run", r.ID)
-	kv("status", r.Status)
-	kv("started", r.StartedAt.UTC().Format(time.RFC3339))
-	if r.FinishedAt != nil {
-		kv("finished", r.FinishedAt.UTC().Format(time.RFC3339))
-	}
-	kv("suite", r.Suite)
-	kv("seed", fmt.Sprint(r.Seed))
-	kv("command", strings.Join(r.Command, " "))
 	p.s("</tbody></table></div>")
 	if r.Scenario != nil {
 		if b, err := json.MarshalIndent(r.Scenario, "", "  "); err == nil {

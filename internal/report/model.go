@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
@@ -38,10 +39,11 @@ type model struct {
 	colorOf  map[string]int // target -> colour index
 	groups   []phaseGroup
 	variants map[string][]string // workload -> parameter suffixes in order
+	sections []workloadSection   // payments, sessions, durability, network: each built once
 }
 
 func newModel(r *result.Result) *model {
-	m := &model{r: r, colorOf: map[string]int{}, variants: map[string][]string{}}
+	m := &model{r: r, colorOf: map[string]int{}, variants: map[string][]string{}, sections: workloadSections(r)}
 	addTarget := func(name string) {
 		if _, ok := m.colorOf[name]; !ok {
 			m.colorOf[name] = len(m.targets)
@@ -92,6 +94,62 @@ func newModel(r *result.Result) *model {
 		return workloadOrder(r, m.groups[i].workload) < workloadOrder(r, m.groups[j].workload)
 	})
 	return m
+}
+
+// title names the report: the suite or scenario and the run.
+func (m *model) title() string {
+	name := m.r.Suite
+	if name == "" {
+		name = scenarioName(m.r)
+	}
+	if name == "" {
+		return "storebench · " + m.r.ID
+	}
+	return "storebench · " + name + " · " + m.r.ID
+}
+
+// environmentLine is the machine and the binary in one line's parts.
+func environmentLine(r *result.Result) []string {
+	e := r.Environment
+	var env []string
+	for _, s := range []string{e.CPUModel, plural(e.Cores, "core"), memText(e.MemoryBytes), e.OS, e.Kernel, e.Arch} {
+		if s != "" {
+			env = append(env, s)
+		}
+	}
+	return append(env, fmt.Sprintf("storebench %s (%s, %s)", r.Storebench.Version, r.Storebench.Commit, r.Storebench.GoVersion))
+}
+
+// environmentRows are the environment table's rows, those with a value;
+// full adds the run's status, times, suite and command (HTML, where the
+// header does not hold them all).
+func environmentRows(r *result.Result, full bool) [][2]string {
+	e := r.Environment
+	rows := [][2]string{{"host", e.Hostname}, {"CPU", e.CPUModel}, {"cores", fmt.Sprint(e.Cores)}}
+	if e.MemoryBytes > 0 {
+		rows = append(rows, [2]string{"memory", bytesIEC(e.MemoryBytes)})
+	}
+	rows = append(rows, [][2]string{{"OS", e.OS}, {"kernel", e.Kernel}, {"arch", e.Arch}, {"client CPUs", e.ClientCPUs},
+		{"server CPUs", e.ServerCPUs}, {"GOMAXPROCS", fmt.Sprint(e.GoMaxProcs)},
+		{"storebench", fmt.Sprintf("%s (commit %s, %s)", r.Storebench.Version, r.Storebench.Commit, r.Storebench.GoVersion)}, {"run", r.ID}}...)
+	if full {
+		rows = append(rows, [2]string{"status", r.Status}, [2]string{"started", r.StartedAt.UTC().Format(time.RFC3339)})
+		if r.FinishedAt != nil {
+			rows = append(rows, [2]string{"finished", r.FinishedAt.UTC().Format(time.RFC3339)})
+		}
+		rows = append(rows, [2]string{"suite", r.Suite})
+	}
+	rows = append(rows, [2]string{"seed", fmt.Sprint(r.Seed)})
+	if full {
+		rows = append(rows, [2]string{"command", strings.Join(r.Command, " ")})
+	}
+	var out [][2]string
+	for _, kv := range rows {
+		if kv[1] != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func workloadOrder(r *result.Result, name string) int {

@@ -180,7 +180,6 @@ func NetworkText(w io.Writer, r *result.Result) {
 // render writes the section to Markdown or HTML: per workload and phase,
 // latency against RTT (a chart in HTML) and the table.
 func (m *networkModel) render(d doc) {
-	d.heading("network", "Network: latency against round-trip time")
 	d.para("Where the difference between stores disappears into the round trip: each target's p50 per operation at each round-trip time between client and server (direct = loopback without the network path; 0 = through the path without delay); spread = slowest p50 - fastest.")
 	for _, g := range m.groups {
 		d.heading("", g.title)
@@ -198,7 +197,6 @@ func (m *networkModel) render(d doc) {
 		notes = append(notes, m.via)
 	}
 	d.list(notes)
-	d.end()
 }
 
 type netRow struct {

@@ -84,7 +84,7 @@ func steadyText(s payments.SteadyState) string {
 	if s.WindowS <= 0 {
 		return "—"
 	}
-	return fmt.Sprintf("last %s: %s/s, cv %s", durationText(s.WindowS), whole(s.MeanPerS), fixed(s.CV, 2))
+	return fmt.Sprintf("last %s s: %s/s, cv %s", shortest(s.WindowS), whole(s.MeanPerS), fixed(s.CV, 2))
 }
 
 // reasonsText is declines by reason, "insufficient funds 12, …" sorted.
@@ -147,6 +147,9 @@ func transfersOverTime(cells []*result.Cell) (*lineChartSpec, string) {
 		cols = append(cols, column{head: c.Label(), m: "committed_per_s"})
 		l := line{key: c.Label(), color: i, markers: true}
 		for _, b := range bucketsOf(paymentsOf(c)) {
+			if b.Seconds < 1 {
+				continue // the run's last fraction of a second: too short for a rate
+			}
 			if at[b.StartS] == nil {
 				at[b.StartS] = map[int]payments.Bucket{}
 				starts = append(starts, b.StartS)
@@ -194,7 +197,6 @@ func PaymentsText(w io.Writer, r *result.Result) {
 
 // render writes the section to Markdown or HTML.
 func (m *paymentsModel) render(d doc) {
-	d.heading("payments", "Payments")
 	d.para("Committed transfers per second, the steady state over the last part of the run, and what else the transfers did; per-step latency is in the cells table (phases rt1–rt4, transfer, delete). Retried transactions (deadlocks, serialization failures, lock timeouts) are not errors.")
 	d.table(m.summary)
 	d.heading("", "Invariants")
@@ -220,5 +222,4 @@ func (m *paymentsModel) render(d doc) {
 	d.list(notes)
 	d.heading("", "Transfers over time")
 	d.lineChart(m.overTime)
-	d.end()
 }

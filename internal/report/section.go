@@ -6,6 +6,8 @@ import (
 	"math"
 	"strings"
 	"text/tabwriter"
+
+	"github.com/storebench/storebench/internal/result"
 )
 
 // The workload sections (payments, sessions, durability, network) are each
@@ -251,6 +253,7 @@ func (d htmlOut) lineChart(s *lineChartSpec) {
 	}
 	x := axis(s.xLog, xlo, xhi, c.left, c.right, s.xFmt)
 	y := axis(s.yLog, ylo, yhi, c.bottom, c.top, s.yFmt)
+	p.s(`<div class="charts">` + "\n")
 	p.f(`<figure class="chart" id="%s-fig" data-chart="%s">`, esc(s.id), esc(s.table.name))
 	p.f(`<figcaption><strong>%s</strong><span class="sub">%s</span></figcaption>`, esc(s.title), esc(s.sub))
 	c.open(s.title, s.desc+" The table below has the numbers.")
@@ -260,5 +263,38 @@ func (d htmlOut) lineChart(s *lineChartSpec) {
 	p.legend(s.lines, true)
 	p.s(`<div class="table-wrap">`)
 	p.tableHTML(s.table)
-	p.s("</div></figure>\n")
+	p.s("</div></figure>\n</div>\n")
+}
+
+// workloadSection is a section of the report that a workload's summaries
+// fill (payments, sessions, durability, network): built once in newModel,
+// written by Markdown and HTML alike.
+type workloadSection struct {
+	id, title string
+	nav       string // the HTML table of contents' link text
+	render    func(doc)
+}
+
+func (s workloadSection) write(d doc) {
+	d.heading(s.id, s.title)
+	s.render(d)
+	d.end()
+}
+
+// workloadSections are the result's workload sections, in the terminal's order.
+func workloadSections(r *result.Result) []workloadSection {
+	var out []workloadSection
+	if m := newPaymentsModel(r); m != nil {
+		out = append(out, workloadSection{"payments", "Payments", "payments", m.render})
+	}
+	if m := newNetworkModel(r); m != nil {
+		out = append(out, workloadSection{"network", "Network: latency against round-trip time", "network", m.render})
+	}
+	if m := newDurabilityModel(r); m != nil {
+		out = append(out, workloadSection{"durability", "Durability: " + strings.TrimPrefix(durabilityTitle, "durability: "), "durability", m.render})
+	}
+	if m := newSessionsModel(r); m != nil {
+		out = append(out, workloadSection{"sessions", "Sessions", "sessions", m.render})
+	}
+	return out
 }

@@ -313,7 +313,6 @@ func indented(w io.Writer, lines []string) {
 
 // render writes the section to Markdown or HTML.
 func (m *sessionsModel) render(d doc) {
-	d.heading("sessions", "Sessions")
 	if m.insert != nil {
 		d.heading("", m.insertHead)
 		d.table(m.insert)
@@ -342,7 +341,6 @@ func (m *sessionsModel) render(d doc) {
 	d.heading("", sessionsSQLHead)
 	d.list(sessionsSQL)
 	d.para(sessionsSQLNote)
-	d.end()
 }
 
 // sessExtras is what else a cell's store showed: vacuum and WAL for
