@@ -43,7 +43,7 @@ type model struct {
 }
 
 func newModel(r *result.Result) *model {
-	m := &model{r: r, colorOf: map[string]int{}, variants: map[string][]string{}, sections: workloadSections(r)}
+	m := &model{r: r, colorOf: map[string]int{}, variants: map[string][]string{}}
 	addTarget := func(name string) {
 		if _, ok := m.colorOf[name]; !ok {
 			m.colorOf[name] = len(m.targets)
@@ -80,6 +80,7 @@ func newModel(r *result.Result) *model {
 			})
 		}
 	}
+	m.sections = workloadSections(r, m.colorOf)
 	// A repeated run's cells come in rounds (keys=1000 #1, keys=10000 #1,
 	// keys=1000 #2, …): list a cell's repeats together, in round order.
 	if r.Repeat > 1 {

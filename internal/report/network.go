@@ -42,14 +42,15 @@ type networkSection struct {
 }
 
 // newNetworkModel builds the section; nil for a run without a network.
-func newNetworkModel(r *result.Result) *networkModel {
+// colorOf gives each target its colour on the HTML page (nil elsewhere).
+func newNetworkModel(r *result.Result, colorOf map[string]int) *networkModel {
 	groups, order := networkGroups(r)
 	if len(order) == 0 {
 		return nil
 	}
 	m := &networkModel{}
 	for _, key := range order {
-		m.groups = append(m.groups, newNetworkSection(groups[key]))
+		m.groups = append(m.groups, newNetworkSection(groups[key], colorOf))
 	}
 	mechs := map[string]bool{}
 	via := map[string][]string{} // target -> where its clients connected
@@ -80,7 +81,7 @@ func newNetworkModel(r *result.Result) *networkModel {
 	return m
 }
 
-func newNetworkSection(g *netGroup) networkSection {
+func newNetworkSection(g *netGroup, colorOf map[string]int) networkSection {
 	s := networkSection{title: fmt.Sprintf("network: %s %s, p50 µs per op at each round-trip time (spread = slowest p50 - fastest)", g.workload, g.phase), reading: g.reading()}
 	cols := []column{{head: "rtt", left: true}, {head: "measured ms", m: "rtt_measured_ms"}}
 	for _, t := range g.targets {
@@ -113,8 +114,8 @@ func newNetworkSection(g *netGroup) networkSection {
 		sub:    "p50 µs per op at each RTT through the network path, a line per target; dotted: the RTT itself. Direct (loopback, no path) is in the table",
 		desc:   fmt.Sprintf("Line chart of each target's median latency per operation against the round-trip time, from %s to %s, with the round trip itself as a reference line.", g.rows[0].label(), g.rows[len(g.rows)-1].label()),
 		xLabel: "round-trip time (ms)", yLabel: "p50 µs", yLog: true, xFmt: func(v float64) string { return trimNum(v) + " ms" }, yFmt: usLabel}
-	for i, t := range g.targets {
-		l := line{key: t, color: i, markers: true}
+	for _, t := range g.targets {
+		l := line{key: t, color: colorOf[t], markers: true}
 		for _, row := range g.rows {
 			if v, ok := row.p50[t]; ok && row.rttMs != nil {
 				l.points = append(l.points, point{x: *row.rttMs, y: v, title: fmt.Sprintf("%s at %s: p50 %s µs", t, row.label(), us(v))})
@@ -122,7 +123,7 @@ func newNetworkSection(g *netGroup) networkSection {
 		}
 		s.chart.lines = append(s.chart.lines, l)
 	}
-	rtt := line{key: "rtt", color: len(g.targets), variant: 2, attrs: ` data-label="the round trip itself"`}
+	rtt := line{key: "rtt", color: paletteSize - 1, variant: 2, attrs: ` data-label="the round trip itself"`}
 	for _, row := range g.rows {
 		if row.rttMs != nil && *row.rttMs > 0 {
 			rtt.points = append(rtt.points, point{x: *row.rttMs, y: *row.rttMs * 1000, title: "round trip " + row.label()})
@@ -158,7 +159,7 @@ func (g *netGroup) pathCost() string {
 // NetworkText prints the network section for the terminal; nothing for a
 // run without a network.
 func NetworkText(w io.Writer, r *result.Result) {
-	m := newNetworkModel(r)
+	m := newNetworkModel(r, nil)
 	if m == nil {
 		return
 	}

@@ -37,7 +37,8 @@ type paymentsCell struct {
 const paymentsTitle = "payments (per-step latency is in the cells table: phases rt1–rt4, transfer, delete)"
 
 // newPaymentsModel builds the section; nil without a payments cell.
-func newPaymentsModel(r *result.Result) *paymentsModel {
+// colorOf gives each target its colour on the HTML page (nil elsewhere).
+func newPaymentsModel(r *result.Result, colorOf map[string]int) *paymentsModel {
 	var cells []*result.Cell
 	for i := range r.Cells {
 		if paymentsOf(&r.Cells[i]) != nil {
@@ -75,7 +76,7 @@ func newPaymentsModel(r *result.Result) *paymentsModel {
 		}
 	}
 	m.declines = declinesTable(cells)
-	m.overTime, m.bucketLen = transfersOverTime(cells)
+	m.overTime, m.bucketLen = transfersOverTime(cells, colorOf)
 	return m
 }
 
@@ -127,7 +128,7 @@ func declinesTable(cells []*result.Cell) *table {
 
 // transfersOverTime is committed transfers per second of each cell, by
 // 10 s bucket (by minute for runs of more than 30 buckets).
-func transfersOverTime(cells []*result.Cell) (*lineChartSpec, string) {
+func transfersOverTime(cells []*result.Cell, colorOf map[string]int) (*lineChartSpec, string) {
 	long := false
 	for _, c := range cells {
 		long = long || len(paymentsOf(c).Per10s) > 30
@@ -145,7 +146,7 @@ func transfersOverTime(cells []*result.Cell) (*lineChartSpec, string) {
 		desc: fmt.Sprintf("Line chart of committed transfers per second against time, in buckets of %s, for %s.", unit, plural(len(cells), "cell"))}
 	for i, c := range cells {
 		cols = append(cols, column{head: c.Label(), m: "committed_per_s"})
-		l := line{key: c.Label(), color: i, markers: true}
+		l := line{key: c.Label(), color: colorOf[c.Target], variant: i, markers: true}
 		for _, b := range bucketsOf(paymentsOf(c)) {
 			if b.Seconds < 1 {
 				continue // the run's last fraction of a second: too short for a rate
@@ -179,7 +180,7 @@ func transfersOverTime(cells []*result.Cell) (*lineChartSpec, string) {
 // PaymentsText prints, for every payments cell, its committed transfers/s,
 // steady state, declines by reason, retries and the invariant verdict.
 func PaymentsText(w io.Writer, r *result.Result) {
-	m := newPaymentsModel(r)
+	m := newPaymentsModel(r, nil)
 	if m == nil {
 		return
 	}

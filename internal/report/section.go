@@ -282,12 +282,13 @@ func (s workloadSection) write(d doc) {
 }
 
 // workloadSections are the result's workload sections, in the terminal's order.
-func workloadSections(r *result.Result) []workloadSection {
+// colorOf gives each target its colour in the charts.
+func workloadSections(r *result.Result, colorOf map[string]int) []workloadSection {
 	var out []workloadSection
-	if m := newPaymentsModel(r); m != nil {
+	if m := newPaymentsModel(r, colorOf); m != nil {
 		out = append(out, workloadSection{"payments", "Payments", "payments", m.render})
 	}
-	if m := newNetworkModel(r); m != nil {
+	if m := newNetworkModel(r, colorOf); m != nil {
 		out = append(out, workloadSection{"network", "Network: latency against round-trip time", "network", m.render})
 	}
 	if m := newDurabilityModel(r); m != nil {
