@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"encoding/csv"
 	"fmt"
 	"strconv"
 	"strings"
@@ -396,4 +397,55 @@ func TestNetworkInEveryFormat(t *testing.T) {
 		}
 	}
 	modelTablesIn(t, r, md)
+}
+
+// TestSectionsInCSV: the CSV has the workload sections' table figures as
+// cell-level metrics (phase empty), equal to the result's.
+func TestSectionsInCSV(t *testing.T) {
+	for _, suite := range []string{"payments", "sessions", "durability"} {
+		t.Run(suite, func(t *testing.T) {
+			r := readSuiteSample(t, suite)
+			var b bytes.Buffer
+			if err := CSV(&b, r); err != nil {
+				t.Fatal(err)
+			}
+			rows, err := csv.NewReader(&b).ReadAll()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got := map[string]string{} // cell id + metric -> value, cell-level rows only
+			for _, row := range rows[1:] {
+				if row[8] == "" {
+					got[row[1]+" "+row[9]] = row[10]
+				}
+			}
+			checked := 0
+			for i := range r.Cells {
+				c := &r.Cells[i]
+				want := map[string]float64{}
+				if s := c.Payments; s != nil {
+					want["payments_committed"], want["payments_retries"], want["payments_deletes"] = float64(s.Committed), float64(s.Retries), float64(s.Deletes)
+					want["payments_invariants_ok"] = map[bool]float64{true: 1}[s.Invariants.OK]
+				}
+				if s := c.Durability; s != nil {
+					want["durability_acked"], want["durability_lost_max"], want["durability_window_max_s"] = float64(s.Acked), float64(s.LostMax), s.WindowMaxS
+				}
+				if s := c.Sessions; s != nil && s.Counters != nil && s.Figures != nil {
+					want["sessions_stale"], want["sessions_lost"] = float64(s.Counters.Stale), float64(s.Counters.Lost)
+					if s.Figures.HOTRatio != nil {
+						want["sessions_hot_ratio"] = *s.Figures.HOTRatio
+					}
+				}
+				for m, v := range want {
+					if g, ok := got[c.ID+" "+m]; !ok || g != exact(v) {
+						t.Errorf("%s %s: CSV has %q, result %v", c.ID, m, g, v)
+					}
+					checked++
+				}
+			}
+			if checked == 0 {
+				t.Error("no figure checked")
+			}
+		})
+	}
 }
