@@ -797,25 +797,8 @@ func (p *page) cellsSection() {
 	p.s("</tbody></table></div>\n")
 	// Errors, samples and warnings, where there are any.
 	var notes []string
-	for _, c := range r.Cells {
-		if c.Error != "" {
-			notes = append(notes, fmt.Sprintf("<b>%s</b>: %s", esc(c.Label()), esc(c.Error)))
-		}
-		for _, ph := range c.Phases {
-			for _, s := range ph.ErrorSamples {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s error: %s", esc(c.Label()), esc(ph.Name), esc(s)))
-			}
-			for _, s := range ph.Warnings {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s warning: %s", esc(c.Label()), esc(ph.Name), esc(s)))
-			}
-			if ph.Warmup.Ops > 0 {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s: %s warm-up operations in %s s excluded", esc(c.Label()), esc(ph.Name), thousands(ph.Warmup.Ops), num(ph.Warmup.DurationS)))
-			}
-			if ol := ph.OpenLoop; ol != nil {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s: open loop at %s ops/s; %s operations started over 1 ms late, the latest by %s µs (latency counts from the intended start)",
-					esc(c.Label()), esc(ph.Name), num(ol.TargetOpsS), thousands(ol.LateOps), num(ol.MaxLagUs)))
-			}
-		}
+	for _, n := range cellNotes(r, true) {
+		notes = append(notes, "<b>"+esc(n.cell)+"</b>"+esc(n.rest))
 	}
 	if len(notes) > 0 {
 		p.s(`<ul class="notes">`)

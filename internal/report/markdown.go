@@ -158,18 +158,8 @@ func mdCells(b *strings.Builder, m *model) {
 	serverTimeMarkdown(b, r)
 	coordinatedMarkdown(b, r)
 	var notes []string
-	for _, c := range r.Cells {
-		if c.Error != "" {
-			notes = append(notes, fmt.Sprintf("- **%s**: %s", mdText(c.Label()), mdText(c.Error)))
-		}
-		for _, ph := range c.Phases {
-			for _, s := range ph.ErrorSamples {
-				notes = append(notes, fmt.Sprintf("- **%s** %s error: %s", mdText(c.Label()), mdText(ph.Name), mdText(s)))
-			}
-			for _, s := range ph.Warnings {
-				notes = append(notes, fmt.Sprintf("- **%s** %s warning: %s", mdText(c.Label()), mdText(ph.Name), mdText(s)))
-			}
-		}
+	for _, n := range cellNotes(r, false) {
+		notes = append(notes, "- **"+mdText(n.cell)+"**"+mdText(n.rest))
 	}
 	if len(notes) > 0 {
 		fmt.Fprintf(b, "\n%s\n", strings.Join(notes, "\n"))

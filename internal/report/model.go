@@ -456,3 +456,38 @@ func sameCPUText(p *metrics.Phase) string {
 	}
 	return fixed(100*p.Placement.SameCPU, 0) + "%"
 }
+
+// cellNote is a note under the cells table: a cell's error, a phase's
+// error sample or warning, and with more its warm-up and open loop; rest
+// follows the cell's label.
+type cellNote struct{ cell, rest string }
+
+// cellNotes lists the notes of every cell in the result's order.
+func cellNotes(r *result.Result, more bool) []cellNote {
+	var notes []cellNote
+	for _, c := range r.Cells {
+		add := func(format string, a ...any) { notes = append(notes, cellNote{c.Label(), fmt.Sprintf(format, a...)}) }
+		if c.Error != "" {
+			add(": %s", c.Error)
+		}
+		for _, ph := range c.Phases {
+			for _, s := range ph.ErrorSamples {
+				add(" %s error: %s", ph.Name, s)
+			}
+			for _, s := range ph.Warnings {
+				add(" %s warning: %s", ph.Name, s)
+			}
+			if !more {
+				continue
+			}
+			if ph.Warmup.Ops > 0 {
+				add(" %s: %s warm-up operations in %s s excluded", ph.Name, thousands(ph.Warmup.Ops), num(ph.Warmup.DurationS))
+			}
+			if ol := ph.OpenLoop; ol != nil {
+				add(" %s: open loop at %s ops/s; %s operations started over 1 ms late, the latest by %s µs (latency counts from the intended start)",
+					ph.Name, num(ol.TargetOpsS), thousands(ol.LateOps), num(ol.MaxLagUs))
+			}
+		}
+	}
+	return notes
+}

@@ -206,11 +206,7 @@ func TestPaymentsInEveryFormat(t *testing.T) {
 	if figureIn(t, declines, "declined_insufficient_funds") != 7 || figureIn(t, declines, "declined_card_frozen") != 2 {
 		t.Errorf("declines by reason: %s", text(declines))
 	}
-	for _, want := range []string{"## Payments", "### Invariants", "### Declines and retries by reason", "| card\\_frozen | insufficient\\_funds |", "### Transfers over time"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("Markdown lacks %q", want)
-		}
-	}
+	markdownHas(t, md, "## Payments", "### Invariants", "### Declines and retries by reason", "| card\\_frozen | insufficient\\_funds |", "### Transfers over time")
 	modelTablesIn(t, r, md)
 }
 
@@ -296,11 +292,7 @@ func TestSessionsInEveryFormat(t *testing.T) {
 			t.Errorf("the knob table lacks %q", want)
 		}
 	}
-	for _, want := range []string{"## Sessions", "### Sessions phase A", "### Sessions phase B", "### Designs, knob by knob", "| target | design | creates/s |", "FOR UPDATE SKIP LOCKED"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("Markdown lacks %q", want)
-		}
-	}
+	markdownHas(t, md, "## Sessions", "### Sessions phase A", "### Sessions phase B", "### Designs, knob by knob", "| target | design | creates/s |", "FOR UPDATE SKIP LOCKED")
 	modelTablesIn(t, r, md)
 }
 
@@ -335,11 +327,7 @@ func TestDurabilityInEveryFormat(t *testing.T) {
 	if windows == 0 {
 		t.Error("the sample lost no write: it cannot show a loss window")
 	}
-	for _, want := range []string{"## Durability: acknowledged writes lost", "| target | trials | acked | lost max |", "A process crash is not a power loss"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("Markdown lacks %q", want)
-		}
-	}
+	markdownHas(t, md, "## Durability: acknowledged writes lost", "| target | trials | acked | lost max |", "A process crash is not a power loss")
 	modelTablesIn(t, r, md)
 }
 
@@ -391,11 +379,7 @@ func TestNetworkInEveryFormat(t *testing.T) {
 	if points == 0 {
 		t.Fatal("the sample has no cell with an rtt")
 	}
-	for _, want := range []string{"## Network: latency against round-trip time", "| rtt | measured ms | postgres | redis | spread µs | spread/rtt |", "network mechanism:"} {
-		if !strings.Contains(md, want) {
-			t.Errorf("Markdown lacks %q", want)
-		}
-	}
+	markdownHas(t, md, "## Network: latency against round-trip time", "| rtt | measured ms | postgres | redis | spread µs | spread/rtt |", "network mechanism:")
 	modelTablesIn(t, r, md)
 }
 
@@ -405,14 +389,7 @@ func TestSectionsInCSV(t *testing.T) {
 	for _, suite := range []string{"payments", "sessions", "durability"} {
 		t.Run(suite, func(t *testing.T) {
 			r := readSuiteSample(t, suite)
-			var b bytes.Buffer
-			if err := CSV(&b, r); err != nil {
-				t.Fatal(err)
-			}
-			rows, err := csv.NewReader(&b).ReadAll()
-			if err != nil {
-				t.Fatal(err)
-			}
+			rows := csvRows(t, r)
 			got := map[string]string{} // cell id + metric -> value, cell-level rows only
 			for _, row := range rows[1:] {
 				if row[8] == "" {
@@ -448,4 +425,28 @@ func TestSectionsInCSV(t *testing.T) {
 			}
 		})
 	}
+}
+
+// markdownHas fails the test for each of wants that md lacks.
+func markdownHas(t *testing.T, md string, wants ...string) {
+	t.Helper()
+	for _, want := range wants {
+		if !strings.Contains(md, want) {
+			t.Errorf("Markdown lacks %q", want)
+		}
+	}
+}
+
+// csvRows is r's CSV report, read back, header included.
+func csvRows(t *testing.T, r *result.Result) [][]string {
+	t.Helper()
+	var b bytes.Buffer
+	if err := CSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	rows, err := csv.NewReader(&b).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return rows
 }
