@@ -104,12 +104,17 @@ func CSV(w io.Writer, r *result.Result) error {
 
 type csvMetric struct{ name, value, unit string }
 
+func floatMetric(name string, v float64, unit string) csvMetric {
+	return csvMetric{name, exact(v), unit}
+}
+
+func intMetric(name string, v int64, unit string) csvMetric {
+	return csvMetric{name, strconv.FormatInt(v, 10), unit}
+}
+
 // phaseMetrics lists a phase's figures in the CSV's order.
 func phaseMetrics(p *metrics.Phase) []csvMetric {
-	f := func(name string, v float64, unit string) csvMetric { return csvMetric{name, exact(v), unit} }
-	i := func(name string, v int64, unit string) csvMetric {
-		return csvMetric{name, strconv.FormatInt(v, 10), unit}
-	}
+	f, i := floatMetric, intMetric
 	u := func(name string, v uint64, unit string) csvMetric {
 		return csvMetric{name, strconv.FormatUint(v, 10), unit}
 	}
@@ -169,6 +174,14 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 			)
 		}
 	}
+	return append(out, scheduleMetrics(p)...)
+}
+
+// scheduleMetrics are an open-loop phase's lateness and where client and
+// server ran.
+func scheduleMetrics(p *metrics.Phase) []csvMetric {
+	f, i := floatMetric, intMetric
+	var out []csvMetric
 	if o := p.OpenLoop; o != nil {
 		out = append(out,
 			f("open_loop_target_ops_s", o.TargetOpsS, "ops/s"),
@@ -195,8 +208,8 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 // cellMetrics are the cell-level figures of a payments, durability or
 // sessions cell, the rows of their sections' tables.
 func cellMetrics(c *result.Cell) []csvMetric {
-	f := func(name string, v float64, unit string) csvMetric { return csvMetric{name, exact(v), unit} }
-	i := func(name string, v int64) csvMetric { return csvMetric{name, strconv.FormatInt(v, 10), "count"} }
+	f := floatMetric
+	i := func(name string, v int64) csvMetric { return intMetric(name, v, "count") }
 	var out []csvMetric
 	if s := paymentsOf(c); s != nil {
 		out = append(out, i("payments_committed", s.Committed), f("payments_committed_per_s", s.CommittedPerS, "ops/s"),
