@@ -123,7 +123,7 @@ func (m *durabilityModel) render(d doc) {
 	d.para(strings.Join(m.legend, " "))
 	d.list(m.failed)
 	d.para(durability.NotPowerLoss)
-	d.heading("", durabilityVerdictsHead)
+	d.heading("", strings.TrimSuffix(durabilityVerdictsHead, ":"))
 	var items []string
 	for _, v := range m.verdicts {
 		item := fmt.Sprintf("%s: %s. Process crash: %s. Power loss: %s.", v.target, v.verdict, v.processCrash, v.powerLoss)

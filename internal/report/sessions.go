@@ -338,7 +338,7 @@ func (m *sessionsModel) render(d doc) {
 		notes = append(notes, "note: "+n)
 	}
 	d.list(notes)
-	d.heading("", sessionsSQLHead)
+	d.heading("", strings.TrimSuffix(sessionsSQLHead, ":"))
 	d.list(sessionsSQL)
 	d.para(sessionsSQLNote)
 }
