@@ -24,6 +24,9 @@ type durabilityModel struct {
 	legend   []string // what the columns mean
 	failed   []string // "target failed: first line of the error"
 	verdicts []durabilityVerdict
+	// notPowerLoss is why a process crash is not a power loss, as the
+	// result recorded it (today's text for results without it).
+	notPowerLoss string
 }
 
 type durabilityVerdict struct {
@@ -60,9 +63,15 @@ func newDurabilityModel(r *result.Result) *durabilityModel {
 		if c.Status != result.CellOK && c.Error != "" {
 			m.failed = append(m.failed, fmt.Sprintf("%s failed: %s", rowName(c), durFirstLine(c.Error)))
 		}
+		if s := durabilityOf(c); s != nil && m.notPowerLoss == "" {
+			m.notPowerLoss = s.NotPowerLoss
+		}
 		if s := durabilityOf(c); s != nil && (s.Verdict != "" || s.ProcessCrash != "") {
 			m.verdicts = append(m.verdicts, durabilityVerdict{rowName(c), s.Verdict, s.ProcessCrash, s.PowerLoss, s.Filesystem})
 		}
+	}
+	if m.notPowerLoss == "" {
+		m.notPowerLoss = durability.NotPowerLoss
 	}
 	return m
 }
@@ -101,7 +110,7 @@ func DurabilityText(w io.Writer, r *result.Result) {
 	for _, l := range append(m.legend, m.failed...) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
-	fmt.Fprintln(w, "\n"+durWrap(durability.NotPowerLoss, 110, ""))
+	fmt.Fprintln(w, "\n"+durWrap(m.notPowerLoss, 110, ""))
 	fmt.Fprintln(w, "\n"+durabilityVerdictsHead)
 	for _, v := range m.verdicts {
 		fmt.Fprintf(w, "  %s: %s\n", v.target, v.verdict)
@@ -122,7 +131,7 @@ func (m *durabilityModel) render(d doc) {
 	d.table(m.lost)
 	d.para(strings.Join(m.legend, " "))
 	d.list(m.failed)
-	d.para(durability.NotPowerLoss)
+	d.para(m.notPowerLoss)
 	d.heading("", strings.TrimSuffix(durabilityVerdictsHead, ":"))
 	var items []string
 	for _, v := range m.verdicts {
