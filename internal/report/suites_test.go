@@ -13,12 +13,12 @@ import (
 	"github.com/storebench/storebench/internal/result"
 )
 
-// suiteSamples are real results of the suites whose reports have sections
-// of their own, made with `storebench run SUITE --quick` (payments on
-// postgres and sqlite, sessions on postgres and redis, network on postgres
-// and redis, durability on every profile), beside the quick suite's
-// sample-result.json and the mix result.
-var suiteSamples = []string{"payments", "sessions", "durability", "network"}
+// suiteSamples are real results of every suite but quick (whose sample is
+// sample-result.json), made with `storebench run SUITE --quick` (payments
+// on postgres and sqlite, sessions and network on postgres and redis,
+// redis-persistence and cache-vs-db with --repeat 1; the others as the
+// suite has them), each in testdata/SUITE-result.json.
+var suiteSamples = []string{"payments", "sessions", "durability", "network", "coordinated-omission", "files-vs-cache", "redis-persistence", "cache-vs-db"}
 
 func readSuiteSample(t *testing.T, suite string) *result.Result {
 	t.Helper()
