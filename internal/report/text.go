@@ -5,7 +5,7 @@
 // (payments, sessions, durability, network) are each built once as tables
 // and sentences (section.go) that every format renders, so no two can
 // disagree. A new section: a model and its renderers in one file, and a
-// line in workloadSections.
+// line each in workloadSections and Text.
 package report
 
 import (
