@@ -373,22 +373,48 @@ func screenshotDir(t *testing.T) string {
 	return t.TempDir()
 }
 
-// TestHTMLInChromium opens the sample's report in headless Chromium, in light
-// and dark mode and as printed, fails on any console error, exception, failed
-// load or network request, checks that every chart was laid out, and keeps a
-// screenshot of each mode.
+// TestHTMLInChromium opens the report of one sample result of every suite
+// in headless Chromium (browserPage).
 func TestHTMLInChromium(t *testing.T) {
-	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
-	defer cancel()
-	r := readSample(t)
 	if path := os.Getenv("STOREBENCH_SCREENSHOT_RESULT"); path != "" {
 		// To look at another result: STOREBENCH_SCREENSHOTS=dir STOREBENCH_SCREENSHOT_RESULT=result.json
-		var err error
-		if r, err = result.Read(path); err != nil {
+		r, err := result.Read(path)
+		if err != nil {
 			t.Fatal(err)
 		}
+		browserPage(t, r, screenshotDir(t))
+		return
 	}
-	dir := screenshotDir(t)
+	for _, suite := range append([]string{"quick", "mix"}, suiteSamples...) {
+		t.Run(suite, func(t *testing.T) {
+			var r *result.Result
+			switch suite {
+			case "quick":
+				r = readSample(t)
+			case "mix":
+				r = readMix(t)
+			default:
+				r = readSuiteSample(t, suite)
+			}
+			dir := screenshotDir(t)
+			if os.Getenv("STOREBENCH_SCREENSHOTS") != "" {
+				dir = filepath.Join(dir, suite)
+				if err := os.MkdirAll(dir, 0o755); err != nil {
+					t.Fatal(err)
+				}
+			}
+			browserPage(t, r, dir)
+		})
+	}
+}
+
+// browserPage opens r's report in headless Chromium, in light and dark mode
+// and as printed, fails on any console error, exception, failed load or
+// network request, checks that every chart was laid out, and keeps a
+// screenshot of each mode in dir.
+func browserPage(t *testing.T, r *result.Result, dir string) {
+	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
+	defer cancel()
 	page := filepath.Join(dir, "report.html")
 	f, err := os.Create(page)
 	if err != nil {
@@ -406,19 +432,27 @@ func TestHTMLInChromium(t *testing.T) {
 			Charts, Drawn, Tables int
 			Height                int
 			Background            string
+			Small, NotOneTable    []string // figure ids
 		}
+		// Readable: wider than 300 px, taller than 80 (a dot plot of one row
+		// is 88 px: its axes and the row).
 		b.eval(t, ctx, `(() => {
 			const svgs = [...document.querySelectorAll("figure.chart svg.plot")];
 			return {
 				Charts: svgs.length,
-				Drawn: svgs.filter(s => { const r = s.getBoundingClientRect(); return r.width > 300 && r.height > 100; }).length,
+				Drawn: svgs.filter(s => { const r = s.getBoundingClientRect(); return r.width > 300 && r.height > 80; }).length,
 				Tables: document.querySelectorAll("figure.chart table").length,
+				Small: svgs.filter(s => { const r = s.getBoundingClientRect(); return !(r.width > 300 && r.height > 80); }).map(s => s.closest("figure").id + " " + Math.round(s.getBoundingClientRect().width) + "x" + Math.round(s.getBoundingClientRect().height)),
+				NotOneTable: [...document.querySelectorAll("figure.chart")].filter(f => f.querySelectorAll("table").length !== 1).map(f => f.id),
 				Height: Math.ceil(document.documentElement.scrollHeight),
 				Background: getComputedStyle(document.body).backgroundColor,
 			};
 		})()`, &laidOut)
-		if laidOut.Charts == 0 || laidOut.Drawn != laidOut.Charts || laidOut.Tables != laidOut.Charts {
-			t.Errorf("%s: %d charts, %d laid out at a readable size, %d tables", scheme, laidOut.Charts, laidOut.Drawn, laidOut.Tables)
+		// Every figure holds the table of its numbers (an article's figure
+		// may be its table alone, without a chart).
+		if laidOut.Charts == 0 || laidOut.Drawn != laidOut.Charts || len(laidOut.NotOneTable) > 0 {
+			t.Errorf("%s: %d charts, %d laid out at a readable size (not: %v), %d tables (figures without exactly one: %v)",
+				scheme, laidOut.Charts, laidOut.Drawn, laidOut.Small, laidOut.Tables, laidOut.NotOneTable)
 		}
 		wantBG := map[string]string{"light": "rgb(255, 255, 255)", "dark": "rgb(13, 17, 23)"}[scheme]
 		if laidOut.Background != wantBG {

@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"fmt"
 	"os"
 	"regexp"
@@ -59,14 +58,7 @@ func TestByOpText(t *testing.T) {
 
 func TestByOpCSV(t *testing.T) {
 	r := readMix(t)
-	var b bytes.Buffer
-	if err := CSV(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := csvRows(t, r)
 	got := map[string]string{} // cell phase metric -> value
 	for _, row := range rows[1:] {
 		got[row[1]+" "+row[8]+" "+row[9]] = row[10]

@@ -48,6 +48,19 @@ import (
 // server_time_<op>_calls and server_time_<op>_mean_us where the store reports
 // its own execution time. Every cell also has cell_seconds (phase empty): the wall
 // time of the whole cell, preparation included.
+//
+// Cell-level figures of the workloads with sections of their own (phase
+// empty): payments_committed, payments_committed_per_s, payments_steady_per_s,
+// payments_steady_cv, payments_declined and payments_declined_<reason>,
+// payments_retries, payments_errors, payments_deletes, payments_invariants_ok
+// (1 or 0); durability_trials, durability_trials_asked, durability_acked,
+// durability_lost_max, durability_lost_mean, durability_loss_trials,
+// durability_lost_all_trials, durability_window_max_s,
+// durability_window_max_writes, durability_recovery_mean_s,
+// durability_recovery_max_s; for a sessions phase B cell sessions_stale,
+// sessions_lost, sessions_linger_max_s, sessions_end_rows, sessions_end_bytes
+// and, for PostgreSQL, sessions_peak_dead_tuples, sessions_hot_ratio and
+// sessions_autovacuum_runs.
 var CSVColumns = []string{"run_id", "cell_id", "target", "store", "workload", "entry", "params", "cell_status", "phase", "metric", "value", "unit"}
 
 // CSV writes one row per cell × phase × metric, with the header CSVColumns.
@@ -72,6 +85,11 @@ func CSV(w io.Writer, r *result.Result) error {
 		if err := row("", "cell_seconds", exact(c.Seconds), "s"); err != nil {
 			return err
 		}
+		for _, m := range cellMetrics(c) {
+			if err := row("", m.name, m.value, m.unit); err != nil {
+				return err
+			}
+		}
 		for j := range c.Phases {
 			for _, m := range phaseMetrics(&c.Phases[j]) {
 				if err := row(c.Phases[j].Name, m.name, m.value, m.unit); err != nil {
@@ -86,12 +104,17 @@ func CSV(w io.Writer, r *result.Result) error {
 
 type csvMetric struct{ name, value, unit string }
 
+func floatMetric(name string, v float64, unit string) csvMetric {
+	return csvMetric{name, exact(v), unit}
+}
+
+func intMetric(name string, v int64, unit string) csvMetric {
+	return csvMetric{name, strconv.FormatInt(v, 10), unit}
+}
+
 // phaseMetrics lists a phase's figures in the CSV's order.
 func phaseMetrics(p *metrics.Phase) []csvMetric {
-	f := func(name string, v float64, unit string) csvMetric { return csvMetric{name, exact(v), unit} }
-	i := func(name string, v int64, unit string) csvMetric {
-		return csvMetric{name, strconv.FormatInt(v, 10), unit}
-	}
+	f, i := floatMetric, intMetric
 	u := func(name string, v uint64, unit string) csvMetric {
 		return csvMetric{name, strconv.FormatUint(v, 10), unit}
 	}
@@ -151,6 +174,14 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 			)
 		}
 	}
+	return append(out, scheduleMetrics(p)...)
+}
+
+// scheduleMetrics are an open-loop phase's lateness and where client and
+// server ran.
+func scheduleMetrics(p *metrics.Phase) []csvMetric {
+	f, i := floatMetric, intMetric
+	var out []csvMetric
 	if o := p.OpenLoop; o != nil {
 		out = append(out,
 			f("open_loop_target_ops_s", o.TargetOpsS, "ops/s"),
@@ -169,6 +200,44 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 			for _, cpu := range slices.Sorted(maps.Keys(side.shares)) {
 				out = append(out, f(fmt.Sprintf("placement_%s_cpu%d_share", side.name, cpu), side.shares[cpu], "fraction"))
 			}
+		}
+	}
+	return out
+}
+
+// cellMetrics are the cell-level figures of a payments, durability or
+// sessions cell, the rows of their sections' tables.
+func cellMetrics(c *result.Cell) []csvMetric {
+	f := floatMetric
+	i := func(name string, v int64) csvMetric { return intMetric(name, v, "count") }
+	var out []csvMetric
+	if s := paymentsOf(c); s != nil {
+		out = append(out, i("payments_committed", s.Committed), f("payments_committed_per_s", s.CommittedPerS, "ops/s"),
+			f("payments_steady_per_s", s.Steady.MeanPerS, "ops/s"), f("payments_steady_cv", s.Steady.CV, "fraction"), i("payments_declined", s.Declined))
+		for _, reason := range sortedKeys(s.DeclinedBy) {
+			out = append(out, i("payments_declined_"+reason, s.DeclinedBy[reason]))
+		}
+		out = append(out, i("payments_retries", s.Retries), i("payments_errors", s.Errors), i("payments_deletes", s.Deletes),
+			csvMetric{"payments_invariants_ok", map[bool]string{true: "1", false: "0"}[s.Invariants.OK], "bool"})
+	}
+	if s := durabilityOf(c); s != nil {
+		out = append(out, i("durability_trials", int64(s.Trials)), i("durability_trials_asked", int64(s.TrialsAsked)), i("durability_acked", s.Acked),
+			i("durability_lost_max", s.LostMax), f("durability_lost_mean", s.LostMean, "count"), i("durability_loss_trials", int64(s.LossTrials)),
+			i("durability_lost_all_trials", int64(s.LostAllTrials)), f("durability_window_max_s", s.WindowMaxS, "s"),
+			i("durability_window_max_writes", s.WindowMaxWrites), f("durability_recovery_mean_s", s.RecoveryMeanS, "s"), f("durability_recovery_max_s", s.RecoveryMaxS, "s"))
+	}
+	if s := sessionsOf(c); s != nil && s.Counters != nil && s.Figures != nil {
+		k, g := s.Counters, s.Figures
+		out = append(out, i("sessions_stale", k.Stale), i("sessions_lost", k.Lost), f("sessions_linger_max_s", g.LingerMaxS, "s"),
+			i("sessions_end_rows", g.EndRows), i("sessions_end_bytes", g.EndBytes))
+		if g.PeakDeadTuples != nil {
+			out = append(out, i("sessions_peak_dead_tuples", *g.PeakDeadTuples))
+		}
+		if g.HOTRatio != nil {
+			out = append(out, f("sessions_hot_ratio", *g.HOTRatio, "fraction"))
+		}
+		if g.AutovacuumRuns != nil {
+			out = append(out, i("sessions_autovacuum_runs", *g.AutovacuumRuns))
 		}
 	}
 	return out

@@ -5,19 +5,40 @@ import (
 	"io"
 	"math"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/workload/durability"
 )
 
-// DurabilityText prints the durability workload's cells for the terminal:
-// acknowledged writes lost per target when its process is SIGKILLed, over
-// how many trials, the loss window and the recovery time; then, per target,
-// what a process crash is expected to lose and what a power loss would
-// lose, which the run does not test. It prints nothing when the result has
-// no durability cell.
-func DurabilityText(w io.Writer, r *result.Result) {
+// durabilityOf is a cell's durability summary: the one place this file
+// reads it, so moving the schema's types is a one-line change here.
+func durabilityOf(c *result.Cell) *durability.Summary { return c.Durability }
+
+// durabilityModel is the durability section of every format: acknowledged
+// writes lost per target when its process is SIGKILLed, over how many
+// trials, the loss window and the recovery time; then, per target, what a
+// process crash is expected to lose and what a power loss would lose,
+// which the run does not test.
+type durabilityModel struct {
+	lost     *table
+	legend   []string // what the columns mean
+	failed   []string // "target failed: first line of the error"
+	verdicts []durabilityVerdict
+	// notPowerLoss is why a process crash is not a power loss, as the
+	// result recorded it (today's text for results without it).
+	notPowerLoss string
+}
+
+type durabilityVerdict struct {
+	target, verdict, processCrash, powerLoss, filesystem string
+}
+
+// durabilityTitle heads the section in every format.
+const durabilityTitle = "durability: acknowledged writes lost when the store's process is SIGKILLed and restarted (a process crash, not a power loss)"
+
+// newDurabilityModel builds the section; nil when the result has no
+// durability cell.
+func newDurabilityModel(r *result.Result) *durabilityModel {
 	var cells []*result.Cell
 	for i := range r.Cells {
 		if c := &r.Cells[i]; c.Workload == "durability" {
@@ -25,56 +46,102 @@ func DurabilityText(w io.Writer, r *result.Result) {
 		}
 	}
 	if len(cells) == 0 {
+		return nil
+	}
+	m := &durabilityModel{legend: []string{
+		"acked: writes acknowledged before the kills, all trials; lost: acknowledged writes missing (or holding another value) after the restart;",
+		"lost all: trials that lost every acknowledged write; window: how long before the kill the oldest lost write was acknowledged, and how many",
+		"acknowledged writes came from then on; recovery: restart (for files and SQLite: the writer's death) to the first successful read.",
+	}}
+	m.lost = newTable("durability", "acknowledged writes lost per target over its trials", true,
+		column{head: "target", left: true}, column{head: "trials", left: true}, column{head: "acked", m: "acked"},
+		column{head: "lost max", m: "lost_max"}, column{head: "lost mean", m: "lost_mean"}, column{head: "lost per trial", left: true},
+		column{head: "lost all", left: true}, column{head: "window max", left: true},
+		column{head: "recovery mean", m: "recovery_mean_s"}, column{head: "recovery max", m: "recovery_max_s"})
+	for _, c := range cells {
+		m.lost.add(durabilityRow(c)...)
+		if c.Status != result.CellOK && c.Error != "" {
+			m.failed = append(m.failed, fmt.Sprintf("%s failed: %s", rowName(c), durFirstLine(c.Error)))
+		}
+		if s := durabilityOf(c); s != nil && m.notPowerLoss == "" {
+			m.notPowerLoss = s.NotPowerLoss
+		}
+		if s := durabilityOf(c); s != nil && (s.Verdict != "" || s.ProcessCrash != "") {
+			m.verdicts = append(m.verdicts, durabilityVerdict{rowName(c), s.Verdict, s.ProcessCrash, s.PowerLoss, s.Filesystem})
+		}
+	}
+	if m.notPowerLoss == "" {
+		m.notPowerLoss = durability.NotPowerLoss
+	}
+	return m
+}
+
+// durabilityRow is one target's row of the lost-writes table.
+func durabilityRow(c *result.Cell) []cell {
+	s := durabilityOf(c)
+	none := textCell("—")
+	row := []cell{textCell(rowName(c))}
+	if s == nil {
+		return append(row, none, none, none, none, none, none, none, none, none)
+	}
+	row = append(row, textCell(fmt.Sprintf("%d/%d", s.Trials, s.TrialsAsked)))
+	if s.Trials == 0 {
+		return append(row, none, none, none, none, none, none, none, none)
+	}
+	all, window := none, none
+	if s.LossTrials > 0 {
+		all = textCell(fmt.Sprintf("%d of %d", s.LostAllTrials, s.Trials))
+		window = textCell(fmt.Sprintf("%s s, %s writes", durSecs(s.WindowMaxS), thousands(s.WindowMaxWrites)))
+	}
+	return append(row, countCell(s.Acked), countCell(s.LostMax), figureCell(durMean(s.LostMean), s.LostMean),
+		textCell(perTrialLost(s.PerTrial)), all, window,
+		figureCell(durSecs(s.RecoveryMeanS)+" s", s.RecoveryMeanS), figureCell(durSecs(s.RecoveryMaxS)+" s", s.RecoveryMaxS))
+}
+
+// DurabilityText prints the durability section for the terminal; nothing
+// when the result has no durability cell.
+func DurabilityText(w io.Writer, r *result.Result) {
+	m := newDurabilityModel(r)
+	if m == nil {
 		return
 	}
-	fmt.Fprintln(w, "\ndurability: acknowledged writes lost when the store's process is SIGKILLed and restarted (a process crash, not a power loss)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "target\ttrials\tacked\tlost max\tlost mean\tlost per trial\tlost all\twindow max\trecovery mean\trecovery max\t")
-	for _, c := range cells {
-		s := c.Durability
-		if s == nil {
-			fmt.Fprintf(tw, "%s\t—\t—\t—\t—\t—\t—\t—\t—\t—\t\n", rowName(c))
-			continue
-		}
-		trials := fmt.Sprintf("%d/%d", s.Trials, s.TrialsAsked)
-		if s.Trials == 0 {
-			fmt.Fprintf(tw, "%s\t%s\t—\t—\t—\t—\t—\t—\t—\t—\t\n", rowName(c), trials)
-			continue
-		}
-		all := "—"
-		if s.LossTrials > 0 {
-			all = fmt.Sprintf("%d of %d", s.LostAllTrials, s.Trials)
-		}
-		window := "—"
-		if s.LossTrials > 0 {
-			window = fmt.Sprintf("%s s, %s writes", durSecs(s.WindowMaxS), thousands(s.WindowMaxWrites))
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s s\t%s s\t\n", rowName(c), trials, thousands(s.Acked),
-			thousands(s.LostMax), durMean(s.LostMean), perTrialLost(s.PerTrial), all, window, durSecs(s.RecoveryMeanS), durSecs(s.RecoveryMaxS))
+	fmt.Fprintln(w, "\n"+durabilityTitle)
+	m.lost.text(w)
+	for _, l := range append(m.legend, m.failed...) {
+		fmt.Fprintf(w, "  %s\n", l)
 	}
-	tw.Flush()
-	fmt.Fprintln(w, "  acked: writes acknowledged before the kills, all trials; lost: acknowledged writes missing (or holding another value) after the restart;")
-	fmt.Fprintln(w, "  lost all: trials that lost every acknowledged write; window: how long before the kill the oldest lost write was acknowledged, and how many")
-	fmt.Fprintln(w, "  acknowledged writes came from then on; recovery: restart (for files and SQLite: the writer's death) to the first successful read.")
-	for _, c := range cells {
-		if c.Status != result.CellOK && c.Error != "" {
-			fmt.Fprintf(w, "  %s failed: %s\n", rowName(c), durFirstLine(c.Error))
+	fmt.Fprintln(w, "\n"+durWrap(m.notPowerLoss, 110, ""))
+	fmt.Fprintln(w, "\n"+durabilityVerdictsHead)
+	for _, v := range m.verdicts {
+		fmt.Fprintf(w, "  %s: %s\n", v.target, v.verdict)
+		fmt.Fprintf(w, "    process crash: %s\n", v.processCrash)
+		fmt.Fprintf(w, "    power loss:    %s\n", v.powerLoss)
+		if v.onTmpfs() {
+			fmt.Fprintf(w, "    data on %s\n", v.filesystem)
 		}
 	}
-	fmt.Fprintln(w, "\n"+durWrap(durability.NotPowerLoss, 110, ""))
-	fmt.Fprintln(w, "\nwhat each configuration loses (measured: the verdict; expected on a process crash, and on a power loss or OS crash, which is not tested):")
-	for _, c := range cells {
-		s := c.Durability
-		if s == nil || s.Verdict == "" && s.ProcessCrash == "" {
-			continue
+}
+
+const durabilityVerdictsHead = "what each configuration loses (measured: the verdict; expected on a process crash, and on a power loss or OS crash, which is not tested):"
+
+func (v durabilityVerdict) onTmpfs() bool { return strings.HasPrefix(v.filesystem, "tmpfs") }
+
+// render writes the section to Markdown or HTML.
+func (m *durabilityModel) render(d doc) {
+	d.table(m.lost)
+	d.para(strings.Join(m.legend, " "))
+	d.list(m.failed)
+	d.para(m.notPowerLoss)
+	d.heading("", strings.TrimSuffix(durabilityVerdictsHead, ":"))
+	var items []string
+	for _, v := range m.verdicts {
+		item := fmt.Sprintf("%s: %s. Process crash: %s. Power loss: %s.", v.target, v.verdict, v.processCrash, v.powerLoss)
+		if v.onTmpfs() {
+			item += " Data on " + v.filesystem + "."
 		}
-		fmt.Fprintf(w, "  %s: %s\n", rowName(c), s.Verdict)
-		fmt.Fprintf(w, "    process crash: %s\n", s.ProcessCrash)
-		fmt.Fprintf(w, "    power loss:    %s\n", s.PowerLoss)
-		if strings.HasPrefix(s.Filesystem, "tmpfs") {
-			fmt.Fprintf(w, "    data on %s\n", s.Filesystem)
-		}
+		items = append(items, item)
 	}
+	d.list(items)
 }
 
 // perTrialLost lists each trial's lost writes, the first few of them.

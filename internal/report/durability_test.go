@@ -50,3 +50,22 @@ func TestDurabilityText(t *testing.T) {
 	}
 	t.Log("\n" + out)
 }
+
+// TestDurabilityRecordedText: the reports print why a process crash is not
+// a power loss as the result recorded it, not as today's binary words it,
+// in every format.
+func TestDurabilityRecordedText(t *testing.T) {
+	const recorded = "A recorded explanation of what a SIGKILL leaves standing."
+	r := &result.Result{Cells: []result.Cell{{Target: "redis:none", Workload: "durability", Status: result.CellOK,
+		Durability: &durability.Summary{Trials: 1, TrialsAsked: 1, NotPowerLoss: recorded}}}}
+	var text, md bytes.Buffer
+	DurabilityText(&text, r)
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
+		if !strings.Contains(out, recorded) || strings.Contains(out, durability.NotPowerLoss) {
+			t.Errorf("%s: the recorded text is not the one shown:\n%s", name, out)
+		}
+	}
+}

@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
@@ -64,6 +63,9 @@ func (p *page) render() {
 	p.targetsSummary()
 	p.articleSection()
 	p.coordinatedSection()
+	for _, s := range p.m.sections {
+		s.write(htmlOut{p})
+	}
 	for _, s := range kvSweeps(r, "write", "read") {
 		p.sweepSection(s)
 	}
@@ -79,16 +81,7 @@ func (p *page) render() {
 	p.f("<script>\n%s</script>\n</body>\n</html>\n", reportJS)
 }
 
-func (p *page) title() string {
-	name := p.m.r.Suite
-	if name == "" {
-		name = scenarioName(p.m.r)
-	}
-	if name == "" {
-		return "storebench · " + p.m.r.ID
-	}
-	return "storebench · " + name + " · " + p.m.r.ID
-}
+func (p *page) title() string { return p.m.title() }
 
 // scenarioName reads the scenario's name from the result's copy of it.
 func scenarioName(r *result.Result) string {
@@ -102,7 +95,6 @@ func scenarioName(r *result.Result) string {
 
 func (p *page) header() {
 	r := p.m.r
-	e := r.Environment
 	p.s("<header>\n")
 	p.f("<h1>%s</h1>\n", esc(p.title()))
 	took := ""
@@ -111,14 +103,7 @@ func (p *page) header() {
 	}
 	p.f(`<p class="meta">status <b class="status-%s">%s</b> · started %s%s · %d cells · seed %d</p>`+"\n",
 		esc(r.Status), esc(r.Status), esc(r.StartedAt.UTC().Format("2006-01-02 15:04:05 MST")), took, len(r.Cells), r.Seed)
-	var env []string
-	for _, s := range []string{e.CPUModel, plural(e.Cores, "core"), memText(e.MemoryBytes), e.OS, e.Kernel, e.Arch} {
-		if s != "" {
-			env = append(env, esc(s))
-		}
-	}
-	env = append(env, esc(fmt.Sprintf("storebench %s (%s, %s)", r.Storebench.Version, r.Storebench.Commit, r.Storebench.GoVersion)))
-	p.f("<p class=\"meta\">%s</p>\n", strings.Join(env, " · "))
+	p.f("<p class=\"meta\">%s</p>\n", esc(strings.Join(environmentLine(r), " · ")))
 	if len(r.Command) > 0 {
 		p.f("<p class=\"meta\"><code>%s</code></p>\n", esc(strings.Join(r.Command, " ")))
 	}
@@ -132,6 +117,9 @@ func (p *page) header() {
 	}
 	if rows, _ := coordinated(r); len(rows) > 0 {
 		p.f(`<a href="#%s">coordinated omission</a>`, coordinatedID)
+	}
+	for _, s := range p.m.sections {
+		p.f(`<a href="#%s">%s</a>`, esc(s.id), esc(s.nav))
 	}
 	for _, s := range kvSweeps(r, "write", "read") {
 		p.f(`<a href="#%s">%s sweep</a>`, esc(sweepID(s)), esc(s.name))
@@ -558,13 +546,16 @@ func ninesOf(n int64) float64 {
 	return math.Min(maxNines, math.Log10(2*float64(n)))
 }
 
+// spectrumSample is one entry's histogram in the percentile spectrum, and
+// how far along the nines axis it goes.
+type spectrumSample struct {
+	e     entry
+	h     *hdr.Histogram
+	nines float64
+}
+
 func (p *page) spectrumChart(g *phaseGroup) {
-	type spec struct {
-		e     entry
-		h     *hdr.Histogram
-		nines float64
-	}
-	var specs []spec
+	var specs []spectrumSample
 	var undecoded []string
 	lo, hi, xmax, tableNines := math.Inf(1), 0.0, 2.0, 2.0
 	for _, e := range g.entries {
@@ -577,7 +568,7 @@ func (p *page) spectrumChart(g *phaseGroup) {
 			continue
 		}
 		n := ninesOf(h.TotalCount())
-		specs = append(specs, spec{e: e, h: h, nines: n})
+		specs = append(specs, spectrumSample{e: e, h: h, nines: n})
 		lo = math.Min(lo, spectrumValue(h, 0))
 		hi = math.Max(hi, float64(h.ValueAtPercentile(100))/1e3)
 		xmax = math.Max(xmax, math.Ceil(n-1e-9))
@@ -623,6 +614,13 @@ func (p *page) spectrumChart(g *phaseGroup) {
 	if len(undecoded) > 0 {
 		p.f(`<p class="meta">histogram not readable for %s</p>`, esc(strings.Join(undecoded, ", ")))
 	}
+	p.spectrumTable(specs, tableNines)
+	p.s("</figure>\n")
+}
+
+// spectrumTable is the spectrum's numbers: each sample's count and its
+// latency at the percentiles up to tableNines, and its largest.
+func (p *page) spectrumTable(specs []spectrumSample, tableNines float64) {
 	p.s(`<div class="table-wrap"><table data-table="spectrum"><caption>latency in µs at each percentile, from the histograms</caption><thead><tr><th scope="col">cell</th><th scope="col">count</th>`)
 	for _, sp := range spectrumPercentiles {
 		if sp.nines <= tableNines {
@@ -647,7 +645,7 @@ func (p *page) spectrumChart(g *phaseGroup) {
 		v := float64(s.h.ValueAtPercentile(100)) / 1e3
 		p.f(`<td data-m="p100" data-v="%s">%s</td></tr>`, exact(v), num(v))
 	}
-	p.s("</tbody></table></div></figure>\n")
+	p.s("</tbody></table></div>")
 }
 
 // spectrumValue is the latency in µs at percentile q: HdrHistogram's value
@@ -728,6 +726,13 @@ func (p *page) timeChart(g *phaseGroup) {
 	c.b.WriteString(bot.b.String())
 	p.s(c.close())
 	p.legend(lr, true)
+	p.timeTable(entries, rates)
+	p.s("</figure>\n")
+}
+
+// timeTable is the time chart's numbers: a row per cell and second,
+// collapsed when long.
+func (p *page) timeTable(entries []entry, rates [][]float64) {
 	rowsN := 0
 	for _, e := range entries {
 		rowsN += len(e.phase.Series)
@@ -751,7 +756,6 @@ func (p *page) timeChart(g *phaseGroup) {
 	if rowsN > 24 {
 		p.s("</details>")
 	}
-	p.s("</figure>\n")
 }
 
 // ---- every cell ---------------------------------------------------------------
@@ -769,65 +773,14 @@ func (p *page) cellsSection() {
 			continue
 		}
 		for j := range c.Phases {
-			ph := &c.Phases[j]
-			l := ph.LatencyUs
-			cls := ""
-			if j == 0 && i > 0 {
-				cls = ` class="group-start"`
-			}
-			p.f(`<tr%s data-cell="%s" data-phase="%s"><th scope="row"><span class="swatch-dot c%d"></span>%s</th><td class="l">%s</td>`, cls, esc(c.Label()), esc(ph.Name), color, esc(c.Label()), esc(ph.Name))
-			p.f(`<td data-m="ops" data-v="%d">%s</td>`, ph.Ops, thousands(ph.Ops))
-			p.f(`<td data-m="errors" data-v="%d"%s>%s</td>`, errorCount(ph), map[bool]string{true: ` class="bad"`}[errorCount(ph) > 0], esc(errorSummary(ph.Errors)))
-			for _, v := range []struct {
-				m string
-				v float64
-			}{{"duration_ms", ph.DurationS * 1000}, {"ops_s", ph.ThroughputOpsS}, {"p50", l.P50}, {"p90", l.P90}, {"p99", l.P99}, {"p999", l.P999}, {"max", l.Max}, {"mean", l.Mean}, {"client_cpu_us_per_op", ph.ClientCPUUsPerOp}} {
-				title := ""
-				if v.m == "client_cpu_us_per_op" && ph.ClientIO != "" {
-					title = ` title="client I/O: ` + esc(ph.ClientIO) + `"`
-				}
-				p.f(`<td data-m="%s" data-v="%s"%s>%s</td>`, v.m, exact(v.v), title, num(v.v))
-			}
-			if s := ph.Server; s != nil {
-				p.f(`<td data-m="server_cpu_us_per_op" data-v="%s">%s</td><td data-m="server_write_bytes_per_op" data-v="%s">%s</td><td data-m="server_peak_rss_mib" data-v="%s">%s</td>`,
-					exact(s.CPUUsPerOp), num(s.CPUUsPerOp), exact(s.WritePerOp), num(s.WritePerOp), exact(mib(s.PeakRSSBytes)), num(mib(s.PeakRSSBytes)))
-			} else {
-				p.s(`<td>—</td><td>—</td><td>—</td>`)
-			}
-			if pl := ph.Placement; pl != nil {
-				p.f(`<td data-m="same_cpu" data-v="%s">%s</td>`, exact(pl.SameCPU), sameCPUText(ph))
-			} else {
-				p.s(`<td>—</td>`)
-			}
-			statusCls := "l"
-			if c.Status != result.CellOK {
-				statusCls = "l bad"
-			}
-			p.f(`<td class="%s">%s</td></tr>`+"\n", statusCls, esc(c.Status))
+			p.cellPhaseRow(c, j, i > 0 && j == 0, color)
 		}
 	}
 	p.s("</tbody></table></div>\n")
 	// Errors, samples and warnings, where there are any.
 	var notes []string
-	for _, c := range r.Cells {
-		if c.Error != "" {
-			notes = append(notes, fmt.Sprintf("<b>%s</b>: %s", esc(c.Label()), esc(c.Error)))
-		}
-		for _, ph := range c.Phases {
-			for _, s := range ph.ErrorSamples {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s error: %s", esc(c.Label()), esc(ph.Name), esc(s)))
-			}
-			for _, s := range ph.Warnings {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s warning: %s", esc(c.Label()), esc(ph.Name), esc(s)))
-			}
-			if ph.Warmup.Ops > 0 {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s: %s warm-up operations in %s s excluded", esc(c.Label()), esc(ph.Name), thousands(ph.Warmup.Ops), num(ph.Warmup.DurationS)))
-			}
-			if ol := ph.OpenLoop; ol != nil {
-				notes = append(notes, fmt.Sprintf("<b>%s</b> %s: open loop at %s ops/s; %s operations started over 1 ms late, the latest by %s µs (latency counts from the intended start)",
-					esc(c.Label()), esc(ph.Name), num(ol.TargetOpsS), thousands(ol.LateOps), num(ol.MaxLagUs)))
-			}
-		}
+	for _, n := range cellNotes(r, true) {
+		notes = append(notes, "<b>"+esc(n.cell)+"</b>"+esc(n.rest))
 	}
 	if len(notes) > 0 {
 		p.s(`<ul class="notes">`)
@@ -839,11 +792,50 @@ func (p *page) cellsSection() {
 	p.s("</section>\n")
 }
 
+// cellPhaseRow is the cells table's row of a cell's phase j; groupStart
+// marks the first row of a cell after another.
+func (p *page) cellPhaseRow(c *result.Cell, j int, groupStart bool, color int) {
+	ph := &c.Phases[j]
+	l := ph.LatencyUs
+	cls := ""
+	if groupStart {
+		cls = ` class="group-start"`
+	}
+	p.f(`<tr%s data-cell="%s" data-phase="%s"><th scope="row"><span class="swatch-dot c%d"></span>%s</th><td class="l">%s</td>`, cls, esc(c.Label()), esc(ph.Name), color, esc(c.Label()), esc(ph.Name))
+	p.f(`<td data-m="ops" data-v="%d">%s</td>`, ph.Ops, thousands(ph.Ops))
+	p.f(`<td data-m="errors" data-v="%d"%s>%s</td>`, errorCount(ph), map[bool]string{true: ` class="bad"`}[errorCount(ph) > 0], esc(errorSummary(ph.Errors)))
+	for _, v := range []struct {
+		m string
+		v float64
+	}{{"duration_ms", ph.DurationS * 1000}, {"ops_s", ph.ThroughputOpsS}, {"p50", l.P50}, {"p90", l.P90}, {"p99", l.P99}, {"p999", l.P999}, {"max", l.Max}, {"mean", l.Mean}, {"client_cpu_us_per_op", ph.ClientCPUUsPerOp}} {
+		title := ""
+		if v.m == "client_cpu_us_per_op" && ph.ClientIO != "" {
+			title = ` title="client I/O: ` + esc(ph.ClientIO) + `"`
+		}
+		p.f(`<td data-m="%s" data-v="%s"%s>%s</td>`, v.m, exact(v.v), title, num(v.v))
+	}
+	if s := ph.Server; s != nil {
+		p.f(`<td data-m="server_cpu_us_per_op" data-v="%s">%s</td><td data-m="server_write_bytes_per_op" data-v="%s">%s</td><td data-m="server_peak_rss_mib" data-v="%s">%s</td>`,
+			exact(s.CPUUsPerOp), num(s.CPUUsPerOp), exact(s.WritePerOp), num(s.WritePerOp), exact(mib(s.PeakRSSBytes)), num(mib(s.PeakRSSBytes)))
+	} else {
+		p.s(`<td>—</td><td>—</td><td>—</td>`)
+	}
+	if pl := ph.Placement; pl != nil {
+		p.f(`<td data-m="same_cpu" data-v="%s">%s</td>`, exact(pl.SameCPU), sameCPUText(ph))
+	} else {
+		p.s(`<td>—</td>`)
+	}
+	statusCls := "l"
+	if c.Status != result.CellOK {
+		statusCls = "l bad"
+	}
+	p.f(`<td class="%s">%s</td></tr>`+"\n", statusCls, esc(c.Status))
+}
+
 // ---- environment and settings ------------------------------------------------
 
 func (p *page) setupSection() {
 	r := p.m.r
-	e := r.Environment
 	p.s(`<section id="setup"><h2>Environment and settings</h2>` + "\n")
 	p.s(`<details><summary>Environment <span class="sub">— the machine, the binary, the run</span></summary><div class="table-wrap"><table data-table="environment"><tbody>`)
 	kv := func(k, v string) {
@@ -851,28 +843,9 @@ func (p *page) setupSection() {
 			p.f(`<tr><th scope="row">%s</th><td class="l wrap">%s</td></tr>`, esc(k), esc(v))
 		}
 	}
-	kv("host", e.Hostname)
-	kv("CPU", e.CPUModel)
-	kv("cores", fmt.Sprint(e.Cores))
-	if e.MemoryBytes > 0 {
-		kv("memory", bytesIEC(e.MemoryBytes))
+	for _, row := range environmentRows(r, true) {
+		kv(row[0], row[1])
 	}
-	kv("OS", e.OS)
-	kv("kernel", e.Kernel)
-	kv("arch", e.Arch)
-	kv("client CPUs", e.ClientCPUs)
-	kv("server CPUs", e.ServerCPUs)
-	kv("GOMAXPROCS", fmt.Sprint(e.GoMaxProcs))
-	kv("storebench", fmt.Sprintf("%s (commit %s, %s)", r.Storebench.Version, r.Storebench.Commit, r.Storebench.GoVersion))
-	kv("run", r.ID)
-	kv("status", r.Status)
-	kv("started", r.StartedAt.UTC().Format(time.RFC3339))
-	if r.FinishedAt != nil {
-		kv("finished", r.FinishedAt.UTC().Format(time.RFC3339))
-	}
-	kv("suite", r.Suite)
-	kv("seed", fmt.Sprint(r.Seed))
-	kv("command", strings.Join(r.Command, " "))
 	p.s("</tbody></table></div>")
 	if r.Scenario != nil {
 		if b, err := json.MarshalIndent(r.Scenario, "", "  "); err == nil {
@@ -973,38 +946,7 @@ func (p *page) articleTable(i int, t result.ArticleTable) {
 	p.f(`<figure class="chart wide" id="%s-fig" data-chart="article" data-table-index="%d">`, esc(id), i)
 	p.f(`<figcaption><strong>%s</strong><span class="sub">%s; the article's figures (dotted) beside this run's (solid)</span></figcaption>`, esc(t.Title), esc(t.Unit))
 	if numeric {
-		lo, hi := math.Inf(1), 0.0
-		var ls []line
-		for ri, row := range t.Rows {
-			ours := line{key: row.Target + " (ours)", color: colorOf(row.Target, ri), markers: true, attrs: ` data-source="ours" data-label="` + esc(row.Target+" (this run)") + `"`}
-			theirs := line{key: row.Label + " (article)", color: colorOf(row.Target, ri), variant: 2, markers: true, attrs: ` data-source="article" data-label="` + esc(row.Label+" (article)") + `"`}
-			for j, f := range figs[ri] {
-				if f.Ours != nil && *f.Ours > 0 {
-					ours.points = append(ours.points, point{x: xs[j], y: *f.Ours, title: fmt.Sprintf("%s, %s %s: %s %s (this run)", row.Target, t.Columns[j], t.Param, num(*f.Ours), t.Unit)})
-					lo, hi = math.Min(lo, *f.Ours), math.Max(hi, *f.Ours)
-				}
-				if f.Article != nil && *f.Article > 0 {
-					theirs.points = append(theirs.points, point{x: xs[j], y: *f.Article, title: fmt.Sprintf("%s, %s %s: %s %s (article)", row.Label, t.Columns[j], t.Param, num(*f.Article), t.Unit)})
-					lo, hi = math.Min(lo, *f.Article), math.Max(hi, *f.Article)
-				}
-			}
-			for _, l := range []line{theirs, ours} {
-				if len(l.points) > 0 {
-					ls = append(ls, l)
-				}
-			}
-		}
-		if len(ls) > 0 {
-			c := newChart(id, 1180, 360, 70, 20, 28, 40)
-			x := newLogScale(xs[0], xs[len(xs)-1], c.left, c.right, countLabel)
-			x.at = xs
-			y := newLogScale(lo, hi, c.bottom, c.top, unitLabel(t.Unit))
-			c.open(t.Title+": the article's figures and this run's", fmt.Sprintf("Log-log line chart: %s against %s, a dotted line per row of the article and a solid line per target of this run. The table below has the numbers.", t.Unit, t.Param))
-			c.grid(x, y, t.Param, t.Unit)
-			c.lines(x, y, ls, "plot")
-			p.s(c.close())
-			p.legend(ls, true)
-		}
+		p.articleChart(id, t, figs, xs, colorOf)
 	}
 	p.f(`<div class="table-wrap"><table data-table="article"><caption>%s: article | this run</caption><thead><tr><th scope="col" rowspan="2">article row → our target</th>`, esc(t.Unit))
 	for _, c := range t.Columns {
@@ -1042,6 +984,44 @@ func (p *page) articleTable(i int, t result.ArticleTable) {
 		p.f(`<p class="meta">note: %s</p>`, esc(n))
 	}
 	p.s("</figure>\n")
+}
+
+// articleChart draws an article table whose columns are numbers (key
+// counts): a dotted line per row of the article, a solid one per target of
+// this run.
+func (p *page) articleChart(id string, t result.ArticleTable, figs [][]ArticleFigure, xs []float64, colorOf func(string, int) int) {
+	lo, hi := math.Inf(1), 0.0
+	var ls []line
+	for ri, row := range t.Rows {
+		ours := line{key: row.Target + " (ours)", color: colorOf(row.Target, ri), markers: true, attrs: ` data-source="ours" data-label="` + esc(row.Target+" (this run)") + `"`}
+		theirs := line{key: row.Label + " (article)", color: colorOf(row.Target, ri), variant: 2, markers: true, attrs: ` data-source="article" data-label="` + esc(row.Label+" (article)") + `"`}
+		for j, f := range figs[ri] {
+			if f.Ours != nil && *f.Ours > 0 {
+				ours.points = append(ours.points, point{x: xs[j], y: *f.Ours, title: fmt.Sprintf("%s, %s %s: %s %s (this run)", row.Target, t.Columns[j], t.Param, num(*f.Ours), t.Unit)})
+				lo, hi = math.Min(lo, *f.Ours), math.Max(hi, *f.Ours)
+			}
+			if f.Article != nil && *f.Article > 0 {
+				theirs.points = append(theirs.points, point{x: xs[j], y: *f.Article, title: fmt.Sprintf("%s, %s %s: %s %s (article)", row.Label, t.Columns[j], t.Param, num(*f.Article), t.Unit)})
+				lo, hi = math.Min(lo, *f.Article), math.Max(hi, *f.Article)
+			}
+		}
+		for _, l := range []line{theirs, ours} {
+			if len(l.points) > 0 {
+				ls = append(ls, l)
+			}
+		}
+	}
+	if len(ls) > 0 {
+		c := newChart(id, 1180, 360, 70, 20, 28, 40)
+		x := newLogScale(xs[0], xs[len(xs)-1], c.left, c.right, countLabel)
+		x.at = xs
+		y := newLogScale(lo, hi, c.bottom, c.top, unitLabel(t.Unit))
+		c.open(t.Title+": the article's figures and this run's", fmt.Sprintf("Log-log line chart: %s against %s, a dotted line per row of the article and a solid line per target of this run. The table below has the numbers.", t.Unit, t.Param))
+		c.grid(x, y, t.Param, t.Unit)
+		c.lines(x, y, ls, "plot")
+		p.s(c.close())
+		p.legend(ls, true)
+	}
 }
 
 // ---- server-side time ------------------------------------------------------------

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
@@ -38,6 +39,7 @@ type model struct {
 	colorOf  map[string]int // target -> colour index
 	groups   []phaseGroup
 	variants map[string][]string // workload -> parameter suffixes in order
+	sections []workloadSection   // payments, sessions, durability, network: each built once
 }
 
 func newModel(r *result.Result) *model {
@@ -78,6 +80,7 @@ func newModel(r *result.Result) *model {
 			})
 		}
 	}
+	m.sections = workloadSections(r, m.colorOf)
 	// A repeated run's cells come in rounds (keys=1000 #1, keys=10000 #1,
 	// keys=1000 #2, …): list a cell's repeats together, in round order.
 	if r.Repeat > 1 {
@@ -92,6 +95,62 @@ func newModel(r *result.Result) *model {
 		return workloadOrder(r, m.groups[i].workload) < workloadOrder(r, m.groups[j].workload)
 	})
 	return m
+}
+
+// title names the report: the suite or scenario and the run.
+func (m *model) title() string {
+	name := m.r.Suite
+	if name == "" {
+		name = scenarioName(m.r)
+	}
+	if name == "" {
+		return "storebench · " + m.r.ID
+	}
+	return "storebench · " + name + " · " + m.r.ID
+}
+
+// environmentLine is the machine and the binary in one line's parts.
+func environmentLine(r *result.Result) []string {
+	e := r.Environment
+	var env []string
+	for _, s := range []string{e.CPUModel, plural(e.Cores, "core"), memText(e.MemoryBytes), e.OS, e.Kernel, e.Arch} {
+		if s != "" {
+			env = append(env, s)
+		}
+	}
+	return append(env, fmt.Sprintf("storebench %s (%s, %s)", r.Storebench.Version, r.Storebench.Commit, r.Storebench.GoVersion))
+}
+
+// environmentRows are the environment table's rows, those with a value;
+// full adds the run's status, times, suite and command (HTML, where the
+// header does not hold them all).
+func environmentRows(r *result.Result, full bool) [][2]string {
+	e := r.Environment
+	rows := [][2]string{{"host", e.Hostname}, {"CPU", e.CPUModel}, {"cores", fmt.Sprint(e.Cores)}}
+	if e.MemoryBytes > 0 {
+		rows = append(rows, [2]string{"memory", bytesIEC(e.MemoryBytes)})
+	}
+	rows = append(rows, [][2]string{{"OS", e.OS}, {"kernel", e.Kernel}, {"arch", e.Arch}, {"client CPUs", e.ClientCPUs},
+		{"server CPUs", e.ServerCPUs}, {"GOMAXPROCS", fmt.Sprint(e.GoMaxProcs)},
+		{"storebench", fmt.Sprintf("%s (commit %s, %s)", r.Storebench.Version, r.Storebench.Commit, r.Storebench.GoVersion)}, {"run", r.ID}}...)
+	if full {
+		rows = append(rows, [2]string{"status", r.Status}, [2]string{"started", r.StartedAt.UTC().Format(time.RFC3339)})
+		if r.FinishedAt != nil {
+			rows = append(rows, [2]string{"finished", r.FinishedAt.UTC().Format(time.RFC3339)})
+		}
+		rows = append(rows, [2]string{"suite", r.Suite})
+	}
+	rows = append(rows, [2]string{"seed", fmt.Sprint(r.Seed)})
+	if full {
+		rows = append(rows, [2]string{"command", strings.Join(r.Command, " ")})
+	}
+	var out [][2]string
+	for _, kv := range rows {
+		if kv[1] != "" {
+			out = append(out, kv)
+		}
+	}
+	return out
 }
 
 func workloadOrder(r *result.Result, name string) int {
@@ -396,4 +455,39 @@ func sameCPUText(p *metrics.Phase) string {
 		return "—"
 	}
 	return fixed(100*p.Placement.SameCPU, 0) + "%"
+}
+
+// cellNote is a note under the cells table: a cell's error, a phase's
+// error sample or warning, and with more its warm-up and open loop; rest
+// follows the cell's label.
+type cellNote struct{ cell, rest string }
+
+// cellNotes lists the notes of every cell in the result's order.
+func cellNotes(r *result.Result, more bool) []cellNote {
+	var notes []cellNote
+	for _, c := range r.Cells {
+		add := func(format string, a ...any) { notes = append(notes, cellNote{c.Label(), fmt.Sprintf(format, a...)}) }
+		if c.Error != "" {
+			add(": %s", c.Error)
+		}
+		for _, ph := range c.Phases {
+			for _, s := range ph.ErrorSamples {
+				add(" %s error: %s", ph.Name, s)
+			}
+			for _, s := range ph.Warnings {
+				add(" %s warning: %s", ph.Name, s)
+			}
+			if !more {
+				continue
+			}
+			if ph.Warmup.Ops > 0 {
+				add(" %s: %s warm-up operations in %s s excluded", ph.Name, thousands(ph.Warmup.Ops), num(ph.Warmup.DurationS))
+			}
+			if ol := ph.OpenLoop; ol != nil {
+				add(" %s: open loop at %s ops/s; %s operations started over 1 ms late, the latest by %s µs (latency counts from the intended start)",
+					ph.Name, num(ol.TargetOpsS), thousands(ol.LateOps), num(ol.MaxLagUs))
+			}
+		}
+	}
+	return notes
 }

@@ -6,7 +6,6 @@ import (
 	"math"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/storebench/storebench/internal/result"
 )
@@ -17,74 +16,48 @@ import (
 // reads so that there is something to read.
 var networkPhases = map[string][]string{"sessions": {"read"}}
 
-// NetworkText prints, when a run put a network between the clients and its
-// targets (cells with an rtt_ms parameter), one table per workload type and
-// phase (throughput set and get, sessions read): a row per round-trip time
-// (direct = loopback, without the network path), the round trip the probe
-// measured, each target's p50 per op, the spread between the targets' p50s
-// and that spread over the RTT, then from which RTT on the targets differ by
-// less than the RTT. It shows where the difference between stores
-// disappears into the round trip. Then the path's own cost: each target's
-// p50 at rtt 0 through the path (the proxy or the kernel's veth pair and
-// relay) minus its p50 direct. Last, the mechanism and where the clients
-// connected. It prints nothing for a run without a network.
-func NetworkText(w io.Writer, r *result.Result) {
+// networkModel is the network section of every format: for a run that put
+// a network between the clients and its targets (cells with an rtt_ms
+// parameter), one table per workload type and phase (throughput set and
+// get, sessions read): a row per round-trip time (direct = loopback,
+// without the network path), the round trip the probe measured, each
+// target's p50 per op, the spread between the targets' p50s and that
+// spread over the RTT; then from which RTT on the targets differ by less
+// than the RTT, and the path's own cost: each target's p50 at rtt 0
+// through the path (the proxy or the kernel's veth pair and relay) minus
+// its p50 direct. Last, the mechanism and where the clients connected. It
+// shows where the difference between stores disappears into the round trip.
+type networkModel struct {
+	groups     []networkSection
+	mechanisms []string // "network mechanism: …"
+	via        string   // "clients connect to …"; "" when no cell says
+}
+
+type networkSection struct {
+	title    string
+	table    *table
+	reading  string // from which RTT on the stores differ by less than it
+	pathCost string
+	chart    *lineChartSpec // p50 against RTT, a line per target
+}
+
+// newNetworkModel builds the section; nil for a run without a network.
+// colorOf gives each target its colour on the HTML page (nil elsewhere).
+func newNetworkModel(r *result.Result, colorOf map[string]int) *networkModel {
 	groups, order := networkGroups(r)
 	if len(order) == 0 {
-		return
+		return nil
 	}
+	m := &networkModel{}
 	for _, key := range order {
-		g := groups[key]
-		fmt.Fprintf(w, "\nnetwork: %s %s, p50 µs per op at each round-trip time (spread = slowest p50 - fastest)\n", g.workload, g.phase)
-		tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-		fmt.Fprint(tw, "rtt\tmeasured ms\t")
-		for _, t := range g.targets {
-			fmt.Fprintf(tw, "%s\t", t)
-		}
-		fmt.Fprintln(tw, "spread µs\tspread/rtt\t")
-		for _, row := range g.rows {
-			fmt.Fprintf(tw, "%s\t%s\t", row.label(), row.measured())
-			for _, t := range g.targets {
-				if v, ok := row.p50[t]; ok {
-					fmt.Fprintf(tw, "%s\t", us(v))
-				} else {
-					fmt.Fprint(tw, "—\t")
-				}
-			}
-			spread, rel := "—", "—"
-			if s, ok := row.spread(); ok {
-				spread = us(s)
-				if row.rttMs != nil && *row.rttMs > 0 {
-					rel = fixed(s/(*row.rttMs*1000), 2)
-				}
-			}
-			fmt.Fprintf(tw, "%s\t%s\t\n", spread, rel)
-		}
-		tw.Flush()
-		if s := g.reading(); s != "" {
-			fmt.Fprintf(w, "  %s\n", s)
-		}
-		direct, zero := g.find(nil), g.find(ptr(0))
-		if direct != nil && zero != nil {
-			var parts []string
-			for _, t := range g.targets {
-				d, ok1 := direct.p50[t]
-				z, ok2 := zero.p50[t]
-				if ok1 && ok2 {
-					parts = append(parts, fmt.Sprintf("%s %+.1f µs", t, z-d))
-				}
-			}
-			if len(parts) > 0 {
-				fmt.Fprintf(w, "  the path's own cost (p50 at rtt 0 through the path - p50 direct): %s\n", strings.Join(parts, ", "))
-			}
-		}
+		m.groups = append(m.groups, newNetworkSection(groups[key], colorOf))
 	}
 	mechs := map[string]bool{}
 	via := map[string][]string{} // target -> where its clients connected
 	var targets []string
 	for _, c := range r.Cells {
-		if m, ok := c.Params["net_mechanism"].(string); ok {
-			mechs[m] = true
+		if v, ok := c.Params["net_mechanism"].(string); ok {
+			mechs[v] = true
 		}
 		if a, ok := c.Params["net_proxy"].(string); ok && a != "" {
 			if via[c.Target] == nil {
@@ -95,16 +68,136 @@ func NetworkText(w io.Writer, r *result.Result) {
 			}
 		}
 	}
-	for _, m := range sortedKeys(mechs) {
-		fmt.Fprintf(w, "  network mechanism: %s\n", m)
+	for _, v := range sortedKeys(mechs) {
+		m.mechanisms = append(m.mechanisms, "network mechanism: "+v)
 	}
 	if len(targets) > 0 {
 		var parts []string
 		for _, t := range targets {
 			parts = append(parts, t+" via "+strings.Join(via[t], ", "))
 		}
-		fmt.Fprintf(w, "  clients connect to %s\n", strings.Join(parts, "; "))
+		m.via = "clients connect to " + strings.Join(parts, "; ")
 	}
+	return m
+}
+
+func newNetworkSection(g *netGroup, colorOf map[string]int) networkSection {
+	s := networkSection{title: fmt.Sprintf("network: %s %s, p50 µs per op at each round-trip time (spread = slowest p50 - fastest)", g.workload, g.phase), reading: g.reading()}
+	cols := []column{{head: "rtt", left: true}, {head: "measured ms", m: "rtt_measured_ms"}}
+	for _, t := range g.targets {
+		cols = append(cols, column{head: t, m: "p50"})
+	}
+	cols = append(cols, column{head: "spread µs", m: "spread_us"}, column{head: "spread/rtt", m: "spread_per_rtt"})
+	s.table = newTable("network", g.workload+" "+g.phase+": p50 µs per op at each round-trip time", true, cols...)
+	for _, row := range g.rows {
+		cells := []cell{textCell(row.label()), textCell(row.measured())}
+		for _, t := range g.targets {
+			if v, ok := row.p50[t]; ok {
+				cells = append(cells, figureCell(us(v), v))
+			} else {
+				cells = append(cells, textCell("—"))
+			}
+		}
+		spread, rel := textCell("—"), textCell("—")
+		if v, ok := row.spread(); ok {
+			spread = figureCell(us(v), v)
+			if row.rttMs != nil && *row.rttMs > 0 {
+				x := v / (*row.rttMs * 1000)
+				rel = figureCell(fixed(x, 2), x)
+			}
+		}
+		s.table.add(append(cells, spread, rel)...)
+	}
+	s.pathCost = g.pathCost()
+	s.chart = &lineChartSpec{id: "chart-network-" + idUnsafe.ReplaceAllString(g.workload+"-"+g.phase, "-"), table: s.table,
+		title:  fmt.Sprintf("%s %s: latency against round-trip time", g.workload, g.phase),
+		sub:    "p50 µs per op at each RTT through the network path, a line per target; dotted: the RTT itself. Direct (loopback, no path) is in the table",
+		desc:   fmt.Sprintf("Line chart of each target's median latency per operation against the round-trip time, from %s to %s, with the round trip itself as a reference line.", g.rows[0].label(), g.rows[len(g.rows)-1].label()),
+		xLabel: "round-trip time (ms)", yLabel: "p50 µs", yLog: true, xFmt: func(v float64) string { return trimNum(v) + " ms" }, yFmt: usLabel}
+	for _, t := range g.targets {
+		l := line{key: t, color: colorOf[t], markers: true}
+		for _, row := range g.rows {
+			if v, ok := row.p50[t]; ok && row.rttMs != nil {
+				l.points = append(l.points, point{x: *row.rttMs, y: v, title: fmt.Sprintf("%s at %s: p50 %s µs", t, row.label(), us(v))})
+			}
+		}
+		s.chart.lines = append(s.chart.lines, l)
+	}
+	rtt := line{key: "rtt", color: paletteSize - 1, variant: 2, attrs: ` data-label="the round trip itself"`}
+	for _, row := range g.rows {
+		if row.rttMs != nil && *row.rttMs > 0 {
+			rtt.points = append(rtt.points, point{x: *row.rttMs, y: *row.rttMs * 1000, title: "round trip " + row.label()})
+		}
+	}
+	if len(rtt.points) > 0 {
+		s.chart.lines = append(s.chart.lines, rtt)
+	}
+	return s
+}
+
+// pathCost is each target's p50 at rtt 0 through the path minus its p50
+// direct; "" without both rows.
+func (g *netGroup) pathCost() string {
+	direct, zero := g.find(nil), g.find(ptr(0))
+	if direct == nil || zero == nil {
+		return ""
+	}
+	var parts []string
+	for _, t := range g.targets {
+		d, ok1 := direct.p50[t]
+		z, ok2 := zero.p50[t]
+		if ok1 && ok2 {
+			parts = append(parts, fmt.Sprintf("%s %+.1f µs", t, z-d))
+		}
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return "the path's own cost (p50 at rtt 0 through the path - p50 direct): " + strings.Join(parts, ", ")
+}
+
+// NetworkText prints the network section for the terminal; nothing for a
+// run without a network.
+func NetworkText(w io.Writer, r *result.Result) {
+	m := newNetworkModel(r, nil)
+	if m == nil {
+		return
+	}
+	for _, g := range m.groups {
+		fmt.Fprintln(w, "\n"+g.title)
+		g.table.text(w)
+		for _, l := range []string{g.reading, g.pathCost} {
+			if l != "" {
+				fmt.Fprintf(w, "  %s\n", l)
+			}
+		}
+	}
+	indented(w, m.mechanisms)
+	if m.via != "" {
+		fmt.Fprintf(w, "  %s\n", m.via)
+	}
+}
+
+// render writes the section to Markdown or HTML: per workload and phase,
+// latency against RTT (a chart in HTML) and the table.
+func (m *networkModel) render(d doc) {
+	d.para("Where the difference between stores disappears into the round trip: each target's p50 per operation at each round-trip time between client and server (direct = loopback without the network path; 0 = through the path without delay); spread = slowest p50 - fastest.")
+	for _, g := range m.groups {
+		d.heading("", g.title)
+		d.lineChart(g.chart)
+		var lines []string
+		for _, l := range []string{g.reading, g.pathCost} {
+			if l != "" {
+				lines = append(lines, l)
+			}
+		}
+		d.list(lines)
+	}
+	notes := slices.Clone(m.mechanisms)
+	if m.via != "" {
+		notes = append(notes, m.via)
+	}
+	d.list(notes)
 }
 
 type netRow struct {

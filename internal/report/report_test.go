@@ -2,7 +2,6 @@ package report
 
 import (
 	"bytes"
-	"encoding/csv"
 	"flag"
 	"os"
 	"path/filepath"
@@ -91,14 +90,7 @@ func TestCSVGolden(t *testing.T) {
 // and the figures are the result's.
 func TestCSVRows(t *testing.T) {
 	r := withArticleAndServerTime(t)
-	var b bytes.Buffer
-	if err := CSV(&b, r); err != nil {
-		t.Fatal(err)
-	}
-	rows, err := csv.NewReader(&b).ReadAll()
-	if err != nil {
-		t.Fatal(err)
-	}
+	rows := csvRows(t, r)
 	if !slices.Equal(rows[0], CSVColumns) {
 		t.Fatalf("header %v, want %v", rows[0], CSVColumns)
 	}

@@ -6,163 +6,341 @@ import (
 	"math"
 	"sort"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/workload/sessions"
 )
 
-// SessionsText prints the sessions workload's cells for the terminal:
-// phase A beside the article's figures and ratios, phase B per target and
-// design (latency, throughput, what the store's internals did, the
-// correctness counters), the read replica, and the SQL corrections. It
-// prints nothing when the result has no sessions cell.
-func SessionsText(w io.Writer, r *result.Result) {
-	var insert, churn []*result.Cell
-	for i := range r.Cells {
-		c := &r.Cells[i]
-		switch {
-		case c.Sessions == nil:
-		case c.Sessions.Phase == sessions.PhaseInsert:
-			insert = append(insert, c)
-		default:
-			churn = append(churn, c)
-		}
+// sessionsOf is a cell's sessions summary, and sessionsArticle the
+// article's figures for a phase A variant: the one place this file reads
+// them, so moving the schema's types is a small edit here.
+func sessionsOf(c *result.Cell) *sessions.Summary { return c.Sessions }
+
+func sessionsArticle(variant string) (ms, ratio string) {
+	return sessArticle(sessions.ArticleMs, variant), sessArticle(sessions.ArticleRatio, variant)
+}
+
+// sessionsModel is the sessions section of every format: phase A beside
+// the article's figures and ratios, phase B per target and design
+// (latency, throughput, what the store's internals did, the correctness
+// counters), the designs' knobs, the read replica, and the SQL corrections.
+type sessionsModel struct {
+	insertHead string
+	insert     *table // nil without phase A cells
+	churnHead  string
+	churn      *table // nil without phase B cells
+	extras     []string
+	knobs      *table
+	replica    *table // nil without reads on a replica
+	notes      []string
+}
+
+var (
+	sessionsInsertNotes = []string{
+		"Compare the ratios, not the milliseconds (the article: postgres:15-alpine in local Docker); (p50) is the ratio of medians, which a few",
+		"stalls cannot move. tx vs tx-string separates the round trips from the commit mode, function vs function-sync the commit mode from the call form.",
 	}
-	if len(insert)+len(churn) == 0 {
-		return
-	}
-	sessionsInsert(w, insert)
-	sessionsChurn(w, churn)
-	sessionsReplica(w, churn)
-	sessionsNotes(w, append(insert, churn...))
-	fmt.Fprintln(w, "\nSessions SQL: the article's statements have errors; storebench runs the corrected forms (workloads/sessions.md, errata):")
-	for _, l := range []string{
+	sessionsChurnLegend = "(latency µs per call; keepalive calls carry many ids; stale = a session read after it expired, lost = a live session missing; linger = longest an expired session stayed stored)"
+	sessionsReplicaHead = "Sessions on a read replica (reads on a streaming replica; creates, keepalives and reaps on the primary)"
+	sessionsReplicaNote = "An UNLOGGED table is not replicated: it exists on the replica but PostgreSQL refuses to read it there, so every read is a miss."
+	sessionsSQLHead     = "Sessions SQL: the article's statements have errors; storebench runs the corrected forms (workloads/sessions.md, errata):"
+	sessionsSQL         = []string{
 		"read       SELECT payload FROM sessions WHERE id = $1 AND expires_at > now()",
 		"keepalive  UPDATE sessions SET expires_at = now() + ttl WHERE id = ANY($1::bigint[]) AND expires_at > now() [AND expires_at < now() + refresh]",
 		"reap       DELETE FROM sessions WHERE id IN (SELECT id FROM sessions WHERE expires_at < now() LIMIT n FOR UPDATE SKIP LOCKED)",
 		"ids        BIGINT GENERATED ALWAYS AS IDENTITY (CACHE 100); every insert sets expires_at = now() + interval (the naive table has no default)",
 		"commit     synchronous_commit=off by SET LOCAL in the transaction or set_config(…, true) in new_session(): a function SET clause would be undone before the commit",
 		"timestamp  a TIMESTAMP expires_at is compared with LOCALTIMESTAMP, never with now() through the session time zone",
-	} {
-		fmt.Fprintf(w, "  %s\n", l)
 	}
-	fmt.Fprintln(w, "  The keepalive's \"AND expires_at > now()\" goes beyond the spec: without it a flush brings back a session that expired since it was read.")
+	sessionsSQLNote = "The keepalive's \"AND expires_at > now()\" goes beyond the spec: without it a flush brings back a session that expired since it was read."
+)
+
+// newSessionsModel builds the section; nil without a sessions cell.
+func newSessionsModel(r *result.Result) *sessionsModel {
+	var insert, churn []*result.Cell
+	for i := range r.Cells {
+		c := &r.Cells[i]
+		switch s := sessionsOf(c); {
+		case s == nil:
+		case s.Phase == sessions.PhaseInsert:
+			insert = append(insert, c)
+		default:
+			churn = append(churn, c)
+		}
+	}
+	if len(insert)+len(churn) == 0 {
+		return nil
+	}
+	m := &sessionsModel{}
+	if len(insert) > 0 {
+		m.insertHead = fmt.Sprintf("Sessions phase A: the article's micro-benchmark, %s inserts of 250-character JSON one by one on one connection", thousands(sessionsOf(insert[0]).Inserts))
+		m.insert = sessionsInsertTable(insert)
+	}
+	if len(churn) > 0 {
+		m.churnHead = sessionsChurnHead(sessionsOf(churn[0]).Timing)
+		m.churn = sessionsChurnTable(churn)
+		for _, c := range churn {
+			if line := sessExtras(sessionsOf(c)); line != "" {
+				m.extras = append(m.extras, fmt.Sprintf("%s %s: %s", rowName(c), sessionsOf(c).Design, line))
+			}
+		}
+		m.knobs = sessionsKnobTable(churn)
+		m.replica = sessionsReplicaTable(churn)
+	}
+	m.notes = sessionsNotes(append(insert, churn...))
+	return m
 }
 
-func sessionsInsert(w io.Writer, cells []*result.Cell) {
-	if len(cells) == 0 {
-		return
-	}
-	n := cells[0].Sessions.Inserts
-	fmt.Fprintf(w, "\nSessions phase A: the article's micro-benchmark, %s inserts of 250-character JSON one by one on one connection\n", thousands(n))
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target\tvariant\tmean ms\tp50 ms\tp99 ms\t× unlogged\t(p50)\tarticle ms\tarticle ×\twhat it sends")
+func sessionsInsertTable(cells []*result.Cell) *table {
+	t := newTable("sessions-insert", "phase A: ms per insert; × unlogged is the ratio to the unlogged table's mean, (p50) of medians", false,
+		column{head: "target", left: true}, column{head: "variant", left: true}, column{head: "mean ms", m: "mean_ms"}, column{head: "p50 ms", m: "p50_ms"},
+		column{head: "p99 ms", m: "p99_ms"}, column{head: "× unlogged", m: "ratio"}, column{head: "(p50)", m: "ratio_p50"},
+		column{head: "article ms"}, column{head: "article ×"}, column{head: "what it sends", left: true})
 	unlogged, unlogged50 := map[string]float64{}, map[string]float64{}
 	for _, c := range cells {
-		if p, ok := c.Phase("insert"); ok && c.Sessions.Variant == "unlogged" && c.Status == result.CellOK {
+		if p, ok := c.Phase("insert"); ok && sessionsOf(c).Variant == "unlogged" && c.Status == result.CellOK {
 			unlogged[c.Target], unlogged50[c.Target] = p.LatencyUs.Mean, p.LatencyUs.P50
 		}
 	}
+	none := textCell("—")
 	for _, c := range cells {
-		v := c.Sessions.Variant
+		s := sessionsOf(c)
+		articleMs, articleRatio := sessionsArticle(s.Variant)
 		p, ok := c.Phase("insert")
 		if !ok || c.Status != result.CellOK {
-			fmt.Fprintf(tw, "%s\t%s\t—\t—\t—\t—\t—\t%s\t%s\t%s (%s)\n", rowName(c), v, sessArticle(sessions.ArticleMs, v), sessArticle(sessions.ArticleRatio, v), c.Sessions.VariantDoc, c.Status)
+			t.add(textCell(rowName(c)), textCell(s.Variant), none, none, none, none, none, textCell(articleMs), textCell(articleRatio), textCell(s.VariantDoc+" ("+c.Status+")"))
 			continue
 		}
-		ratio, ratio50 := "—", "—"
+		ratio, ratio50 := none, none
 		if u := unlogged[c.Target]; u > 0 {
-			ratio = fixed(p.LatencyUs.Mean/u, 2)
+			ratio = figureCell(fixed(p.LatencyUs.Mean/u, 2), p.LatencyUs.Mean/u)
 		}
 		if u := unlogged50[c.Target]; u > 0 {
-			ratio50 = fixed(p.LatencyUs.P50/u, 2)
+			ratio50 = figureCell(fixed(p.LatencyUs.P50/u, 2), p.LatencyUs.P50/u)
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rowName(c), v, fixed(p.LatencyUs.Mean/1000, 3), fixed(p.LatencyUs.P50/1000, 3), fixed(p.LatencyUs.P99/1000, 3),
-			ratio, ratio50, sessArticle(sessions.ArticleMs, v), sessArticle(sessions.ArticleRatio, v), c.Sessions.VariantDoc)
+		msCell := func(v float64) cell { return figureCell(fixed(v/1000, 3), v/1000) }
+		t.add(textCell(rowName(c)), textCell(s.Variant), msCell(p.LatencyUs.Mean), msCell(p.LatencyUs.P50), msCell(p.LatencyUs.P99),
+			ratio, ratio50, textCell(articleMs), textCell(articleRatio), textCell(s.VariantDoc))
 	}
-	tw.Flush()
-	fmt.Fprintln(w, "  Compare the ratios, not the milliseconds (the article: postgres:15-alpine in local Docker); (p50) is the ratio of medians, which a few")
-	fmt.Fprintln(w, "  stalls cannot move. tx vs tx-string separates the round trips from the commit mode, function vs function-sync the commit mode from the call form.")
+	return t
 }
 
-func sessArticle(m map[string]float64, v string) string {
-	if x, ok := m[v]; ok {
-		return fmt.Sprint(x)
+func sessionsChurnHead(t *sessions.Timing) string {
+	if t == nil {
+		return "Sessions phase B: steady churn"
 	}
-	return "—"
+	return fmt.Sprintf("Sessions phase B: steady churn; TTL %s (30 min × %s), every interval scaled with it; %s measured after a %s warm-up",
+		sessSeconds(t.TTLS), sessScale(t.Scale), sessSeconds(t.DurationS), sessSeconds(t.WarmupS))
 }
 
-func sessionsChurn(w io.Writer, cells []*result.Cell) {
-	if len(cells) == 0 {
-		return
-	}
-	if t := cells[0].Sessions.Timing; t != nil {
-		fmt.Fprintf(w, "\nSessions phase B: steady churn; TTL %s (30 min × %s), every interval scaled with it; %s measured after a %s warm-up\n",
-			sessSeconds(t.TTLS), sessScale(t.Scale), sessSeconds(t.DurationS), sessSeconds(t.WarmupS))
-	} else {
-		fmt.Fprintln(w, "\nSessions phase B: steady churn")
-	}
-	fmt.Fprintln(w, "(latency µs per call; keepalive calls carry many ids; stale = a session read after it expired, lost = a live session missing; linger = longest an expired session stayed stored)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+func sessionsChurnTable(cells []*result.Cell) *table {
+	t := newTable("sessions-churn", "phase B: latency µs per call, what the store's internals did, and the correctness counters", true,
+		column{head: "target", left: true}, column{head: "design", left: true}, column{head: "creates/s", m: "create_ops_s"}, column{head: "reads/s", m: "read_ops_s"},
+		column{head: "read p50", m: "read_p50"}, column{head: "read p99", m: "read_p99"}, column{head: "keepalive p50", m: "keepalive_p50"},
+		column{head: "keepalive p99", m: "keepalive_p99"}, column{head: "reap p99", m: "reap_p99"}, column{head: "peak dead tuples", m: "peak_dead_tuples"},
+		column{head: "HOT", m: "hot_ratio"}, column{head: "size (end)", m: "end_bytes"}, column{head: "rows (end)", m: "end_rows"},
+		column{head: "stale", m: "stale"}, column{head: "lost", m: "lost"}, column{head: "linger max", m: "linger_max_s"}, column{head: "status", left: true})
 	// Several workload entries (the network suite's one per RTT) would
 	// print rows that cannot be told apart: name them.
 	named := false
 	for _, c := range cells {
 		named = named || c.Name != cells[0].Name
 	}
-	fmt.Fprintln(tw, "target\tdesign\tcreates/s\treads/s\tread p50\tread p99\tkeepalive p50\tkeepalive p99\treap p99\tpeak dead tuples\tHOT\tsize (end)\trows (end)\tstale\tlost\tlinger max\tstatus\t")
 	for _, c := range cells {
-		s := c.Sessions
-		cr, _ := c.Phase("create")
-		rd, _ := c.Phase("read")
-		kaP50, kaP99 := "per read", "per read"
-		if ka, ok := c.Phase("keepalive"); ok {
-			kaP50, kaP99 = sessUs(ka.LatencyUs.P50, sessOK(ka)), sessUs(ka.LatencyUs.P99, sessOK(ka))
-		}
-		reap := "native"
-		if rp, ok := c.Phase("reap"); ok {
-			reap = sessUs(rp.LatencyUs.P99, sessOK(rp))
-		}
-		dead, hot, size, rows, linger := "—", "—", "—", "—", "—"
-		if f := s.Figures; f != nil {
-			if f.PeakDeadTuples != nil {
-				dead = thousands(*f.PeakDeadTuples)
-			}
-			if f.HOTRatio != nil {
-				hot = fixed(100**f.HOTRatio, 0) + "%"
-			}
-			size = sessBytes(f.EndBytes)
-			rows = thousands(f.EndRows)
-			if s.Counters != nil && s.Counters.Reaps > 0 {
-				linger = sessSeconds(f.LingerMaxS) // only stores with a reaper can tell
-			}
-		}
-		stale, lost := "—", "—"
-		if k := s.Counters; k != nil {
-			stale, lost = thousands(k.Stale), thousands(k.Lost)
-			if f := s.Figures; f != nil && f.Evictions != nil && *f.Evictions > 0 {
-				lost += fmt.Sprintf(" (+%d evicted)", *f.Evictions)
-			}
-		}
-		design := s.Design
-		if s.Replica != nil {
-			design += " (reads on replica)"
-		}
-		if named {
-			design = c.Name + ": " + design
-		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\t\n", rowName(c), design,
-			whole(cr.ThroughputOpsS), whole(rd.ThroughputOpsS),
-			sessUs(rd.LatencyUs.P50, sessOK(rd)), sessUs(rd.LatencyUs.P99, sessOK(rd)), kaP50, kaP99, reap, dead, hot, size, rows, stale, lost, linger, c.Status)
+		t.add(sessionsChurnRow(c, named)...)
 	}
-	tw.Flush()
-	for _, c := range cells {
-		if line := sessExtras(c.Sessions); line != "" {
-			fmt.Fprintf(w, "  %s %s: %s\n", rowName(c), c.Sessions.Design, line)
+	return t
+}
+
+// sessionsChurnRow is one phase B cell: latency and throughput per phase,
+// then the store's figures and the correctness counters.
+func sessionsChurnRow(c *result.Cell, named bool) []cell {
+	s := sessionsOf(c)
+	cr, _ := c.Phase("create")
+	rd, _ := c.Phase("read")
+	latency := func(p metrics.Phase, v float64) cell {
+		if sessOK(p) == 0 {
+			return textCell("—")
+		}
+		return figureCell(us(v), v)
+	}
+	kaP50, kaP99 := textCell("per read"), textCell("per read")
+	if ka, ok := c.Phase("keepalive"); ok {
+		kaP50, kaP99 = latency(ka, ka.LatencyUs.P50), latency(ka, ka.LatencyUs.P99)
+	}
+	reap := textCell("native")
+	if rp, ok := c.Phase("reap"); ok {
+		reap = latency(rp, rp.LatencyUs.P99)
+	}
+	none := textCell("—")
+	dead, hot, size, rows, linger := none, none, none, none, none
+	if f := s.Figures; f != nil {
+		if f.PeakDeadTuples != nil {
+			dead = countCell(*f.PeakDeadTuples)
+		}
+		if f.HOTRatio != nil {
+			hot = figureCell(fixed(100**f.HOTRatio, 0)+"%", *f.HOTRatio)
+		}
+		size, rows = figureCell(sessBytes(f.EndBytes), float64(f.EndBytes)), countCell(f.EndRows)
+		if s.Counters != nil && s.Counters.Reaps > 0 {
+			linger = figureCell(sessSeconds(f.LingerMaxS), f.LingerMaxS) // only stores with a reaper can tell
 		}
 	}
+	stale, lost := none, none
+	if k := s.Counters; k != nil {
+		stale, lost = countCell(k.Stale), countCell(k.Lost)
+		if f := s.Figures; f != nil && f.Evictions != nil && *f.Evictions > 0 {
+			lost.text += fmt.Sprintf(" (+%d evicted)", *f.Evictions)
+		}
+	}
+	design := s.Design
+	if s.Replica != nil {
+		design += " (reads on replica)"
+	}
+	if named {
+		design = c.Name + ": " + design
+	}
+	return []cell{textCell(rowName(c)), textCell(design), figureCell(whole(cr.ThroughputOpsS), cr.ThroughputOpsS), figureCell(whole(rd.ThroughputOpsS), rd.ThroughputOpsS),
+		latency(rd, rd.LatencyUs.P50), latency(rd, rd.LatencyUs.P99), kaP50, kaP99, reap, dead, hot, size, rows, stale, lost, linger, textCell(c.Status)}
+}
+
+// sessionsKnobTable is the designs side by side, knob by knob, as each
+// cell recorded them (naive against tuned, and any design in between):
+// a column per target and design, "no effect" where the store lacks the
+// knob.
+func sessionsKnobTable(cells []*result.Cell) *table {
+	type design struct{ target, spec string }
+	var designs []design
+	values := map[design]map[string]string{}
+	var knobs []string // "V1 persistence", in the order the cells list them
+	names := map[string]string{}
+	for _, c := range cells {
+		s := sessionsOf(c)
+		d := design{c.Target, s.Design}
+		if len(s.Knobs) == 0 || values[d] != nil {
+			continue
+		}
+		designs = append(designs, d)
+		values[d] = map[string]string{}
+		for _, k := range s.Knobs {
+			if _, ok := names[k.Name]; !ok {
+				names[k.Name] = strings.TrimSpace(k.V + " " + k.Name)
+				knobs = append(knobs, k.Name)
+			}
+			v := k.Value
+			if !k.Applies {
+				v += " (no effect)"
+			}
+			values[d][k.Name] = v
+		}
+	}
+	if len(designs) == 0 {
+		return nil
+	}
+	cols := []column{{head: "knob", left: true}}
+	for _, d := range designs {
+		cols = append(cols, column{head: d.target + " " + d.spec, left: true})
+	}
+	t := newTable("sessions-knobs", "each design's knobs as run: naive against tuned, tuning by tuning", false, cols...)
+	for _, k := range knobs {
+		row := []cell{textCell(names[k])}
+		for _, d := range designs {
+			v, ok := values[d][k]
+			if !ok {
+				v = "—"
+			}
+			row = append(row, textCell(v))
+		}
+		t.add(row...)
+	}
+	return t
+}
+
+func sessionsReplicaTable(cells []*result.Cell) *table {
+	t := newTable("sessions-replica", "reads on a streaming replica", false,
+		column{head: "target", left: true}, column{head: "design", left: true}, column{head: "reads", m: "reads"}, column{head: "hits", m: "hits"},
+		column{head: "misses", m: "misses"}, column{head: "of which lag", m: "lag_misses"}, column{head: "errors", m: "errors"}, column{head: "what the replica said", left: true})
+	for _, c := range cells {
+		s := sessionsOf(c)
+		if r := s.Replica; r != nil {
+			t.add(textCell(rowName(c)), textCell(s.Design), countCell(r.Reads), countCell(r.Hits), countCell(r.Misses), countCell(r.LagMisses),
+				countCell(r.Errors), textCell(sessTrim(r.ErrorSample, 90)))
+		}
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// SessionsText prints the sessions section for the terminal; nothing when
+// the result has no sessions cell.
+func SessionsText(w io.Writer, r *result.Result) {
+	m := newSessionsModel(r)
+	if m == nil {
+		return
+	}
+	if m.insert != nil {
+		fmt.Fprintln(w, "\n"+m.insertHead)
+		m.insert.text(w)
+		indented(w, sessionsInsertNotes)
+	}
+	if m.churn != nil {
+		fmt.Fprintln(w, "\n"+m.churnHead)
+		fmt.Fprintln(w, sessionsChurnLegend)
+		m.churn.text(w)
+		indented(w, m.extras)
+	}
+	if m.replica != nil {
+		fmt.Fprintln(w, "\n"+sessionsReplicaHead)
+		m.replica.text(w)
+		indented(w, []string{sessionsReplicaNote})
+	}
+	for _, n := range m.notes {
+		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	fmt.Fprintln(w, "\n"+sessionsSQLHead)
+	indented(w, append(sessionsSQL, sessionsSQLNote))
+}
+
+// indented prints each line after two spaces.
+func indented(w io.Writer, lines []string) {
+	for _, l := range lines {
+		fmt.Fprintf(w, "  %s\n", l)
+	}
+}
+
+// render writes the section to Markdown or HTML.
+func (m *sessionsModel) render(d doc) {
+	if m.insert != nil {
+		d.heading("", m.insertHead)
+		d.table(m.insert)
+		d.para(strings.Join(sessionsInsertNotes, " "))
+	}
+	if m.churn != nil {
+		d.heading("", m.churnHead)
+		d.para(sessionsChurnLegend)
+		d.table(m.churn)
+		d.list(m.extras)
+	}
+	if m.knobs != nil {
+		d.heading("", "Designs, knob by knob")
+		d.table(m.knobs)
+	}
+	if m.replica != nil {
+		d.heading("", sessionsReplicaHead)
+		d.table(m.replica)
+		d.para(sessionsReplicaNote)
+	}
+	var notes []string
+	for _, n := range m.notes {
+		notes = append(notes, "note: "+n)
+	}
+	d.list(notes)
+	d.heading("", strings.TrimSuffix(sessionsSQLHead, ":"))
+	d.list(sessionsSQL)
+	d.para(sessionsSQLNote)
 }
 
 // sessExtras is what else a cell's store showed: vacuum and WAL for
@@ -203,59 +381,36 @@ func sessExtras(s *sessions.Summary) string {
 	return strings.Join(parts, "; ")
 }
 
-func sessionsReplica(w io.Writer, cells []*result.Cell) {
-	var rc []*result.Cell
-	for _, c := range cells {
-		if c.Sessions.Replica != nil {
-			rc = append(rc, c)
-		}
-	}
-	if len(rc) == 0 {
-		return
-	}
-	fmt.Fprintln(w, "\nSessions on a read replica (reads on a streaming replica; creates, keepalives and reaps on the primary)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target\tdesign\treads\thits\tmisses\tof which lag\terrors\twhat the replica said")
-	for _, c := range rc {
-		r := c.Sessions.Replica
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%s\t%s\t%s\t%s\n", rowName(c), c.Sessions.Design, thousands(r.Reads), thousands(r.Hits),
-			thousands(r.Misses), thousands(r.LagMisses), thousands(r.Errors), sessTrim(r.ErrorSample, 90))
-	}
-	tw.Flush()
-	fmt.Fprintln(w, "  An UNLOGGED table is not replicated: it exists on the replica but PostgreSQL refuses to read it there, so every read is a miss.")
-}
-
-func sessionsNotes(w io.Writer, cells []*result.Cell) {
+// sessionsNotes are the cells' notes a reader must see (a knob not in
+// effect, an observation that failed, knobs a store has not), sorted.
+func sessionsNotes(cells []*result.Cell) []string {
 	seen := map[string]bool{}
 	var lines []string
+	add := func(l string) {
+		if !seen[l] {
+			seen[l] = true
+			lines = append(lines, l)
+		}
+	}
 	for _, c := range cells {
-		for _, n := range c.Sessions.Notes {
+		s := sessionsOf(c)
+		for _, n := range s.Notes {
 			if strings.HasPrefix(n, "NOT in effect") || strings.HasPrefix(n, "observation failed") {
-				l := rowName(c) + " " + c.Sessions.Design + ": " + n
-				if !seen[l] {
-					seen[l] = true
-					lines = append(lines, l)
-				}
+				add(rowName(c) + " " + s.Design + ": " + n)
 			}
 		}
 		var na []string
-		for _, k := range c.Sessions.Knobs {
+		for _, k := range s.Knobs {
 			if !k.Applies && k.Name != "fsync" {
 				na = append(na, k.Name)
 			}
 		}
-		if len(na) > 0 && c.Sessions.Phase == sessions.PhaseChurn {
-			l := rowName(c) + ": knobs without effect there: " + strings.Join(na, ", ")
-			if !seen[l] {
-				seen[l] = true
-				lines = append(lines, l)
-			}
+		if len(na) > 0 && s.Phase == sessions.PhaseChurn {
+			add(rowName(c) + ": knobs without effect there: " + strings.Join(na, ", "))
 		}
 	}
 	sort.Strings(lines)
-	for _, l := range lines {
-		fmt.Fprintf(w, "  note: %s\n", l)
-	}
+	return lines
 }
 
 // sessOK is how many of a phase's operations succeeded: its latency
@@ -266,13 +421,6 @@ func sessOK(p metrics.Phase) int64 {
 		n -= e
 	}
 	return n
-}
-
-func sessUs(v float64, ops int64) string {
-	if ops == 0 {
-		return "—"
-	}
-	return us(v)
 }
 
 func sessSeconds(s float64) string {
@@ -311,4 +459,11 @@ func sessTrim(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
+}
+
+func sessArticle(m map[string]float64, v string) string {
+	if x, ok := m[v]; ok {
+		return fmt.Sprint(x)
+	}
+	return "—"
 }

@@ -1,7 +1,11 @@
 // Package report renders a result (and only a result) for people: the
 // terminal summary, Markdown, HTML and CSV, and compares results. The
 // formats read a result's cells the same way (model.go: the kv sweeps, the
-// phase groups, the median of repeats), so no two can disagree.
+// phase groups, the median of repeats), and the workloads' own sections
+// (payments, sessions, durability, network) are each built once as tables
+// and sentences (section.go) that every format renders, so no two can
+// disagree. A new section: a model and its renderers in one file, and a
+// line each in workloadSections and Text.
 package report
 
 import (

@@ -1,0 +1,301 @@
+package report
+
+import (
+	"fmt"
+	"io"
+	"math"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/storebench/storebench/internal/result"
+)
+
+// The workload sections (payments, sessions, durability, network) are each
+// built once from the result into a small model of tables and sentences
+// (payments.go, sessions.go, durability.go, network.go), which every
+// writer renders: the terminal lays it out as it always has, and Markdown
+// and HTML through one renderer per section over the doc interface below,
+// so a figure cannot be in one format and missing from another.
+
+// column is one column of a section table.
+type column struct {
+	head string
+	m    string // HTML data-m of the column's figures; "" for text
+	left bool   // text, aligned left in Markdown and HTML
+}
+
+// cell is one table cell: its text in every format and, where it is a
+// figure, the exact value (HTML data-v) a test or a script can check.
+type cell struct{ text, v string }
+
+// textCell is a cell without an exact value.
+func textCell(s string) cell { return cell{text: s} }
+
+// figureCell is a cell that shows v as text.
+func figureCell(text string, v float64) cell { return cell{text: text, v: exact(v)} }
+
+// countCell is a count, with thousands separators.
+func countCell(n int64) cell { return cell{text: thousands(n), v: fmt.Sprint(n)} }
+
+// table is a section's table; the first column names the row.
+type table struct {
+	name    string // HTML data-table
+	caption string // Markdown and HTML; the terminal prints the section's own heading
+	cols    []column
+	rows    [][]cell
+	// alignRight: the terminal right-aligns every column (figures), else
+	// it aligns them left (prose).
+	alignRight bool
+}
+
+// newTable starts a table with these column heads.
+func newTable(name, caption string, alignRight bool, cols ...column) *table {
+	return &table{name: name, caption: caption, cols: cols, alignRight: alignRight}
+}
+
+func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
+
+// text writes the table for the terminal.
+func (t *table) text(w io.Writer) {
+	flags := uint(0)
+	if t.alignRight {
+		flags = tabwriter.AlignRight
+	}
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', flags)
+	line := func(cells []string) {
+		if t.alignRight { // a trailing tab ends the last column, so it aligns too
+			fmt.Fprint(tw, strings.Join(cells, "\t")+"\t\n")
+		} else {
+			fmt.Fprint(tw, strings.Join(cells, "\t")+"\n")
+		}
+	}
+	heads := make([]string, len(t.cols))
+	for i, c := range t.cols {
+		heads[i] = c.head
+	}
+	line(heads)
+	for _, row := range t.rows {
+		texts := make([]string, len(row))
+		for i, c := range row {
+			texts[i] = c.text
+		}
+		line(texts)
+	}
+	tw.Flush()
+}
+
+// doc is what a section renderer writes to: Markdown or HTML.
+type doc interface {
+	// heading opens a section (id: the HTML anchor) or, with id "", a
+	// subsection.
+	heading(id, title string)
+	para(text string)
+	table(t *table)
+	list(items []string)
+	// lineChart draws a chart where the format has charts (HTML); its
+	// numbers are in a table the section writes as well.
+	lineChart(c *lineChartSpec)
+	end()
+}
+
+// lineChartSpec is a line chart of a section, with its table.
+type lineChartSpec struct {
+	id, title, sub, desc string
+	xLabel, yLabel       string
+	xLog, yLog           bool
+	xFmt, yFmt           func(float64) string
+	lines                []line
+	table                *table
+}
+
+// ---- Markdown ---------------------------------------------------------------
+
+type mdOut struct{ b *strings.Builder }
+
+func (d mdOut) heading(id, title string) {
+	level := "##"
+	if id == "" {
+		level = "###"
+	}
+	fmt.Fprintf(d.b, "\n%s %s\n", level, mdText(title))
+}
+
+func (d mdOut) para(text string) { fmt.Fprintf(d.b, "\n%s\n", mdText(text)) }
+
+func (d mdOut) list(items []string) {
+	if len(items) == 0 {
+		return
+	}
+	d.b.WriteString("\n")
+	for _, s := range items {
+		fmt.Fprintf(d.b, "- %s\n", mdText(s))
+	}
+}
+
+func (d mdOut) table(t *table) {
+	if t.caption != "" {
+		fmt.Fprintf(d.b, "\n%s:\n", mdText(t.caption))
+	}
+	d.b.WriteString("\n|")
+	align := "|"
+	for _, c := range t.cols {
+		fmt.Fprintf(d.b, " %s |", mdText(c.head))
+		if c.left {
+			align += ":--|"
+		} else {
+			align += "--:|"
+		}
+	}
+	d.b.WriteString("\n" + align + "\n")
+	for _, row := range t.rows {
+		d.b.WriteString("|")
+		for _, c := range row {
+			fmt.Fprintf(d.b, " %s |", mdText(c.text))
+		}
+		d.b.WriteString("\n")
+	}
+}
+
+// lineChart: Markdown has no charts; the section's table has the numbers.
+func (d mdOut) lineChart(c *lineChartSpec) { d.table(c.table) }
+
+func (d mdOut) end() {}
+
+// ---- HTML -------------------------------------------------------------------
+
+type htmlOut struct{ p *page }
+
+func (d htmlOut) heading(id, title string) {
+	if id == "" {
+		d.p.f("<h3>%s</h3>\n", esc(title))
+		return
+	}
+	d.p.f(`<section id="%s"><h2>%s</h2>`+"\n", esc(id), esc(title))
+}
+
+func (d htmlOut) para(text string) { d.p.f(`<p class="lede">%s</p>`+"\n", esc(text)) }
+
+func (d htmlOut) list(items []string) {
+	if len(items) == 0 {
+		return
+	}
+	d.p.s(`<ul class="notes">`)
+	for _, s := range items {
+		d.p.f("<li>%s</li>", esc(s))
+	}
+	d.p.s("</ul>\n")
+}
+
+func (d htmlOut) table(t *table) {
+	d.p.s(`<div class="table-wrap">`)
+	d.p.tableHTML(t)
+	d.p.s("</div>\n")
+}
+
+func (p *page) tableHTML(t *table) {
+	p.f(`<table data-table="%s">`, esc(t.name))
+	if t.caption != "" {
+		p.f("<caption>%s</caption>", esc(t.caption))
+	}
+	p.s("<thead><tr>")
+	for _, c := range t.cols {
+		p.f(`<th scope="col"%s>%s</th>`, leftClass(c.left), esc(c.head))
+	}
+	p.s("</tr></thead><tbody>")
+	for _, row := range t.rows {
+		p.s("<tr>")
+		for i, c := range row {
+			col := t.cols[min(i, len(t.cols)-1)]
+			attrs := leftClass(col.left && i > 0)
+			if c.v != "" && col.m != "" {
+				attrs += fmt.Sprintf(` data-m="%s" data-v="%s"`, esc(col.m), esc(c.v))
+			}
+			if i == 0 {
+				p.f(`<th scope="row"%s>%s</th>`, attrs, esc(c.text))
+			} else {
+				p.f(`<td%s>%s</td>`, attrs, esc(c.text))
+			}
+		}
+		p.s("</tr>")
+	}
+	p.s("</tbody></table>")
+}
+
+func leftClass(left bool) string {
+	if left {
+		return ` class="l wrap"`
+	}
+	return ""
+}
+
+func (d htmlOut) end() { d.p.s("</section>\n") }
+
+// lineChart draws the spec as a figure, its table inside it (every chart
+// of the page carries the table of its numbers).
+func (d htmlOut) lineChart(s *lineChartSpec) {
+	p := d.p
+	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
+	for _, l := range s.lines {
+		for _, pt := range l.points {
+			xlo, xhi, ylo, yhi = math.Min(xlo, pt.x), math.Max(xhi, pt.x), math.Min(ylo, pt.y), math.Max(yhi, pt.y)
+		}
+	}
+	if math.IsInf(xlo, 1) { // no point: the table alone
+		d.table(s.table)
+		return
+	}
+	c := newChart(s.id, 600, 340, 64, 20, 28, 40)
+	axis := func(log bool, lo, hi, a, b float64, f func(float64) string) scale {
+		if log {
+			return newLogScale(lo, hi, a, b, f)
+		}
+		return newLinScale(math.Min(lo, 0), hi, a, b, f)
+	}
+	x := axis(s.xLog, xlo, xhi, c.left, c.right, s.xFmt)
+	y := axis(s.yLog, ylo, yhi, c.bottom, c.top, s.yFmt)
+	p.s(`<div class="charts">` + "\n")
+	p.f(`<figure class="chart" id="%s-fig" data-chart="%s">`, esc(s.id), esc(s.table.name))
+	p.f(`<figcaption><strong>%s</strong><span class="sub">%s</span></figcaption>`, esc(s.title), esc(s.sub))
+	c.open(s.title, s.desc+" The table below has the numbers.")
+	c.grid(x, y, s.xLabel, s.yLabel)
+	c.lines(x, y, s.lines, "plot")
+	p.s(c.close())
+	p.legend(s.lines, true)
+	p.s(`<div class="table-wrap">`)
+	p.tableHTML(s.table)
+	p.s("</div></figure>\n</div>\n")
+}
+
+// workloadSection is a section of the report that a workload's summaries
+// fill (payments, sessions, durability, network): built once in newModel,
+// written by Markdown and HTML alike.
+type workloadSection struct {
+	id, title string
+	nav       string // the HTML table of contents' link text
+	render    func(doc)
+}
+
+func (s workloadSection) write(d doc) {
+	d.heading(s.id, s.title)
+	s.render(d)
+	d.end()
+}
+
+// workloadSections are the result's workload sections, in the terminal's order.
+// colorOf gives each target its colour in the charts.
+func workloadSections(r *result.Result, colorOf map[string]int) []workloadSection {
+	var out []workloadSection
+	if m := newPaymentsModel(r, colorOf); m != nil {
+		out = append(out, workloadSection{"payments", "Payments", "payments", m.render})
+	}
+	if m := newNetworkModel(r, colorOf); m != nil {
+		out = append(out, workloadSection{"network", "Network: latency against round-trip time", "network", m.render})
+	}
+	if m := newDurabilityModel(r); m != nil {
+		out = append(out, workloadSection{"durability", "Durability: " + strings.TrimPrefix(durabilityTitle, "durability: "), "durability", m.render})
+	}
+	if m := newSessionsModel(r); m != nil {
+		out = append(out, workloadSection{"sessions", "Sessions", "sessions", m.render})
+	}
+	return out
+}
