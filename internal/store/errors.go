@@ -1,11 +1,9 @@
 package store
 
 import (
-	"context"
 	"errors"
-	"net"
-	"os"
-	"syscall"
+
+	"github.com/storebench/storebench/internal/errclass"
 )
 
 // ErrUnsupported means a store cannot do what a workload asks of it.
@@ -15,73 +13,24 @@ var ErrUnsupported = errors.New("not supported by this store")
 // it did not create.
 var ErrNotOwned = errors.New("not created by storebench; refusing to touch it")
 
-// Class is the kind of an error, so metrics can count errors by class.
-type Class string
-
-// The error classes counted by the load engine.
-const (
-	ClassTimeout     Class = "timeout"
-	ClassConflict    Class = "conflict"
-	ClassUnavailable Class = "unavailable"
-	ClassMismatch    Class = "mismatch"
-	ClassOther       Class = "other"
+// The error classes live in package errclass (a leaf that metrics imports
+// too); these aliases keep store's names until the callers are rewritten.
+type (
+	Class      = errclass.Class
+	Classifier = errclass.Classifier
+	ClassError = errclass.ClassError
 )
 
-// Classes lists every class in a fixed order, for reports and array indexes.
-var Classes = [...]Class{ClassTimeout, ClassConflict, ClassUnavailable, ClassMismatch, ClassOther}
+const (
+	ClassTimeout     = errclass.ClassTimeout
+	ClassConflict    = errclass.ClassConflict
+	ClassUnavailable = errclass.ClassUnavailable
+	ClassMismatch    = errclass.ClassMismatch
+	ClassOther       = errclass.ClassOther
+)
 
-// Index returns the position of c in Classes.
-func (c Class) Index() int {
-	for i, k := range Classes {
-		if k == c {
-			return i
-		}
-	}
-	return len(Classes) - 1
-}
+var Classes = errclass.Classes
 
-// Classifier is implemented by errors that know their own class, such as a
-// store's wrapped driver error (a PostgreSQL serialization failure is a conflict).
-type Classifier interface {
-	error
-	Class() Class
-}
+func WithClass(c Class, err error) error { return errclass.WithClass(c, err) }
 
-// ClassError attaches a class to an error.
-type ClassError struct {
-	C   Class
-	Err error
-}
-
-func (e *ClassError) Error() string { return e.Err.Error() }
-func (e *ClassError) Unwrap() error { return e.Err }
-
-// Class returns the attached class.
-func (e *ClassError) Class() Class { return e.C }
-
-// WithClass wraps err with class c; nil stays nil.
-func WithClass(c Class, err error) error {
-	if err == nil {
-		return nil
-	}
-	return &ClassError{C: c, Err: err}
-}
-
-// Classify returns the class of err.
-func Classify(err error) Class {
-	// errors.AsType, unlike errors.As, does not allocate: this runs per failed op.
-	if c, ok := errors.AsType[Classifier](err); ok {
-		return c.Class()
-	}
-	ne, isNet := errors.AsType[net.Error](err)
-	switch {
-	case errors.Is(err, context.DeadlineExceeded), errors.Is(err, os.ErrDeadlineExceeded):
-		return ClassTimeout
-	case isNet && ne.Timeout():
-		return ClassTimeout
-	case errors.Is(err, syscall.ECONNREFUSED), errors.Is(err, syscall.ECONNRESET),
-		errors.Is(err, syscall.EPIPE), errors.Is(err, net.ErrClosed):
-		return ClassUnavailable
-	}
-	return ClassOther
-}
+func Classify(err error) Class { return errclass.Classify(err) }
