@@ -429,23 +429,14 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// opError names the store and operation; it is built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
+func opErr(op string, err error) error { return store.NewOpError("memcached", op, err, classify(err)) }
 
-func (e *opError) Error() string { return "memcached: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error {
-	e := &opError{op: op, err: err}
+// classify finds a server that cannot be reached or reports its own error;
+// "" leaves the decision to store.Classify.
+func classify(err error) store.Class {
 	var cte *memcache.ConnectTimeoutError
-	switch {
-	case errors.As(err, &cte):
-		return store.WithClass(store.ClassUnavailable, e)
-	case errors.Is(err, memcache.ErrServerError):
-		return store.WithClass(store.ClassUnavailable, e)
+	if errors.As(err, &cte) || errors.Is(err, memcache.ErrServerError) {
+		return store.ClassUnavailable
 	}
-	return e
+	return ""
 }

@@ -768,22 +768,7 @@ func (c *Client) exec(ctx context.Context, st statement, args []driver.NamedValu
 	return c.unwatch(ctx, err)
 }
 
-// opError names the store and operation; it is built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
-
-func (e *opError) Error() string { return "mysql: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error {
-	e := &opError{op: op, err: err}
-	if c := classify(err); c != "" {
-		return store.WithClass(c, e)
-	}
-	return e
-}
+func opErr(op string, err error) error { return store.NewOpError("mysql", op, err, classify(err)) }
 
 // MySQL / MariaDB server error numbers that have a class.
 const (

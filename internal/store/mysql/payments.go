@@ -728,7 +728,7 @@ func (pc *paymentsConn) Close() error {
 // back by the caller before it tries again).
 func payErr(op string, err error) error {
 	if me, ok := errors.AsType[*mysql.MySQLError](err); ok && me.Number == erLockWaitTimeout {
-		return store.WithClass(store.ClassConflict, &opError{op: op, err: err})
+		return store.NewOpError("mysql", op, err, store.ClassConflict)
 	}
 	return opErr(op, err)
 }

@@ -621,22 +621,7 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// opError names the store and operation; it is built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
-
-func (e *opError) Error() string { return "postgres: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error {
-	e := &opError{op: op, err: err}
-	if c := classify(err); c != "" {
-		return store.WithClass(c, e)
-	}
-	return e
-}
+func opErr(op string, err error) error { return store.NewOpError("postgres", op, err, classify(err)) }
 
 // classify maps SQLSTATEs and connection failures to error classes; ""
 // leaves the decision to store.Classify.

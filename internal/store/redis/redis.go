@@ -447,27 +447,21 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// opError names the store and operation; it is built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
+func opErr(op string, err error) error { return store.NewOpError("redis", op, err, classify(err)) }
 
-func (e *opError) Error() string { return "redis: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error {
-	e := &opError{op: op, err: err}
+// classify reads error replies and a closing client; "" leaves the decision
+// to store.Classify.
+func classify(err error) store.Class {
 	if re, ok := rueidis.IsRedisErr(err); ok {
 		if c := replyClass(re.Error()); c != store.ClassOther {
-			return store.WithClass(c, e)
+			return c
 		}
-		return e
+		return ""
 	}
 	if errors.Is(err, rueidis.ErrClosing) {
-		return store.WithClass(store.ClassUnavailable, e)
+		return store.ClassUnavailable
 	}
-	return e
+	return ""
 }
 
 // replyClass is the class of an error reply: a server that is loading its

@@ -541,7 +541,7 @@ func (pc *paymentsConn) Close() error {
 // without the lock) is retried like a deadlock.
 func payErr(op string, err error) error {
 	if se, ok := errors.AsType[sqlite3.Error](err); ok && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
-		return store.WithClass(store.ClassConflict, &opError{op: op, err: err})
+		return store.NewOpError("sqlite", op, err, store.ClassConflict)
 	}
 	return opErr(op, err)
 }
