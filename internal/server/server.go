@@ -245,7 +245,7 @@ func resolve(k Kind, opts Options) (*plan, error) {
 	if p.want, err = mergeSettings(base, opts.Settings, d.reserved()); err != nil {
 		return nil, err
 	}
-	if p.cpuSet, err = parseCPUList(opts.CPUs); err != nil {
+	if p.cpuSet, err = ParseCPUList(opts.CPUs); err != nil {
 		return nil, err
 	}
 	if err := checkCPUs(p.cpuSet); err != nil {
