@@ -1,0 +1,208 @@
+package store
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+)
+
+// CheckPayments is the one invariant check of the SQL stores: it reads the
+// server clock, loads the delete journal into a table beside the transfers,
+// and reads back every fact the workload compares (sums, negative balances,
+// balances that do not add up, transfers per minute, rows breaking a rule).
+// The store supplies its connection and its dialect's SQL; the order of the
+// steps and what each one fills are the same everywhere.
+func CheckPayments(ctx context.Context, db PaymentsCheckDB, d *PaymentsCheckDialect, in *PaymentsCheckInput) (PaymentsFacts, error) {
+	var f PaymentsFacts
+	fail := func(what string, err error) (PaymentsFacts, error) {
+		return f, d.Err("payments check: "+what, err)
+	}
+	if err := queryOne(ctx, db, d.Clock, nil, &f.WindowEndUs); err != nil {
+		return fail("read clock", err)
+	}
+	for _, q := range d.CreateJournal {
+		if err := db.Exec(ctx, q); err != nil {
+			return fail("create delete_journal", err)
+		}
+	}
+	if err := loadJournal(ctx, db, d, in.Journal); err != nil {
+		return fail("load delete_journal", err)
+	}
+	limit := max(in.Limit, 1)
+	values := [...]any{
+		ArgInitialBalance: in.InitialBalance, ArgAmountMin: in.AmountMin, ArgAmountMax: in.AmountMax,
+		ArgWindowStart: in.WindowStartUs, ArgWindowEnd: f.WindowEndUs, ArgLimit: limit,
+	}
+	for _, step := range []struct {
+		what string
+		q    PaymentsCheckQuery
+		one  []any // the one row's destinations, or
+		row  func(scan func(dest ...any) error) error
+	}{
+		{"sum balances", d.Sums, []any{&f.Accounts, &f.SumBalance, &f.NegativeCount}, nil},
+		{"negative balances", d.Negative, nil, func(scan func(...any) error) error {
+			var id int64
+			err := scan(&id)
+			f.Negative = append(f.Negative, id)
+			return err
+		}},
+		{"per-account balances", d.Mismatched, nil, func(scan func(...any) error) error {
+			var m PaymentsMismatch
+			err := scan(&f.MismatchedCount, &m.Account, &m.Balance, &m.Expected)
+			f.Mismatched = append(f.Mismatched, m)
+			return err
+		}},
+		{"count transfers", d.Rows, []any{&f.Rows}, nil},
+		{"transfers per minute", d.PerMinute, nil, func(scan func(...any) error) error {
+			var m PaymentsMinute
+			err := scan(&m.Minute, &m.Count)
+			f.PerMinute = append(f.PerMinute, m)
+			return err
+		}},
+		{"row rules", d.Malformed, nil, func(scan func(...any) error) error {
+			var m PaymentsMalformed
+			err := scan(&f.MalformedCount, &m.ID, &m.Problem)
+			f.Malformed = append(f.Malformed, m)
+			return err
+		}},
+	} {
+		args := make([]any, len(step.q.Args))
+		for i, a := range step.q.Args {
+			args[i] = values[a]
+		}
+		var err error
+		if step.row == nil {
+			err = queryOne(ctx, db, step.q.SQL, args, step.one...)
+		} else {
+			err = db.Query(ctx, step.q.SQL, args, step.row)
+		}
+		if err != nil {
+			return fail(step.what, err)
+		}
+	}
+	return f, nil
+}
+
+// PaymentsCheckDB is what CheckPayments needs of a store's connection. Both
+// methods put the store's names into the statement (the dialect's SQL
+// writes them with the store's own placeholder, such as "@.").
+type PaymentsCheckDB interface {
+	Exec(ctx context.Context, q string) error
+	// Query runs q and calls row once per result row; scan reads that row.
+	Query(ctx context.Context, q string, args []any, row func(scan func(dest ...any) error) error) error
+}
+
+// JournalCopier is a PaymentsCheckDB that loads the delete journal its own
+// faster way (PostgreSQL's COPY) instead of by batched INSERTs.
+type JournalCopier interface {
+	CopyJournal(ctx context.Context, journal []PaymentsDeleted) error
+}
+
+// PaymentsCheckArg names a value a check query takes. A dialect lists its
+// placeholders' values in its own order, since MySQL's ? cannot name one
+// value twice while PostgreSQL's $1 and SQLite's ?1 can.
+type PaymentsCheckArg int
+
+// The values a check query may take.
+const (
+	ArgInitialBalance PaymentsCheckArg = iota
+	ArgAmountMin
+	ArgAmountMax
+	ArgWindowStart // server clock before the first transfer, µs
+	ArgWindowEnd   // server clock at the check, µs
+	ArgLimit       // rows listed per violated invariant
+)
+
+// PaymentsCheckQuery is one query of the check and the values of its
+// placeholders, in order.
+type PaymentsCheckQuery struct {
+	SQL  string
+	Args []PaymentsCheckArg
+}
+
+// PaymentsCheckDialect is a SQL dialect's text for CheckPayments. Each
+// query's result columns are fixed; the dialect writes them its own way.
+type PaymentsCheckDialect struct {
+	Clock         string   // one row: the server clock in µs
+	CreateJournal []string // drop and create the delete_journal table (id, from_account_id, to_account_id, amount, created_us)
+	// InsertJournal starts a multi-row INSERT into delete_journal, up to
+	// JournalBatch rows each; unused when the connection is a JournalCopier.
+	InsertJournal string
+	JournalBatch  int
+
+	Sums       PaymentsCheckQuery // one row: count(*), sum(balance), count of balances below zero over accounts
+	Negative   PaymentsCheckQuery // id of accounts below zero, by id, up to the limit
+	Mismatched PaymentsCheckQuery // count(*) over (), id, balance, expected: accounts whose balance is not initial + in - out over transfers and journal
+	Rows       PaymentsCheckQuery // one row: count(*) of transfers
+	PerMinute  PaymentsCheckQuery // Unix minute of created_at, count(*), by minute
+	Malformed  PaymentsCheckQuery // count(*) over (), id, problem: transfers breaking a row rule
+
+	// Err wraps a failed step as the store's error, with its class.
+	Err func(op string, err error) error
+}
+
+func loadJournal(ctx context.Context, db PaymentsCheckDB, d *PaymentsCheckDialect, journal []PaymentsDeleted) error {
+	if c, ok := db.(JournalCopier); ok {
+		return c.CopyJournal(ctx, journal)
+	}
+	batch := max(d.JournalBatch, 1)
+	b := make([]byte, 0, len(d.InsertJournal)+64*min(batch, len(journal)))
+	for i := 0; i < len(journal); i += batch {
+		b = append(b[:0], d.InsertJournal...)
+		for k, j := range journal[i:min(i+batch, len(journal))] {
+			if k > 0 {
+				b = append(b, ',')
+			}
+			b = fmt.Appendf(b, "(%d,%d,%d,%d,%d)", j.ID, j.From, j.To, j.Amount, j.CreatedUs)
+		}
+		if err := db.Exec(ctx, string(b)); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// queryOne reads a query's one row into dest.
+func queryOne(ctx context.Context, db PaymentsCheckDB, q string, args []any, dest ...any) error {
+	rows := 0
+	err := db.Query(ctx, q, args, func(scan func(...any) error) error {
+		rows++
+		return scan(dest...)
+	})
+	if err == nil && rows != 1 {
+		err = fmt.Errorf("%d rows, want one", rows)
+	}
+	return err
+}
+
+// SQLCheckDB is a PaymentsCheckDB over database/sql: a *sql.DB or *sql.Tx,
+// with Resolve putting the store's names into a statement.
+type SQLCheckDB struct {
+	DB interface {
+		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
+	}
+	Resolve func(q string) string
+}
+
+// Exec runs one statement.
+func (c SQLCheckDB) Exec(ctx context.Context, q string) error {
+	_, err := c.DB.ExecContext(ctx, c.Resolve(q))
+	return err
+}
+
+// Query calls row for every row of q.
+func (c SQLCheckDB) Query(ctx context.Context, q string, args []any, row func(scan func(dest ...any) error) error) error {
+	rows, err := c.DB.QueryContext(ctx, c.Resolve(q), args...)
+	if err != nil {
+		return err
+	}
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows.Scan); err != nil {
+			return err
+		}
+	}
+	return errors.Join(rows.Err(), rows.Close())
+}
