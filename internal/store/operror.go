@@ -1,5 +1,7 @@
 package store
 
+import "github.com/storebench/storebench/internal/errclass"
+
 // OpError names the store and the operation that failed. Every store builds
 // its errors with NewOpError, only on the error path.
 type OpError struct {
@@ -13,11 +15,11 @@ func (e *OpError) Unwrap() error { return e.Err }
 
 // NewOpError wraps err as storeName's failed op, with class c attached when
 // the store's own reading of err (SQLSTATE, error number, reply prefix) found
-// one; "" leaves the class to Classify (deadlines, refused connections).
-func NewOpError(storeName, op string, err error, c Class) error {
+// one; "" leaves the class to errclass.Classify (deadlines, refused connections).
+func NewOpError(storeName, op string, err error, c errclass.Class) error {
 	e := &OpError{Store: storeName, Op: op, Err: err}
 	if c == "" {
 		return e
 	}
-	return WithClass(c, e)
+	return errclass.WithClass(c, e)
 }
