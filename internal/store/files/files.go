@@ -524,7 +524,7 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// opErr leaves every class to store.Classify: a filesystem error has none of
+// opErr leaves every class to errclass.Classify: a filesystem error has none of
 // its own.
 func opErr(op string, err error) error { return store.NewOpError("files", op, err, "") }
 

@@ -39,6 +39,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/blockio"
 )
@@ -126,7 +127,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	}
 	if err := c.mc.Ping(); err != nil { // dials now, not on the first measured op
 		c.Close()
-		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
+		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
 	}
 	return c, nil
 }
@@ -187,7 +188,7 @@ func (s *Store) command(ctx context.Context, cmd string) ([]string, error) {
 	d := net.Dialer{Timeout: s.cfg.Timeout}
 	conn, err := d.DialContext(ctx, "tcp", s.addr)
 	if err != nil {
-		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
+		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
 	}
 	defer conn.Close()
 	dl := time.Now().Add(s.cfg.Timeout)
@@ -432,11 +433,11 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 func opErr(op string, err error) error { return store.NewOpError("memcached", op, err, classify(err)) }
 
 // classify finds a server that cannot be reached or reports its own error;
-// "" leaves the decision to store.Classify.
-func classify(err error) store.Class {
+// "" leaves the decision to errclass.Classify.
+func classify(err error) errclass.Class {
 	var cte *memcache.ConnectTimeoutError
 	if errors.As(err, &cte) || errors.Is(err, memcache.ErrServerError) {
-		return store.ClassUnavailable
+		return errclass.ClassUnavailable
 	}
 	return ""
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -666,7 +667,7 @@ func (pc *paymentsConn) Close() error {
 // back by the caller before it tries again).
 func payErr(op string, err error) error {
 	if me, ok := errors.AsType[*mysql.MySQLError](err); ok && me.Number == erLockWaitTimeout {
-		return store.NewOpError("mysql", op, err, store.ClassConflict)
+		return store.NewOpError("mysql", op, err, errclass.ClassConflict)
 	}
 	return opErr(op, err)
 }

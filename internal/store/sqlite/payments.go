@@ -12,6 +12,7 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -486,7 +487,7 @@ func (pc *paymentsConn) Close() error {
 // without the lock) is retried like a deadlock.
 func payErr(op string, err error) error {
 	if se, ok := errors.AsType[sqlite3.Error](err); ok && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
-		return store.NewOpError("sqlite", op, err, store.ClassConflict)
+		return store.NewOpError("sqlite", op, err, errclass.ClassConflict)
 	}
 	return opErr(op, err)
 }

@@ -33,6 +33,7 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -523,19 +524,19 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 func opErr(op string, err error) error { return store.NewOpError("sqlite", op, err, classify(err)) }
 
 // classify reads SQLite's lock errors and a dead connection; "" leaves the
-// decision to store.Classify.
-func classify(err error) store.Class {
+// decision to errclass.Classify.
+func classify(err error) errclass.Class {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
 		switch se.Code {
 		case sqlite3.ErrBusy: // waited busy_timeout for a lock
-			return store.ClassTimeout
+			return errclass.ClassTimeout
 		case sqlite3.ErrLocked:
-			return store.ClassConflict
+			return errclass.ClassConflict
 		}
 	}
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
-		return store.ClassUnavailable
+		return errclass.ClassUnavailable
 	}
 	return ""
 }
