@@ -13,13 +13,15 @@ import (
 const MaxCPUs = 1024
 
 // ParseCPUList parses a Linux CPU list such as "0", "0-1" or "0,2-3" (the
-// form taskset and cpuset use); "" is no CPUs. It checks the form and the
-// bound only: whether the CPUs exist here is the caller's question.
+// form taskset and cpuset use) into its distinct CPUs, in order; "" is no
+// CPUs. It checks the form and the bound only: whether the CPUs exist here
+// is the caller's question.
 func ParseCPUList(list string) ([]int, error) {
 	if strings.TrimSpace(list) == "" {
 		return nil, nil
 	}
-	var cpus []int
+	// A set, so that "0-1023" written a thousand times is still 1024 CPUs.
+	var named [MaxCPUs]bool
 	for _, part := range strings.Split(list, ",") {
 		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
 		a, err1 := strconv.Atoi(lo)
@@ -35,6 +37,12 @@ func ParseCPUList(list string) ([]int, error) {
 			return nil, fmt.Errorf("bad CPU list %q: CPU %d is past %d, the highest a CPU set for sched_setaffinity holds", list, b, MaxCPUs-1)
 		}
 		for c := a; c <= b; c++ {
+			named[c] = true
+		}
+	}
+	var cpus []int
+	for c, ok := range named {
+		if ok {
 			cpus = append(cpus, c)
 		}
 	}
