@@ -16,6 +16,7 @@ import (
 
 	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/paycheck"
 )
 
 // Payments (workloads/payments.md).
@@ -482,7 +483,7 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 }
 
 // PaymentsCheck loads the delete journal into a table of the namespace and
-// reads back what the invariants need (store.CheckPayments).
+// reads back what the invariants need (paycheck.Check).
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
 	if err := s.paymentsOwned(ctx, "payments check"); err != nil {
 		return store.PaymentsFacts{}, err
@@ -492,23 +493,23 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 		return store.PaymentsFacts{}, err
 	}
 	defer db.Close()
-	return store.CheckPayments(ctx, store.SQLCheckDB{DB: db, Resolve: s.sql}, &myCheck, in)
+	return paycheck.Check(ctx, paycheck.SQLDB{DB: db, Resolve: s.sql}, &myCheck, in)
 }
 
-// myCheck is MySQL's and MariaDB's text for store.CheckPayments.
-var myCheck = store.PaymentsCheckDialect{
+// myCheck is MySQL's and MariaDB's text for paycheck.Check.
+var myCheck = paycheck.Dialect{
 	Clock: `SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)`,
 	CreateJournal: []string{`DROP TABLE IF EXISTS @.delete_journal`, `CREATE TABLE @.delete_journal (id BIGINT NOT NULL PRIMARY KEY,
 		from_account_id BIGINT NOT NULL, to_account_id BIGINT NOT NULL, amount BIGINT NOT NULL, created_us BIGINT NOT NULL) ENGINE=InnoDB`},
 	InsertJournal: `INSERT INTO @.delete_journal (id, from_account_id, to_account_id, amount, created_us) VALUES `,
 	JournalBatch:  loadBatch,
-	Sums:          store.PaymentsCheckQuery{SQL: `SELECT COUNT(*), COALESCE(SUM(balance), 0), COALESCE(SUM(balance < 0), 0) FROM @.accounts`},
-	Negative: store.PaymentsCheckQuery{SQL: `SELECT id FROM @.accounts WHERE balance < 0 ORDER BY id LIMIT ?`,
-		Args: []store.PaymentsCheckArg{store.ArgLimit}},
+	Sums:          paycheck.Query{SQL: `SELECT COUNT(*), COALESCE(SUM(balance), 0), COALESCE(SUM(balance < 0), 0) FROM @.accounts`},
+	Negative: paycheck.Query{SQL: `SELECT id FROM @.accounts WHERE balance < 0 ORDER BY id LIMIT ?`,
+		Args: []paycheck.Arg{paycheck.Limit}},
 	// MariaDB 10.11 and MySQL 8 both have CTEs and window functions; no FULL
 	// JOIN, so the accounts missing from net are taken by the LEFT JOIN and
 	// the ids in net without an account by the UNION's second part.
-	Mismatched: store.PaymentsCheckQuery{SQL: `WITH moves AS (
+	Mismatched: paycheck.Query{SQL: `WITH moves AS (
 			SELECT from_account_id AS id, -amount AS d FROM @.transfers
 			UNION ALL SELECT to_account_id, amount FROM @.transfers
 			UNION ALL SELECT from_account_id, -amount FROM @.delete_journal
@@ -518,13 +519,13 @@ var myCheck = store.PaymentsCheckDialect{
 				WHERE a.balance <> ? + COALESCE(n.d, 0)
 			UNION ALL SELECT n.id, 0, ? + n.d FROM net n LEFT JOIN @.accounts a ON a.id = n.id WHERE a.id IS NULL)
 		SELECT COUNT(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT ?`,
-		Args: []store.PaymentsCheckArg{store.ArgInitialBalance, store.ArgInitialBalance, store.ArgInitialBalance, store.ArgLimit}},
-	Rows: store.PaymentsCheckQuery{SQL: `SELECT COUNT(*) FROM @.transfers`},
+		Args: []paycheck.Arg{paycheck.InitialBalance, paycheck.InitialBalance, paycheck.InitialBalance, paycheck.Limit}},
+	Rows: paycheck.Query{SQL: `SELECT COUNT(*) FROM @.transfers`},
 	// The specification's DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:00'), as
 	// Unix minutes.
-	PerMinute: store.PaymentsCheckQuery{SQL: `SELECT FLOOR(UNIX_TIMESTAMP(DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:00')) / 60) AS m, COUNT(*)
+	PerMinute: paycheck.Query{SQL: `SELECT FLOOR(UNIX_TIMESTAMP(DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:00')) / 60) AS m, COUNT(*)
 		FROM @.transfers GROUP BY m ORDER BY m`},
-	Malformed: store.PaymentsCheckQuery{SQL: `WITH p AS (SELECT t.id, CASE
+	Malformed: paycheck.Query{SQL: `WITH p AS (SELECT t.id, CASE
 			WHEN t.from_account_id = t.to_account_id THEN 'from = to'
 			WHEN t.amount < ? OR t.amount > ? THEN CONCAT('amount ', t.amount, ' outside [', ?, ', ', ?, ']')
 			WHEN c.account_id IS NULL OR c.account_id <> t.from_account_id THEN CONCAT('card ', t.card_id, ' is not the from account''s')
@@ -537,8 +538,8 @@ var myCheck = store.PaymentsCheckDialect{
 		FROM @.transfers t LEFT JOIN @.cards c ON c.id = t.card_id LEFT JOIN @.users u ON u.id = t.requesting_user_id
 		LEFT JOIN @.accounts ta ON ta.id = t.to_account_id LEFT JOIN @.accounts fa ON fa.id = t.from_account_id)
 		SELECT COUNT(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT ?`,
-		Args: []store.PaymentsCheckArg{store.ArgAmountMin, store.ArgAmountMax, store.ArgAmountMin, store.ArgAmountMax,
-			store.ArgWindowStart, store.ArgWindowEnd, store.ArgLimit}},
+		Args: []paycheck.Arg{paycheck.AmountMin, paycheck.AmountMax, paycheck.AmountMin, paycheck.AmountMax,
+			paycheck.WindowStart, paycheck.WindowEnd, paycheck.Limit}},
 	Err: opErr,
 }
 

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/paycheck"
 )
 
 // Payments (workloads/payments.md).
@@ -321,7 +322,7 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 }
 
 // PaymentsCheck loads the delete journal into a table of the schema and
-// reads back what the invariants need (store.CheckPayments).
+// reads back what the invariants need (paycheck.Check).
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
 	if err := s.paymentsOwned(ctx, "payments check"); err != nil {
 		return store.PaymentsFacts{}, err
@@ -331,7 +332,7 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 		return store.PaymentsFacts{}, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	return store.CheckPayments(ctx, checkConn{s, conn}, &pgCheck, in)
+	return paycheck.Check(ctx, checkConn{s, conn}, &pgCheck, in)
 }
 
 // checkConn is the connection of a payments check, loading the journal with
@@ -374,15 +375,15 @@ func (c checkConn) CopyJournal(ctx context.Context, journal []store.PaymentsDele
 	return err
 }
 
-// pgCheck is PostgreSQL's text for store.CheckPayments.
-var pgCheck = store.PaymentsCheckDialect{
+// pgCheck is PostgreSQL's text for paycheck.Check.
+var pgCheck = paycheck.Dialect{
 	Clock: `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::int8`,
 	CreateJournal: []string{`DROP TABLE IF EXISTS @.delete_journal`, `CREATE TABLE @.delete_journal (id int8 PRIMARY KEY,
 		from_account_id int8 NOT NULL, to_account_id int8 NOT NULL, amount int8 NOT NULL, created_us int8 NOT NULL)`},
-	Sums: store.PaymentsCheckQuery{SQL: `SELECT count(*), coalesce(sum(balance), 0)::int8,
+	Sums: paycheck.Query{SQL: `SELECT count(*), coalesce(sum(balance), 0)::int8,
 		count(*) FILTER (WHERE balance < 0) FROM @.accounts`},
-	Negative: store.PaymentsCheckQuery{SQL: `SELECT id FROM @.accounts WHERE balance < 0 ORDER BY id LIMIT $1`, Args: []store.PaymentsCheckArg{store.ArgLimit}},
-	Mismatched: store.PaymentsCheckQuery{SQL: `WITH moves AS (
+	Negative: paycheck.Query{SQL: `SELECT id FROM @.accounts WHERE balance < 0 ORDER BY id LIMIT $1`, Args: []paycheck.Arg{paycheck.Limit}},
+	Mismatched: paycheck.Query{SQL: `WITH moves AS (
 			SELECT from_account_id AS id, -amount AS d FROM @.transfers
 			UNION ALL SELECT to_account_id, amount FROM @.transfers
 			UNION ALL SELECT from_account_id, -amount FROM @.delete_journal
@@ -392,11 +393,11 @@ var pgCheck = store.PaymentsCheckDialect{
 			FROM @.accounts a FULL JOIN net n ON n.id = a.id
 			WHERE a.balance IS DISTINCT FROM $1::int8 + coalesce(n.d, 0))
 		SELECT count(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT $2`,
-		Args: []store.PaymentsCheckArg{store.ArgInitialBalance, store.ArgLimit}},
-	Rows: store.PaymentsCheckQuery{SQL: `SELECT count(*) FROM @.transfers`},
-	PerMinute: store.PaymentsCheckQuery{SQL: `SELECT extract(epoch FROM date_trunc('minute', created_at))::int8 / 60, count(*)
+		Args: []paycheck.Arg{paycheck.InitialBalance, paycheck.Limit}},
+	Rows: paycheck.Query{SQL: `SELECT count(*) FROM @.transfers`},
+	PerMinute: paycheck.Query{SQL: `SELECT extract(epoch FROM date_trunc('minute', created_at))::int8 / 60, count(*)
 		FROM @.transfers GROUP BY 1 ORDER BY 1`},
-	Malformed: store.PaymentsCheckQuery{SQL: `WITH p AS (SELECT t.id, CASE
+	Malformed: paycheck.Query{SQL: `WITH p AS (SELECT t.id, CASE
 			WHEN t.from_account_id = t.to_account_id THEN 'from = to'
 			WHEN t.amount < $1::int8 OR t.amount > $2::int8 THEN 'amount ' || t.amount || ' outside [' || $1::int8 || ', ' || $2::int8 || ']'
 			WHEN c.account_id IS DISTINCT FROM t.from_account_id THEN 'card ' || t.card_id || ' is not the from account''s'
@@ -409,7 +410,7 @@ var pgCheck = store.PaymentsCheckDialect{
 		FROM @.transfers t LEFT JOIN @.cards c ON c.id = t.card_id LEFT JOIN @.users u ON u.id = t.requesting_user_id
 		LEFT JOIN @.accounts ta ON ta.id = t.to_account_id LEFT JOIN @.accounts fa ON fa.id = t.from_account_id)
 		SELECT count(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT $5::int8`,
-		Args: []store.PaymentsCheckArg{store.ArgAmountMin, store.ArgAmountMax, store.ArgWindowStart, store.ArgWindowEnd, store.ArgLimit}},
+		Args: []paycheck.Arg{paycheck.AmountMin, paycheck.AmountMax, paycheck.WindowStart, paycheck.WindowEnd, paycheck.Limit}},
 	Err: opErr,
 }
 

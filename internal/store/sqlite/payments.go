@@ -14,6 +14,7 @@ import (
 
 	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/paycheck"
 )
 
 // Payments (workloads/payments.md).
@@ -356,7 +357,7 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 }
 
 // PaymentsCheck loads the delete journal into a table of the namespace and
-// reads back what the invariants need (store.CheckPayments), in one
+// reads back what the invariants need (paycheck.Check), in one
 // transaction.
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
 	fail := func(what string, err error) (store.PaymentsFacts, error) {
@@ -370,7 +371,7 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 	if err := s.paymentsOwned(ctx, tx, "payments check"); err != nil {
 		return store.PaymentsFacts{}, err
 	}
-	f, err := store.CheckPayments(ctx, store.SQLCheckDB{DB: tx, Resolve: s.psql}, &liteCheck, in)
+	f, err := paycheck.Check(ctx, paycheck.SQLDB{DB: tx, Resolve: s.psql}, &liteCheck, in)
 	if err != nil {
 		return f, err
 	}
@@ -380,18 +381,18 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 	return f, nil
 }
 
-// liteCheck is SQLite's text for store.CheckPayments.
-var liteCheck = store.PaymentsCheckDialect{
+// liteCheck is SQLite's text for paycheck.Check.
+var liteCheck = paycheck.Dialect{
 	Clock: `SELECT ` + nowUs,
 	CreateJournal: []string{`DROP TABLE IF EXISTS "@_delete_journal"`, `CREATE TABLE "@_delete_journal" (id INTEGER NOT NULL,
 		from_account_id INTEGER NOT NULL, to_account_id INTEGER NOT NULL, amount INTEGER NOT NULL, created_us INTEGER NOT NULL)`,
 		`INSERT OR REPLACE INTO storebench_owned (name, created_at) VALUES ('@_delete_journal', datetime('now'))`},
 	InsertJournal: `INSERT INTO "@_delete_journal" (id, from_account_id, to_account_id, amount, created_us) VALUES `,
 	JournalBatch:  loadBatch,
-	Sums:          store.PaymentsCheckQuery{SQL: `SELECT count(*), coalesce(sum(balance), 0), coalesce(sum(balance < 0), 0) FROM "@_accounts"`},
-	Negative: store.PaymentsCheckQuery{SQL: `SELECT id FROM "@_accounts" WHERE balance < 0 ORDER BY id LIMIT ?`,
-		Args: []store.PaymentsCheckArg{store.ArgLimit}},
-	Mismatched: store.PaymentsCheckQuery{SQL: `WITH moves AS (
+	Sums:          paycheck.Query{SQL: `SELECT count(*), coalesce(sum(balance), 0), coalesce(sum(balance < 0), 0) FROM "@_accounts"`},
+	Negative: paycheck.Query{SQL: `SELECT id FROM "@_accounts" WHERE balance < 0 ORDER BY id LIMIT ?`,
+		Args: []paycheck.Arg{paycheck.Limit}},
+	Mismatched: paycheck.Query{SQL: `WITH moves AS (
 			SELECT from_account_id AS id, -amount AS d FROM "@_transfers"
 			UNION ALL SELECT to_account_id, amount FROM "@_transfers"
 			UNION ALL SELECT from_account_id, -amount FROM "@_delete_journal"
@@ -401,12 +402,12 @@ var liteCheck = store.PaymentsCheckDialect{
 				WHERE a.balance <> ?1 + coalesce(n.d, 0)
 			UNION ALL SELECT n.id, 0, ?1 + n.d FROM net n LEFT JOIN "@_accounts" a ON a.id = n.id WHERE a.id IS NULL)
 		SELECT count(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT ?2`,
-		Args: []store.PaymentsCheckArg{store.ArgInitialBalance, store.ArgLimit}},
-	Rows: store.PaymentsCheckQuery{SQL: `SELECT count(*) FROM "@_transfers"`},
+		Args: []paycheck.Arg{paycheck.InitialBalance, paycheck.Limit}},
+	Rows: paycheck.Query{SQL: `SELECT count(*) FROM "@_transfers"`},
 	// The specification's strftime('%Y-%m-%d %H:%M', …), as Unix minutes.
-	PerMinute: store.PaymentsCheckQuery{SQL: `SELECT CAST(unixepoch(strftime('%Y-%m-%d %H:%M', created_at / 1000000, 'unixepoch')) AS INTEGER) / 60 AS m, count(*)
+	PerMinute: paycheck.Query{SQL: `SELECT CAST(unixepoch(strftime('%Y-%m-%d %H:%M', created_at / 1000000, 'unixepoch')) AS INTEGER) / 60 AS m, count(*)
 		FROM "@_transfers" GROUP BY m ORDER BY m`},
-	Malformed: store.PaymentsCheckQuery{SQL: `WITH p AS (SELECT t.id, CASE
+	Malformed: paycheck.Query{SQL: `WITH p AS (SELECT t.id, CASE
 			WHEN t.from_account_id = t.to_account_id THEN 'from = to'
 			WHEN t.amount < ?1 OR t.amount > ?2 THEN 'amount ' || t.amount || ' outside [' || ?1 || ', ' || ?2 || ']'
 			WHEN c.account_id IS NOT t.from_account_id THEN 'card ' || t.card_id || ' is not the from account''s'
@@ -419,7 +420,7 @@ var liteCheck = store.PaymentsCheckDialect{
 		FROM "@_transfers" t LEFT JOIN "@_cards" c ON c.id = t.card_id LEFT JOIN "@_users" u ON u.id = t.requesting_user_id
 		LEFT JOIN "@_accounts" ta ON ta.id = t.to_account_id LEFT JOIN "@_accounts" fa ON fa.id = t.from_account_id)
 		SELECT count(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT ?5`,
-		Args: []store.PaymentsCheckArg{store.ArgAmountMin, store.ArgAmountMax, store.ArgWindowStart, store.ArgWindowEnd, store.ArgLimit}},
+		Args: []paycheck.Arg{paycheck.AmountMin, paycheck.AmountMax, paycheck.WindowStart, paycheck.WindowEnd, paycheck.Limit}},
 	Err: opErr,
 }
 

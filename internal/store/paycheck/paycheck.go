@@ -1,21 +1,25 @@
-package store
+// Package paycheck is the payments invariant check of the SQL stores: one
+// algorithm, with each store supplying its connection and its dialect's SQL.
+package paycheck
 
 import (
 	"context"
 	"database/sql"
 	"errors"
 	"fmt"
+
+	"github.com/storebench/storebench/internal/store"
 )
 
-// CheckPayments is the one invariant check of the SQL stores: it reads the
+// Check is the one invariant check of the SQL stores: it reads the
 // server clock, loads the delete journal into a table beside the transfers,
 // and reads back every fact the workload compares (sums, negative balances,
 // balances that do not add up, transfers per minute, rows breaking a rule).
 // The store supplies its connection and its dialect's SQL; the order of the
 // steps and what each one fills are the same everywhere.
-func CheckPayments(ctx context.Context, db PaymentsCheckDB, d *PaymentsCheckDialect, in *PaymentsCheckInput) (PaymentsFacts, error) {
-	var f PaymentsFacts
-	fail := func(what string, err error) (PaymentsFacts, error) {
+func Check(ctx context.Context, db DB, d *Dialect, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
+	var f store.PaymentsFacts
+	fail := func(what string, err error) (store.PaymentsFacts, error) {
 		return f, d.Err("payments check: "+what, err)
 	}
 	if err := queryOne(ctx, db, d.Clock, nil, &f.WindowEndUs); err != nil {
@@ -31,12 +35,12 @@ func CheckPayments(ctx context.Context, db PaymentsCheckDB, d *PaymentsCheckDial
 	}
 	limit := max(in.Limit, 1)
 	values := [...]any{
-		ArgInitialBalance: in.InitialBalance, ArgAmountMin: in.AmountMin, ArgAmountMax: in.AmountMax,
-		ArgWindowStart: in.WindowStartUs, ArgWindowEnd: f.WindowEndUs, ArgLimit: limit,
+		InitialBalance: in.InitialBalance, AmountMin: in.AmountMin, AmountMax: in.AmountMax,
+		WindowStart: in.WindowStartUs, WindowEnd: f.WindowEndUs, Limit: limit,
 	}
 	for _, step := range []struct {
 		what string
-		q    PaymentsCheckQuery
+		q    Query
 		one  []any // the one row's destinations, or
 		row  func(scan func(dest ...any) error) error
 	}{
@@ -48,20 +52,20 @@ func CheckPayments(ctx context.Context, db PaymentsCheckDB, d *PaymentsCheckDial
 			return err
 		}},
 		{"per-account balances", d.Mismatched, nil, func(scan func(...any) error) error {
-			var m PaymentsMismatch
+			var m store.PaymentsMismatch
 			err := scan(&f.MismatchedCount, &m.Account, &m.Balance, &m.Expected)
 			f.Mismatched = append(f.Mismatched, m)
 			return err
 		}},
 		{"count transfers", d.Rows, []any{&f.Rows}, nil},
 		{"transfers per minute", d.PerMinute, nil, func(scan func(...any) error) error {
-			var m PaymentsMinute
+			var m store.PaymentsMinute
 			err := scan(&m.Minute, &m.Count)
 			f.PerMinute = append(f.PerMinute, m)
 			return err
 		}},
 		{"row rules", d.Malformed, nil, func(scan func(...any) error) error {
-			var m PaymentsMalformed
+			var m store.PaymentsMalformed
 			err := scan(&f.MalformedCount, &m.ID, &m.Problem)
 			f.Malformed = append(f.Malformed, m)
 			return err
@@ -84,46 +88,46 @@ func CheckPayments(ctx context.Context, db PaymentsCheckDB, d *PaymentsCheckDial
 	return f, nil
 }
 
-// PaymentsCheckDB is what CheckPayments needs of a store's connection. Both
+// DB is what Check needs of a store's connection. Both
 // methods put the store's names into the statement (the dialect's SQL
 // writes them with the store's own placeholder, such as "@.").
-type PaymentsCheckDB interface {
+type DB interface {
 	Exec(ctx context.Context, q string) error
 	// Query runs q and calls row once per result row; scan reads that row.
 	Query(ctx context.Context, q string, args []any, row func(scan func(dest ...any) error) error) error
 }
 
-// JournalCopier is a PaymentsCheckDB that loads the delete journal its own
-// faster way (PostgreSQL's COPY) instead of by batched INSERTs.
+// JournalCopier is a DB that loads the delete journal its own faster way
+// (PostgreSQL's COPY) instead of by batched INSERTs.
 type JournalCopier interface {
-	CopyJournal(ctx context.Context, journal []PaymentsDeleted) error
+	CopyJournal(ctx context.Context, journal []store.PaymentsDeleted) error
 }
 
-// PaymentsCheckArg names a value a check query takes. A dialect lists its
-// placeholders' values in its own order, since MySQL's ? cannot name one
-// value twice while PostgreSQL's $1 and SQLite's ?1 can.
-type PaymentsCheckArg int
+// Arg names a value a check query takes. A dialect lists its placeholders'
+// values in its own order, since MySQL's ? cannot name one value twice while
+// PostgreSQL's $1 and SQLite's ?1 can.
+type Arg int
 
 // The values a check query may take.
 const (
-	ArgInitialBalance PaymentsCheckArg = iota
-	ArgAmountMin
-	ArgAmountMax
-	ArgWindowStart // server clock before the first transfer, µs
-	ArgWindowEnd   // server clock at the check, µs
-	ArgLimit       // rows listed per violated invariant
+	InitialBalance Arg = iota
+	AmountMin
+	AmountMax
+	WindowStart // server clock before the first transfer, µs
+	WindowEnd   // server clock at the check, µs
+	Limit       // rows listed per violated invariant
 )
 
-// PaymentsCheckQuery is one query of the check and the values of its
-// placeholders, in order.
-type PaymentsCheckQuery struct {
+// Query is one query of the check and the values of its placeholders, in
+// order.
+type Query struct {
 	SQL  string
-	Args []PaymentsCheckArg
+	Args []Arg
 }
 
-// PaymentsCheckDialect is a SQL dialect's text for CheckPayments. Each
-// query's result columns are fixed; the dialect writes them its own way.
-type PaymentsCheckDialect struct {
+// Dialect is a SQL dialect's text for Check. Each query's result columns are
+// fixed; the dialect writes them its own way.
+type Dialect struct {
 	Clock         string   // one row: the server clock in µs
 	CreateJournal []string // drop and create the delete_journal table (id, from_account_id, to_account_id, amount, created_us)
 	// InsertJournal starts a multi-row INSERT into delete_journal, up to
@@ -131,18 +135,18 @@ type PaymentsCheckDialect struct {
 	InsertJournal string
 	JournalBatch  int
 
-	Sums       PaymentsCheckQuery // one row: count(*), sum(balance), count of balances below zero over accounts
-	Negative   PaymentsCheckQuery // id of accounts below zero, by id, up to the limit
-	Mismatched PaymentsCheckQuery // count(*) over (), id, balance, expected: accounts whose balance is not initial + in - out over transfers and journal
-	Rows       PaymentsCheckQuery // one row: count(*) of transfers
-	PerMinute  PaymentsCheckQuery // Unix minute of created_at, count(*), by minute
-	Malformed  PaymentsCheckQuery // count(*) over (), id, problem: transfers breaking a row rule
+	Sums       Query // one row: count(*), sum(balance), count of balances below zero over accounts
+	Negative   Query // id of accounts below zero, by id, up to the limit
+	Mismatched Query // count(*) over (), id, balance, expected: accounts whose balance is not initial + in - out over transfers and journal
+	Rows       Query // one row: count(*) of transfers
+	PerMinute  Query // Unix minute of created_at, count(*), by minute
+	Malformed  Query // count(*) over (), id, problem: transfers breaking a row rule
 
 	// Err wraps a failed step as the store's error, with its class.
 	Err func(op string, err error) error
 }
 
-func loadJournal(ctx context.Context, db PaymentsCheckDB, d *PaymentsCheckDialect, journal []PaymentsDeleted) error {
+func loadJournal(ctx context.Context, db DB, d *Dialect, journal []store.PaymentsDeleted) error {
 	if c, ok := db.(JournalCopier); ok {
 		return c.CopyJournal(ctx, journal)
 	}
@@ -164,7 +168,7 @@ func loadJournal(ctx context.Context, db PaymentsCheckDB, d *PaymentsCheckDialec
 }
 
 // queryOne reads a query's one row into dest.
-func queryOne(ctx context.Context, db PaymentsCheckDB, q string, args []any, dest ...any) error {
+func queryOne(ctx context.Context, db DB, q string, args []any, dest ...any) error {
 	rows := 0
 	err := db.Query(ctx, q, args, func(scan func(...any) error) error {
 		rows++
@@ -176,9 +180,9 @@ func queryOne(ctx context.Context, db PaymentsCheckDB, q string, args []any, des
 	return err
 }
 
-// SQLCheckDB is a PaymentsCheckDB over database/sql: a *sql.DB or *sql.Tx,
+// SQLDB is a DB over database/sql: a *sql.DB or *sql.Tx,
 // with Resolve putting the store's names into a statement.
-type SQLCheckDB struct {
+type SQLDB struct {
 	DB interface {
 		ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
 		QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
@@ -187,13 +191,13 @@ type SQLCheckDB struct {
 }
 
 // Exec runs one statement.
-func (c SQLCheckDB) Exec(ctx context.Context, q string) error {
+func (c SQLDB) Exec(ctx context.Context, q string) error {
 	_, err := c.DB.ExecContext(ctx, c.Resolve(q))
 	return err
 }
 
 // Query calls row for every row of q.
-func (c SQLCheckDB) Query(ctx context.Context, q string, args []any, row func(scan func(dest ...any) error) error) error {
+func (c SQLDB) Query(ctx context.Context, q string, args []any, row func(scan func(dest ...any) error) error) error {
 	rows, err := c.DB.QueryContext(ctx, c.Resolve(q), args...)
 	if err != nil {
 		return err
