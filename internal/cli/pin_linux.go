@@ -5,10 +5,12 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strconv"
-	"strings"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/storebench/storebench/internal/server"
 )
 
 // canPin says whether CPU lists can be applied here (sched_setaffinity).
@@ -62,27 +64,15 @@ func cannotPin(list string) string {
 	return ""
 }
 
-// parseCPUList reads "0-2,5" and checks every CPU exists here.
+// parseCPUList reads "0-2,5" (server.ParseCPUList) and checks every CPU
+// exists here.
 func parseCPUList(list string) ([]int, error) {
-	var out []int
-	n := runtime.NumCPU()
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < a {
-			return nil, fmt.Errorf("CPU list %q: write e.g. 0, 0-1 or 0,2", list)
-		}
-		if b >= n {
-			return nil, fmt.Errorf("CPU list %q: this machine has CPUs 0-%d", list, n-1)
-		}
-		for c := a; c <= b; c++ {
-			out = append(out, c)
-		}
+	cpus, err := server.ParseCPUList(list)
+	if err != nil {
+		return nil, err
 	}
-	return out, nil
+	if n := runtime.NumCPU(); len(cpus) > 0 && slices.Max(cpus) >= n {
+		return nil, fmt.Errorf("CPU list %q: this machine has CPUs 0-%d", list, n-1)
+	}
+	return cpus, nil
 }

@@ -1,8 +1,10 @@
 package cli
 
 import (
+	"errors"
 	"runtime"
 	"strconv"
+	"strings"
 	"testing"
 
 	"golang.org/x/sys/unix"
@@ -30,5 +32,28 @@ func TestCannotPin(t *testing.T) {
 	var after unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &after); err != nil || after != before {
 		t.Errorf("the caller's mask changed: %v → %v (%v)", before, after, err)
+	}
+}
+
+// A CPU list goes through the one parser (server.ParseCPUList): one past the
+// CPU set's 1024 CPUs is a usage error that says the limit, and one naming a
+// CPU this machine lacks says which it has.
+func TestCPUChoiceBounds(t *testing.T) {
+	last := runtime.NumCPU() - 1
+	for list, want := range map[string]string{
+		"0-4000000000":            "--client-cpus: bad CPU list \"0-4000000000\": CPU 4000000000 is past 1023",
+		strconv.Itoa(last + 1):    "this machine has CPUs 0-" + strconv.Itoa(last),
+		"0-" + strconv.Itoa(last): "",
+	} {
+		_, err := cpuChoice{list: list, origin: "--client-cpus"}.cpus()
+		if want == "" {
+			if err != nil {
+				t.Errorf("cpus(%q) = %v", list, err)
+			}
+			continue
+		}
+		if _, usage := errors.AsType[*UsageError](err); !usage || !strings.Contains(err.Error(), want) {
+			t.Errorf("cpus(%q) = %v, want a usage error saying %q", list, err, want)
+		}
 	}
 }

@@ -17,6 +17,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/netem"
 	"github.com/storebench/storebench/internal/owner"
@@ -652,7 +653,7 @@ func watchServer(ctx context.Context, inst *target.Instance, cancel context.Canc
 func mismatches(phases []metrics.Phase) int64 {
 	var n int64
 	for _, p := range phases {
-		n += p.Errors[string(store.ClassMismatch)]
+		n += p.Errors[string(errclass.ClassMismatch)]
 	}
 	return n
 }

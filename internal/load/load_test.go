@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/metrics"
-	"github.com/storebench/storebench/internal/store"
 )
 
 // funcWorker adapts a function to Worker and counts its own calls.
@@ -288,7 +288,7 @@ func TestErrorsAreClassified(t *testing.T) {
 	ws, _ := workers(3, func(_ context.Context, seq int64) error {
 		switch seq % 4 {
 		case 0:
-			return store.WithClass(store.ClassConflict, fmt.Errorf("seq %d: serialization failure", seq))
+			return errclass.WithClass(errclass.ClassConflict, fmt.Errorf("seq %d: serialization failure", seq))
 		case 1:
 			return fmt.Errorf("get: %w", context.DeadlineExceeded)
 		}

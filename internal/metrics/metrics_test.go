@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/errclass"
 )
 
 var t0 = time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
@@ -36,19 +36,19 @@ func TestRecordDoesNotAllocate(t *testing.T) {
 func TestRecordErrorAddsNoAllocation(t *testing.T) {
 	r := NewRecorder(NewCollector(nil))
 	r.Start(t0)
-	err := store.WithClass(store.ClassConflict, errors.New("serialization failure"))
+	err := errclass.WithClass(errclass.ClassConflict, errors.New("serialization failure"))
 	for range maxSamples { // past the kept messages
 		r.RecordError(err, time.Millisecond)
 	}
-	var sink store.Class
-	classify := testing.AllocsPerRun(1000, func() { sink = store.Classify(err) })
+	var sink errclass.Class
+	classify := testing.AllocsPerRun(1000, func() { sink = errclass.Classify(err) })
 	_ = sink
 	got := testing.AllocsPerRun(1000, func() { r.RecordError(err, time.Millisecond) })
 	if got != classify {
-		t.Fatalf("RecordError: %v allocs per run, store.Classify alone: %v; want no more", got, classify)
+		t.Fatalf("RecordError: %v allocs per run, errclass.Classify alone: %v; want no more", got, classify)
 	}
 	if classify != 0 {
-		t.Logf("store.Classify allocates %v per call (errors.As with a pointer target); errors.AsType would not", classify)
+		t.Logf("errclass.Classify allocates %v per call (errors.As with a pointer target); errors.AsType would not", classify)
 	}
 }
 
@@ -65,7 +65,7 @@ func TestMergeAddsHistogramsAndCounts(t *testing.T) {
 		b.Tick(at(time.Duration(i) * time.Millisecond))
 		b.Record(10 * time.Millisecond)
 	}
-	b.RecordError(store.WithClass(store.ClassTimeout, errors.New("deadline")), time.Second)
+	b.RecordError(errclass.WithClass(errclass.ClassTimeout, errors.New("deadline")), time.Second)
 	b.RecordError(errors.New("boom"), time.Second)
 	b.RecordError(errors.New("boom"), time.Second)
 

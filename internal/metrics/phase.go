@@ -7,7 +7,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/errclass"
 )
 
 // maxPhaseSamples is how many distinct error messages a Phase keeps.
@@ -22,7 +22,7 @@ type Phase struct {
 	Name         string           `json:"name"`
 	Workers      int              `json:"workers"`
 	Ops          int64            `json:"ops"`
-	Errors       map[string]int64 `json:"errors,omitempty"` // by store.Class
+	Errors       map[string]int64 `json:"errors,omitempty"` // by errclass.Class
 	ErrorSamples []string         `json:"error_samples,omitempty"`
 	// DurationS is the measured time, warm-up excluded: from the common start
 	// of the workers to the end of the last measured operation.
@@ -86,7 +86,7 @@ type Phase struct {
 // OpFigures are one kind of operation's share of a phase.
 type OpFigures struct {
 	Ops            int64            `json:"ops"`
-	Errors         map[string]int64 `json:"errors,omitempty"` // by store.Class
+	Errors         map[string]int64 `json:"errors,omitempty"` // by errclass.Class
 	ThroughputOpsS float64          `json:"throughput_ops_s"`
 	LatencyUs      Latency          `json:"latency_us"`
 	// Histogram is encoded as Phase.Histogram (nanoseconds, V2 compressed).
@@ -242,7 +242,7 @@ func Merge(recs []*Recorder, m Meta) Phase {
 			if p.Errors == nil {
 				p.Errors = map[string]int64{}
 			}
-			p.Errors[string(store.Classes[i])] = n
+			p.Errors[string(errclass.Classes[i])] = n
 		}
 	}
 	if ok := h.TotalCount(); ok > 0 {

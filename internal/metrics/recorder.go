@@ -21,7 +21,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
-	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/errclass"
 )
 
 // Histogram geometry, shared by every histogram of this package.
@@ -39,7 +39,7 @@ const (
 	maxSamples = 5
 )
 
-const nClasses = len(store.Classes)
+const nClasses = len(errclass.Classes)
 
 // NewHistogram returns an empty histogram with the phase geometry.
 func NewHistogram() *hdr.Histogram { return hdr.New(LowestNs, HighestNs, Digits) }
@@ -172,12 +172,12 @@ func (r *Recorder) Record(d time.Duration) {
 	}
 }
 
-// RecordError counts a failed operation by its store.Classify class. Its
+// RecordError counts a failed operation by its errclass.Classify class. Its
 // latency d does not go into the histogram: a fast failure is not a fast
 // operation.
 func (r *Recorder) RecordError(err error, d time.Duration) {
 	_ = d
-	c := store.Classify(err)
+	c := errclass.Classify(err)
 	r.errs[c.Index()]++
 	r.nErrs++
 	r.ops++

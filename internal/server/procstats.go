@@ -366,30 +366,6 @@ func waitGone(tree []procRef, timeout time.Duration) bool {
 	}
 }
 
-// parseCPUList parses a Linux CPU list such as "0", "0-1" or "0,2-3".
-func parseCPUList(list string) ([]int, error) {
-	if strings.TrimSpace(list) == "" {
-		return nil, nil
-	}
-	var cpus []int
-	for _, part := range strings.Split(list, ",") {
-		lo, hi, isRange := strings.Cut(strings.TrimSpace(part), "-")
-		a, err1 := strconv.Atoi(lo)
-		b := a
-		var err2 error
-		if isRange {
-			b, err2 = strconv.Atoi(hi)
-		}
-		if err1 != nil || err2 != nil || a < 0 || b < a || b >= 1024 {
-			return nil, fmt.Errorf("bad CPU list %q: want e.g. 0 or 0-1,3", list)
-		}
-		for c := a; c <= b; c++ {
-			cpus = append(cpus, c)
-		}
-	}
-	return cpus, nil
-}
-
 // formatCPUList writes sorted CPUs as a Linux CPU list: 0-3,6.
 func formatCPUList(cpus []int) string {
 	var parts []string

@@ -53,12 +53,12 @@ func TestProcessCPUClock(t *testing.T) {
 
 func TestFormatCPUList(t *testing.T) {
 	for in, want := range map[string]string{"0": "0", "0-3": "0-3", "0,2-3,5,7-9": "0,2-3,5,7-9", "": ""} {
-		cpus, err := parseCPUList(in)
+		cpus, err := ParseCPUList(in)
 		if err != nil {
 			t.Fatal(err)
 		}
 		if got := formatCPUList(cpus); got != want {
-			t.Errorf("formatCPUList(parseCPUList(%q)) = %q", in, got)
+			t.Errorf("formatCPUList(ParseCPUList(%q)) = %q", in, got)
 		}
 	}
 }

@@ -6,9 +6,6 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"strconv"
-
-	"github.com/storebench/storebench/internal/owner"
 )
 
 // StartReplica starts a PostgreSQL streaming replica of primary, a running
@@ -44,71 +41,10 @@ func StartReplica(ctx context.Context, primary *Server, opts Options) (*Server, 
 		// (a design that needs a restart-only setting restarts it).
 		p.want["wal_retrieve_retry_interval"] = "100ms"
 	}
-	s, err := startPlan(ctx, Postgres, p, opts)
+	s, err := startPlan(ctx, Postgres, p, opts, "replica")
 	if err != nil {
 		return nil, fmt.Errorf("start postgres replica of %s: %w", primary.Addr, err)
 	}
-	return s, nil
-}
-
-// startPlan is Start for a resolved plan, whose driver may be a variant of
-// the kind's (a replica).
-func startPlan(ctx context.Context, k Kind, p *plan, opts Options) (_ *Server, err error) {
-	if err := checkBaseDir(opts.BaseDir, p.account, p.cred); err != nil {
-		return nil, err
-	}
-	timeout := opts.StartTimeout
-	if timeout <= 0 {
-		timeout = DefaultStartTimeout
-	}
-	dir, err := owner.MakeDir(opts.BaseDir, "storebench-"+string(k)+"-replica-*", string(k)+" replica data dir")
-	if err != nil {
-		return nil, err
-	}
-	s := &Server{
-		Kind: k, Profile: p.profile, DataDir: dir, CPUs: opts.CPUs, User: p.account,
-		drv: p.d, bins: p.bins, want: p.want, cred: p.cred, cpuSet: p.cpuSet, timeout: timeout,
-		logPath: filepath.Join(dir, "server.log"),
-	}
-	register(s)
-	defer func() {
-		if err != nil {
-			s.Kill()
-			s.mu.Lock()
-			s.removed = true
-			s.mu.Unlock()
-			s.removeDirs()
-			unregister(s)
-		}
-	}()
-	if err := s.prepareDir(); err != nil {
-		return nil, err
-	}
-	if err := p.d.init(ctx, s); err != nil {
-		return nil, err
-	}
-	for attempt := 1; ; attempt++ {
-		if s.port, err = freePort(); err != nil {
-			return nil, err
-		}
-		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
-		s.URL = p.d.url(s)
-		var inUse bool
-		inUse, err = s.launch(ctx)
-		if err == nil {
-			break
-		}
-		if !inUse || attempt == startAttempts {
-			return nil, err
-		}
-	}
-	if err := p.d.setup(ctx, s); err != nil {
-		return nil, s.withLog(fmt.Errorf("setup: %w", err))
-	}
-	if s.Version, s.Settings, err = p.d.inspect(ctx, s); err != nil {
-		return nil, s.withLog(fmt.Errorf("read back settings: %w", err))
-	}
-	s.Durability = p.d.durability(s.Settings)
 	return s, nil
 }
 

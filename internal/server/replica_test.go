@@ -145,3 +145,23 @@ func TestReconfigureRestartKeepsRunning(t *testing.T) {
 		t.Errorf("autovacuum_max_workers should need a restart; pid stayed %d", pid)
 	}
 }
+
+// A replica that fails to start is rolled back like any server: nothing of
+// it is left in the base dir.
+func TestReplicaStartFailureLeavesNothing(t *testing.T) {
+	t.Parallel()
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	primary := servertest.Start(t, server.Postgres, server.Options{})
+	base := servertest.BaseDir(t)
+	replica, err := server.StartReplica(ctx, primary, server.Options{BaseDir: base, StartTimeout: time.Nanosecond})
+	if err == nil {
+		replica.Stop(context.Background())
+		t.Fatal("a replica with a 1 ns start timeout started")
+	}
+	t.Logf("start failed as wanted: %v", err)
+	left, rerr := os.ReadDir(base)
+	if rerr != nil || len(left) != 0 {
+		t.Errorf("after the failed start (%v), the base dir holds %v (%v)", err, left, rerr)
+	}
+}

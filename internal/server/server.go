@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -244,7 +245,7 @@ func resolve(k Kind, opts Options) (*plan, error) {
 	if p.want, err = mergeSettings(base, opts.Settings, d.reserved()); err != nil {
 		return nil, err
 	}
-	if p.cpuSet, err = parseCPUList(opts.CPUs); err != nil {
+	if p.cpuSet, err = ParseCPUList(opts.CPUs); err != nil {
 		return nil, err
 	}
 	if err := checkCPUs(p.cpuSet); err != nil {
@@ -281,27 +282,35 @@ func checkBaseDir(base, account string, cred *syscall.Credential) error {
 	return nil
 }
 
-func start(ctx context.Context, k Kind, opts Options) (_ *Server, err error) {
+func start(ctx context.Context, k Kind, opts Options) (*Server, error) {
 	p, err := resolve(k, opts)
 	if err != nil {
 		return nil, err
 	}
+	return startPlan(ctx, k, p, opts, "")
+}
+
+// startPlan is Start for a resolved plan, whose driver may be a variant of
+// the kind's; role ("replica") names the variant in its data dir.
+func startPlan(ctx context.Context, k Kind, p *plan, opts Options, role string) (_ *Server, err error) {
 	if err := checkBaseDir(opts.BaseDir, p.account, p.cred); err != nil {
 		return nil, err
 	}
-	d := p.d
 	timeout := opts.StartTimeout
 	if timeout <= 0 {
 		timeout = DefaultStartTimeout
 	}
-
-	dir, err := owner.MakeDir(opts.BaseDir, "storebench-"+string(k)+"-*", string(k)+" data dir")
+	name := string(k)
+	if role != "" {
+		name += "-" + role
+	}
+	dir, err := owner.MakeDir(opts.BaseDir, "storebench-"+name+"-*", strings.ReplaceAll(name, "-", " ")+" data dir")
 	if err != nil {
 		return nil, err
 	}
 	s := &Server{
 		Kind: k, Profile: p.profile, DataDir: dir, CPUs: opts.CPUs, User: p.account,
-		drv: d, bins: p.bins, want: p.want, cred: p.cred, cpuSet: p.cpuSet, timeout: timeout,
+		drv: p.d, bins: p.bins, want: p.want, cred: p.cred, cpuSet: p.cpuSet, timeout: timeout,
 		logPath: filepath.Join(dir, "server.log"),
 	}
 	// Registered from now on, so StopAll (Ctrl-C) also reaches a server that
@@ -320,15 +329,15 @@ func start(ctx context.Context, k Kind, opts Options) (_ *Server, err error) {
 	if err := s.prepareDir(); err != nil {
 		return nil, err
 	}
-	if err := d.init(ctx, s); err != nil {
+	if err := p.d.init(ctx, s); err != nil {
 		return nil, err
 	}
 	for attempt := 1; ; attempt++ {
 		if s.port, err = freePort(); err != nil {
 			return nil, err
 		}
-		s.Addr = net.JoinHostPort("127.0.0.1", fmt.Sprint(s.port))
-		s.URL = d.url(s)
+		s.Addr = net.JoinHostPort("127.0.0.1", strconv.Itoa(s.port))
+		s.URL = p.d.url(s)
 		var inUse bool
 		inUse, err = s.launch(ctx)
 		if err == nil {
@@ -338,13 +347,13 @@ func start(ctx context.Context, k Kind, opts Options) (_ *Server, err error) {
 			return nil, err
 		}
 	}
-	if err := d.setup(ctx, s); err != nil {
+	if err := p.d.setup(ctx, s); err != nil {
 		return nil, s.withLog(fmt.Errorf("setup: %w", err))
 	}
-	if s.Version, s.Settings, err = d.inspect(ctx, s); err != nil {
+	if s.Version, s.Settings, err = p.d.inspect(ctx, s); err != nil {
 		return nil, s.withLog(fmt.Errorf("read back settings: %w", err))
 	}
-	s.Durability = d.durability(s.Settings)
+	s.Durability = p.d.durability(s.Settings)
 	return s, nil
 }
 

@@ -158,7 +158,7 @@ type Payments interface {
 // of a transfer; each is one statement, except Transfer in client mode.
 // Outcomes (a missing row, insufficient funds at commit) are results, not
 // errors; a deadlock, serialization failure or lock timeout is an error of
-// ClassConflict, which the caller may retry.
+// errclass.ClassConflict, which the caller may retry.
 type PaymentsConn interface {
 	// Token looks up a token that grants permission (RT1, RT3): ok is false
 	// when no such token grants it.

@@ -524,18 +524,11 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// opError names the store and operation; built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
-
-func (e *opError) Error() string { return "files: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error { return &opError{op: op, err: err} }
+// opErr leaves every class to errclass.Classify: a filesystem error has none of
+// its own.
+func opErr(op string, err error) error { return store.NewOpError("files", op, err, "") }
 
 func pathErr(op, sysop, name string, err error) error {
 	// name may alias the client's scratch buffer: copy it before it escapes.
-	return &opError{op: op, err: &fs.PathError{Op: sysop, Path: strings.Clone(name), Err: err}}
+	return opErr(op, &fs.PathError{Op: sysop, Path: strings.Clone(name), Err: err})
 }

@@ -11,6 +11,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/blockio"
 )
@@ -142,7 +143,7 @@ func (c *Client) dialNew(ctx context.Context, network, addr string) (*trackedCon
 func (c *Client) pipe() error {
 	if c.conn == nil || c.conn.closed.Load() {
 		if _, err := c.dialNew(context.Background(), "tcp", c.s.addr); err != nil {
-			return store.WithClass(store.ClassUnavailable, fmt.Errorf("connect %s: %w", c.s.addr, err))
+			return errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("connect %s: %w", c.s.addr, err))
 		}
 	}
 	if c.bw == nil {

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -132,7 +133,7 @@ func TestDirectPath(t *testing.T) {
 		}
 		defer lc.Close()
 		_, _, err = lc.(*Client).Get(ctx, []byte("k"), nil)
-		if c := store.Classify(err); c != store.ClassUnavailable {
+		if c := errclass.Classify(err); c != errclass.ClassUnavailable {
 			t.Errorf("get from a closed port: %v classified %v, want unavailable", err, c)
 		}
 	})

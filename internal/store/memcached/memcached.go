@@ -39,6 +39,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/blockio"
 )
@@ -126,7 +127,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 	}
 	if err := c.mc.Ping(); err != nil { // dials now, not on the first measured op
 		c.Close()
-		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
+		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
 	}
 	return c, nil
 }
@@ -187,7 +188,7 @@ func (s *Store) command(ctx context.Context, cmd string) ([]string, error) {
 	d := net.Dialer{Timeout: s.cfg.Timeout}
 	conn, err := d.DialContext(ctx, "tcp", s.addr)
 	if err != nil {
-		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
+		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("memcached: connect %s: %w", s.addr, err))
 	}
 	defer conn.Close()
 	dl := time.Now().Add(s.cfg.Timeout)
@@ -429,23 +430,14 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// opError names the store and operation; it is built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
+func opErr(op string, err error) error { return store.NewOpError("memcached", op, err, classify(err)) }
 
-func (e *opError) Error() string { return "memcached: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error {
-	e := &opError{op: op, err: err}
+// classify finds a server that cannot be reached or reports its own error;
+// "" leaves the decision to errclass.Classify.
+func classify(err error) errclass.Class {
 	var cte *memcache.ConnectTimeoutError
-	switch {
-	case errors.As(err, &cte):
-		return store.WithClass(store.ClassUnavailable, e)
-	case errors.Is(err, memcache.ErrServerError):
-		return store.WithClass(store.ClassUnavailable, e)
+	if errors.As(err, &cte) || errors.Is(err, memcache.ErrServerError) {
+		return errclass.ClassUnavailable
 	}
-	return e
+	return ""
 }

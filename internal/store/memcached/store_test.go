@@ -11,6 +11,7 @@ import (
 
 	"github.com/bradfitz/gomemcache/memcache"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -172,7 +173,7 @@ func TestUnreachable(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
 	}
-	if c := store.Classify(err); c != store.ClassUnavailable {
+	if c := errclass.Classify(err); c != errclass.ClassUnavailable {
 		t.Errorf("class %s", c)
 	}
 	for _, bad := range []string{"redis://x:1", "memcached://", "memcached://h:1/path"} {

@@ -42,6 +42,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/blockio"
 )
@@ -244,7 +245,7 @@ func (s *Store) openAdmin(ctx context.Context, adminCfg *mysql.Config) error {
 }
 
 func (s *Store) connectErr(err error) error {
-	return store.WithClass(store.ClassUnavailable,
+	return errclass.WithClass(errclass.ClassUnavailable,
 		fmt.Errorf("mysql: connect %s: %s", s.client.Addr, store.RedactText(err.Error(), s.cfg.URL)))
 }
 
@@ -768,22 +769,7 @@ func (c *Client) exec(ctx context.Context, st statement, args []driver.NamedValu
 	return c.unwatch(ctx, err)
 }
 
-// opError names the store and operation; it is built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
-
-func (e *opError) Error() string { return "mysql: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error {
-	e := &opError{op: op, err: err}
-	if c := classify(err); c != "" {
-		return store.WithClass(c, e)
-	}
-	return e
-}
+func opErr(op string, err error) error { return store.NewOpError("mysql", op, err, classify(err)) }
 
 // MySQL / MariaDB server error numbers that have a class.
 const (
@@ -799,25 +785,25 @@ const (
 )
 
 // classify maps server error numbers and dead connections to error
-// classes; "" leaves the decision to store.Classify (context deadline,
+// classes; "" leaves the decision to errclass.Classify (context deadline,
 // network timeout, connection refused or reset).
-func classify(err error) store.Class {
+func classify(err error) errclass.Class {
 	if ie, ok := errors.AsType[*interrupted](err); ok {
-		return store.Classify(ie.ctx)
+		return errclass.Classify(ie.ctx)
 	}
 	if me, ok := errors.AsType[*mysql.MySQLError](err); ok {
 		switch me.Number {
 		case erLockDeadlock:
-			return store.ClassConflict
+			return errclass.ClassConflict
 		case erLockWaitTimeout, erStatementTimeout, erQueryTimeout:
-			return store.ClassTimeout
+			return errclass.ClassTimeout
 		case erConCount, erServerShutdown, erConnectionKilled, erClientInteractionTimeout:
-			return store.ClassUnavailable
+			return errclass.ClassUnavailable
 		}
 		return ""
 	}
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, mysql.ErrInvalidConn) {
-		return store.ClassUnavailable
+		return errclass.ClassUnavailable
 	}
 	return ""
 }

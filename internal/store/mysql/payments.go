@@ -14,7 +14,9 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/paycheck"
 )
 
 // Payments (workloads/payments.md).
@@ -481,75 +483,33 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 }
 
 // PaymentsCheck loads the delete journal into a table of the namespace and
-// reads back what the invariants need.
+// reads back what the invariants need (paycheck.Check).
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
-	var f store.PaymentsFacts
 	if err := s.paymentsOwned(ctx, "payments check"); err != nil {
-		return f, err
+		return store.PaymentsFacts{}, err
 	}
 	db, err := s.setupDB(ctx)
 	if err != nil {
-		return f, err
+		return store.PaymentsFacts{}, err
 	}
 	defer db.Close()
-	fail := func(what string, err error) (store.PaymentsFacts, error) {
-		return f, opErr("payments check: "+what, err)
-	}
-	if err := db.QueryRowContext(ctx, `SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)`).Scan(&f.WindowEndUs); err != nil {
-		return fail("read clock", err)
-	}
-	for _, q := range []string{`DROP TABLE IF EXISTS @.delete_journal`, `CREATE TABLE @.delete_journal (id BIGINT NOT NULL PRIMARY KEY,
-		from_account_id BIGINT NOT NULL, to_account_id BIGINT NOT NULL, amount BIGINT NOT NULL, created_us BIGINT NOT NULL) ENGINE=InnoDB`} {
-		if _, err := db.ExecContext(ctx, s.sql(q)); err != nil {
-			return fail("create delete_journal", err)
-		}
-	}
-	b := make([]byte, 0, 64*loadBatch)
-	for i := 0; i < len(in.Journal); i += loadBatch {
-		b = append(b[:0], s.sql(`INSERT INTO @.delete_journal (id, from_account_id, to_account_id, amount, created_us) VALUES `)...)
-		for k, j := range in.Journal[i:min(i+loadBatch, len(in.Journal))] {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = fmt.Appendf(b, "(%d,%d,%d,%d,%d)", j.ID, j.From, j.To, j.Amount, j.CreatedUs)
-		}
-		if _, err := db.ExecContext(ctx, string(b)); err != nil {
-			return fail("load delete_journal", err)
-		}
-	}
-	limit := max(in.Limit, 1)
-	if err := db.QueryRowContext(ctx, s.sql(`SELECT COUNT(*), COALESCE(SUM(balance), 0), COALESCE(SUM(balance < 0), 0) FROM @.accounts`)).
-		Scan(&f.Accounts, &f.SumBalance, &f.NegativeCount); err != nil {
-		return fail("sum balances", err)
-	}
-	query := func(what, q string, scan func(*sql.Rows) error, args ...any) error {
-		rows, err := db.QueryContext(ctx, s.sql(q), args...)
-		if err != nil {
-			return opErr("payments check: "+what, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return opErr("payments check: "+what, err)
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return opErr("payments check: "+what, err)
-		}
-		return nil
-	}
-	if err := query("negative balances", `SELECT id FROM @.accounts WHERE balance < 0 ORDER BY id LIMIT ?`, func(r *sql.Rows) error {
-		var id int64
-		err := r.Scan(&id)
-		f.Negative = append(f.Negative, id)
-		return err
-	}, limit); err != nil {
-		return f, err
-	}
+	return paycheck.Check(ctx, paycheck.SQLDB{DB: db, Resolve: s.sql}, &myCheck, in)
+}
+
+// myCheck is MySQL's and MariaDB's text for paycheck.Check.
+var myCheck = paycheck.Dialect{
+	Clock: `SELECT CAST(UNIX_TIMESTAMP(NOW(6)) * 1000000 AS SIGNED)`,
+	CreateJournal: []string{`DROP TABLE IF EXISTS @.delete_journal`, `CREATE TABLE @.delete_journal (id BIGINT NOT NULL PRIMARY KEY,
+		from_account_id BIGINT NOT NULL, to_account_id BIGINT NOT NULL, amount BIGINT NOT NULL, created_us BIGINT NOT NULL) ENGINE=InnoDB`},
+	InsertJournal: `INSERT INTO @.delete_journal (id, from_account_id, to_account_id, amount, created_us) VALUES `,
+	JournalBatch:  loadBatch,
+	Sums:          paycheck.Query{SQL: `SELECT COUNT(*), COALESCE(SUM(balance), 0), COALESCE(SUM(balance < 0), 0) FROM @.accounts`},
+	Negative: paycheck.Query{SQL: `SELECT id FROM @.accounts WHERE balance < 0 ORDER BY id LIMIT ?`,
+		Args: []paycheck.Arg{paycheck.Limit}},
 	// MariaDB 10.11 and MySQL 8 both have CTEs and window functions; no FULL
 	// JOIN, so the accounts missing from net are taken by the LEFT JOIN and
 	// the ids in net without an account by the UNION's second part.
-	if err := query("per-account balances", `WITH moves AS (
+	Mismatched: paycheck.Query{SQL: `WITH moves AS (
 			SELECT from_account_id AS id, -amount AS d FROM @.transfers
 			UNION ALL SELECT to_account_id, amount FROM @.transfers
 			UNION ALL SELECT from_account_id, -amount FROM @.delete_journal
@@ -558,49 +518,29 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 		bad AS (SELECT a.id, a.balance, ? + COALESCE(n.d, 0) AS expected FROM @.accounts a LEFT JOIN net n ON n.id = a.id
 				WHERE a.balance <> ? + COALESCE(n.d, 0)
 			UNION ALL SELECT n.id, 0, ? + n.d FROM net n LEFT JOIN @.accounts a ON a.id = n.id WHERE a.id IS NULL)
-		SELECT COUNT(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT ?`, func(r *sql.Rows) error {
-		var m store.PaymentsMismatch
-		err := r.Scan(&f.MismatchedCount, &m.Account, &m.Balance, &m.Expected)
-		f.Mismatched = append(f.Mismatched, m)
-		return err
-	}, in.InitialBalance, in.InitialBalance, in.InitialBalance, limit); err != nil {
-		return f, err
-	}
-	if err := db.QueryRowContext(ctx, s.sql(`SELECT COUNT(*) FROM @.transfers`)).Scan(&f.Rows); err != nil {
-		return fail("count transfers", err)
-	}
+		SELECT COUNT(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT ?`,
+		Args: []paycheck.Arg{paycheck.InitialBalance, paycheck.InitialBalance, paycheck.InitialBalance, paycheck.Limit}},
+	Rows: paycheck.Query{SQL: `SELECT COUNT(*) FROM @.transfers`},
 	// The specification's DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:00'), as
 	// Unix minutes.
-	if err := query("transfers per minute", `SELECT FLOOR(UNIX_TIMESTAMP(DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:00')) / 60) AS m, COUNT(*)
-		FROM @.transfers GROUP BY m ORDER BY m`, func(r *sql.Rows) error {
-		var m store.PaymentsMinute
-		err := r.Scan(&m.Minute, &m.Count)
-		f.PerMinute = append(f.PerMinute, m)
-		return err
-	}); err != nil {
-		return f, err
-	}
-	if err := query("row rules", `WITH p AS (SELECT t.id, CASE
+	PerMinute: paycheck.Query{SQL: `SELECT FLOOR(UNIX_TIMESTAMP(DATE_FORMAT(created_at, '%Y-%m-%d %H:%i:00')) / 60) AS m, COUNT(*)
+		FROM @.transfers GROUP BY m ORDER BY m`},
+	Malformed: paycheck.Query{SQL: `WITH p AS (SELECT t.id, CASE
 			WHEN t.from_account_id = t.to_account_id THEN 'from = to'
 			WHEN t.amount < ? OR t.amount > ? THEN CONCAT('amount ', t.amount, ' outside [', ?, ', ', ?, ']')
 			WHEN c.account_id IS NULL OR c.account_id <> t.from_account_id THEN CONCAT('card ', t.card_id, ' is not the from account''s')
 			WHEN u.organization_id IS NULL OR ta.organization_id IS NULL OR u.organization_id <> ta.organization_id THEN 'requesting user''s organization is not the to account''s'
-			WHEN `+createdUsT+` < ? OR `+createdUsT+` > ? THEN CONCAT('created_at ', t.created_at, ' outside the run')
+			WHEN ` + createdUsT + ` < ? OR ` + createdUsT + ` > ? THEN CONCAT('created_at ', t.created_at, ' outside the run')
 			WHEN c.frozen THEN 'card frozen'
 			WHEN c.expiration_date < DATE(t.created_at) THEN 'card expired'
 			WHEN fa.frozen THEN 'from account frozen'
 			END AS problem
 		FROM @.transfers t LEFT JOIN @.cards c ON c.id = t.card_id LEFT JOIN @.users u ON u.id = t.requesting_user_id
 		LEFT JOIN @.accounts ta ON ta.id = t.to_account_id LEFT JOIN @.accounts fa ON fa.id = t.from_account_id)
-		SELECT COUNT(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT ?`, func(r *sql.Rows) error {
-		var m store.PaymentsMalformed
-		err := r.Scan(&f.MalformedCount, &m.ID, &m.Problem)
-		f.Malformed = append(f.Malformed, m)
-		return err
-	}, in.AmountMin, in.AmountMax, in.AmountMin, in.AmountMax, in.WindowStartUs, f.WindowEndUs, limit); err != nil {
-		return f, err
-	}
-	return f, nil
+		SELECT COUNT(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT ?`,
+		Args: []paycheck.Arg{paycheck.AmountMin, paycheck.AmountMax, paycheck.AmountMin, paycheck.AmountMax,
+			paycheck.WindowStart, paycheck.WindowEnd, paycheck.Limit}},
+	Err: opErr,
 }
 
 const createdUsT = `CAST(UNIX_TIMESTAMP(t.created_at) * 1000000 AS SIGNED)`
@@ -728,7 +668,7 @@ func (pc *paymentsConn) Close() error {
 // back by the caller before it tries again).
 func payErr(op string, err error) error {
 	if me, ok := errors.AsType[*mysql.MySQLError](err); ok && me.Number == erLockWaitTimeout {
-		return store.WithClass(store.ClassConflict, &opError{op: op, err: err})
+		return store.NewOpError("mysql", op, err, errclass.ClassConflict)
 	}
 	return opErr(op, err)
 }

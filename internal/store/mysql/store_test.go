@@ -15,6 +15,7 @@ import (
 
 	"github.com/go-sql-driver/mysql"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/storetest"
@@ -332,8 +333,8 @@ func TestMySQL(t *testing.T) {
 		lockRow(t, url, s, "locked")
 		err := kv.Set(ctx, []byte("locked"), []byte("w"), 0) // innodb_lock_wait_timeout=1
 		var me *mysql.MySQLError
-		if !errors.As(err, &me) || me.Number != erLockWaitTimeout || store.Classify(err) != store.ClassTimeout {
-			t.Errorf("error = %v, class %s; want MySQL error 1205, timeout", err, store.Classify(err))
+		if !errors.As(err, &me) || me.Number != erLockWaitTimeout || errclass.Classify(err) != errclass.ClassTimeout {
+			t.Errorf("error = %v, class %s; want MySQL error 1205, timeout", err, errclass.Classify(err))
 		}
 		// The connection is still usable after a statement error.
 		if _, ok, err := kv.Get(ctx, []byte("locked"), nil); !ok || err != nil {
@@ -378,14 +379,14 @@ func TestMySQL(t *testing.T) {
 			if d := time.Since(start); d > 800*time.Millisecond {
 				t.Errorf("Set returned after %v, want about 200 ms", d)
 			}
-			if !errors.Is(err, context.DeadlineExceeded) || store.Classify(err) != store.ClassTimeout {
-				t.Errorf("Set past deadline = %v, class %s; want deadline exceeded, timeout", err, store.Classify(err))
+			if !errors.Is(err, context.DeadlineExceeded) || errclass.Classify(err) != errclass.ClassTimeout {
+				t.Errorf("Set past deadline = %v, class %s; want deadline exceeded, timeout", err, errclass.Classify(err))
 			}
 			t.Log(err)
 			// The protocol state is unknown after an interrupted read: the
 			// driver has closed the connection, and says so.
-			if _, _, err := kv.Get(ctx, []byte("locked"), nil); store.Classify(err) != store.ClassUnavailable {
-				t.Errorf("Get after an interrupted call = %v, class %s; want unavailable", err, store.Classify(err))
+			if _, _, err := kv.Get(ctx, []byte("locked"), nil); errclass.Classify(err) != errclass.ClassUnavailable {
+				t.Errorf("Get after an interrupted call = %v, class %s; want unavailable", err, errclass.Classify(err))
 			}
 		})
 
@@ -407,12 +408,12 @@ func TestMySQL(t *testing.T) {
 					break
 				}
 			}
-			if store.Classify(err) != store.ClassUnavailable {
-				t.Errorf("error = %v, class %s; want unavailable", err, store.Classify(err))
+			if errclass.Classify(err) != errclass.ClassUnavailable {
+				t.Errorf("error = %v, class %s; want unavailable", err, errclass.Classify(err))
 			}
 			t.Log(err)
-			if err := kv.Set(ctx, []byte("k"), nil, 0); store.Classify(err) != store.ClassUnavailable {
-				t.Errorf("Set on a dead connection: %v, class %s", err, store.Classify(err))
+			if err := kv.Set(ctx, []byte("k"), nil, 0); errclass.Classify(err) != errclass.ClassUnavailable {
+				t.Errorf("Set on a dead connection: %v, class %s", err, errclass.Classify(err))
 			}
 		})
 	}
@@ -480,8 +481,8 @@ func TestUnreachable(t *testing.T) {
 		t.Errorf("took %v", d)
 	}
 	t.Log(err)
-	if store.Classify(err) != store.ClassUnavailable {
-		t.Errorf("class = %s", store.Classify(err))
+	if errclass.Classify(err) != errclass.ClassUnavailable {
+		t.Errorf("class = %s", errclass.Classify(err))
 	}
 }
 
@@ -521,26 +522,26 @@ func TestSilentServer(t *testing.T) {
 }
 
 func TestClassify(t *testing.T) {
-	for num, want := range map[uint16]store.Class{
-		1213: store.ClassConflict, 1205: store.ClassTimeout, 1969: store.ClassTimeout, 3024: store.ClassTimeout,
-		1040: store.ClassUnavailable, 1053: store.ClassUnavailable, 1927: store.ClassUnavailable,
-		1062: store.ClassOther, 1146: store.ClassOther,
+	for num, want := range map[uint16]errclass.Class{
+		1213: errclass.ClassConflict, 1205: errclass.ClassTimeout, 1969: errclass.ClassTimeout, 3024: errclass.ClassTimeout,
+		1040: errclass.ClassUnavailable, 1053: errclass.ClassUnavailable, 1927: errclass.ClassUnavailable,
+		1062: errclass.ClassOther, 1146: errclass.ClassOther,
 	} {
 		err := opErr("get", &mysql.MySQLError{Number: num, Message: "x"})
-		if got := store.Classify(err); got != want {
+		if got := errclass.Classify(err); got != want {
 			t.Errorf("%d: class %s, want %s", num, got, want)
 		}
 		if !strings.HasPrefix(err.Error(), "mysql: get: Error ") {
 			t.Errorf("message %q", err)
 		}
 	}
-	for err, want := range map[error]store.Class{
-		context.DeadlineExceeded:                     store.ClassTimeout,
-		driver.ErrBadConn:                            store.ClassUnavailable,
-		fmt.Errorf("read: %w", mysql.ErrInvalidConn): store.ClassUnavailable,
-		context.Canceled:                             store.ClassOther,
+	for err, want := range map[error]errclass.Class{
+		context.DeadlineExceeded:                     errclass.ClassTimeout,
+		driver.ErrBadConn:                            errclass.ClassUnavailable,
+		fmt.Errorf("read: %w", mysql.ErrInvalidConn): errclass.ClassUnavailable,
+		context.Canceled:                             errclass.ClassOther,
 	} {
-		if got := store.Classify(opErr("set", err)); got != want {
+		if got := errclass.Classify(opErr("set", err)); got != want {
 			t.Errorf("%v: class %s, want %s", err, got, want)
 		}
 	}

@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/paycheck"
 )
 
 // Payments (workloads/payments.md).
@@ -321,54 +322,68 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 }
 
 // PaymentsCheck loads the delete journal into a table of the schema and
-// reads back what the invariants need.
+// reads back what the invariants need (paycheck.Check).
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
-	var f store.PaymentsFacts
 	if err := s.paymentsOwned(ctx, "payments check"); err != nil {
-		return f, err
+		return store.PaymentsFacts{}, err
 	}
 	conn, err := s.connect(ctx, false)
 	if err != nil {
-		return f, err
+		return store.PaymentsFacts{}, err
 	}
 	defer conn.Close(context.WithoutCancel(ctx))
-	fail := func(what string, err error) (store.PaymentsFacts, error) {
-		return f, opErr("payments check: "+what, err)
+	return paycheck.Check(ctx, checkConn{s, conn}, &pgCheck, in)
+}
+
+// checkConn is the connection of a payments check, loading the journal with
+// COPY.
+type checkConn struct {
+	s    *Store
+	conn *pgx.Conn
+}
+
+func (c checkConn) Exec(ctx context.Context, q string) error {
+	_, err := c.conn.Exec(ctx, c.s.sql(q))
+	return err
+}
+
+func (c checkConn) Query(ctx context.Context, q string, args []any, row func(scan func(dest ...any) error) error) error {
+	rows, _ := c.conn.Query(ctx, c.s.sql(q), args...) // the error comes back from rows.Err
+	defer rows.Close()
+	for rows.Next() {
+		if err := row(rows.Scan); err != nil {
+			return err
+		}
 	}
-	if err := conn.QueryRow(ctx, `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::int8`).Scan(&f.WindowEndUs); err != nil {
-		return fail("read clock", err)
-	}
-	if _, err := conn.Exec(ctx, s.sql(`DROP TABLE IF EXISTS @.delete_journal; CREATE TABLE @.delete_journal (id int8 PRIMARY KEY,
-		from_account_id int8 NOT NULL, to_account_id int8 NOT NULL, amount int8 NOT NULL, created_us int8 NOT NULL)`)); err != nil {
-		return fail("create delete_journal", err)
-	}
+	return rows.Err()
+}
+
+func (c checkConn) CopyJournal(ctx context.Context, journal []store.PaymentsDeleted) error {
 	i := 0
 	r := make([]any, 5)
-	if _, err := conn.CopyFrom(ctx, pgx.Identifier{s.cfg.Namespace, "delete_journal"},
+	_, err := c.conn.CopyFrom(ctx, pgx.Identifier{c.s.cfg.Namespace, "delete_journal"},
 		[]string{"id", "from_account_id", "to_account_id", "amount", "created_us"},
 		pgx.CopyFromFunc(func() ([]any, error) {
-			if i >= len(in.Journal) {
+			if i >= len(journal) {
 				return nil, nil
 			}
-			j := in.Journal[i]
+			j := journal[i]
 			i++
 			r[0], r[1], r[2], r[3], r[4] = j.ID, j.From, j.To, j.Amount, j.CreatedUs
 			return r, nil
-		})); err != nil {
-		return fail("load delete_journal", err)
-	}
-	limit := max(in.Limit, 1)
-	if err := conn.QueryRow(ctx, s.sql(`SELECT count(*), coalesce(sum(balance), 0)::int8,
-		count(*) FILTER (WHERE balance < 0) FROM @.accounts`)).Scan(&f.Accounts, &f.SumBalance, &f.NegativeCount); err != nil {
-		return fail("sum balances", err)
-	}
-	rows, _ := conn.Query(ctx, s.sql(`SELECT id FROM @.accounts WHERE balance < 0 ORDER BY id LIMIT $1`), limit)
-	var id int64
-	if _, err := pgx.ForEachRow(rows, []any{&id}, func() error { f.Negative = append(f.Negative, id); return nil }); err != nil {
-		return fail("negative balances", err)
-	}
-	var m store.PaymentsMismatch
-	rows, _ = conn.Query(ctx, s.sql(`WITH moves AS (
+		}))
+	return err
+}
+
+// pgCheck is PostgreSQL's text for paycheck.Check.
+var pgCheck = paycheck.Dialect{
+	Clock: `SELECT (extract(epoch FROM clock_timestamp()) * 1000000)::int8`,
+	CreateJournal: []string{`DROP TABLE IF EXISTS @.delete_journal`, `CREATE TABLE @.delete_journal (id int8 PRIMARY KEY,
+		from_account_id int8 NOT NULL, to_account_id int8 NOT NULL, amount int8 NOT NULL, created_us int8 NOT NULL)`},
+	Sums: paycheck.Query{SQL: `SELECT count(*), coalesce(sum(balance), 0)::int8,
+		count(*) FILTER (WHERE balance < 0) FROM @.accounts`},
+	Negative: paycheck.Query{SQL: `SELECT id FROM @.accounts WHERE balance < 0 ORDER BY id LIMIT $1`, Args: []paycheck.Arg{paycheck.Limit}},
+	Mismatched: paycheck.Query{SQL: `WITH moves AS (
 			SELECT from_account_id AS id, -amount AS d FROM @.transfers
 			UNION ALL SELECT to_account_id, amount FROM @.transfers
 			UNION ALL SELECT from_account_id, -amount FROM @.delete_journal
@@ -377,27 +392,12 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 		bad AS (SELECT coalesce(a.id, n.id) AS id, coalesce(a.balance, 0) AS balance, $1::int8 + coalesce(n.d, 0) AS expected
 			FROM @.accounts a FULL JOIN net n ON n.id = a.id
 			WHERE a.balance IS DISTINCT FROM $1::int8 + coalesce(n.d, 0))
-		SELECT count(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT $2`), in.InitialBalance, limit)
-	if _, err := pgx.ForEachRow(rows, []any{&f.MismatchedCount, &m.Account, &m.Balance, &m.Expected}, func() error {
-		f.Mismatched = append(f.Mismatched, m)
-		return nil
-	}); err != nil {
-		return fail("per-account balances", err)
-	}
-	if err := conn.QueryRow(ctx, s.sql(`SELECT count(*) FROM @.transfers`)).Scan(&f.Rows); err != nil {
-		return fail("count transfers", err)
-	}
-	var pm store.PaymentsMinute
-	rows, _ = conn.Query(ctx, s.sql(`SELECT extract(epoch FROM date_trunc('minute', created_at))::int8 / 60, count(*)
-		FROM @.transfers GROUP BY 1 ORDER BY 1`))
-	if _, err := pgx.ForEachRow(rows, []any{&pm.Minute, &pm.Count}, func() error {
-		f.PerMinute = append(f.PerMinute, pm)
-		return nil
-	}); err != nil {
-		return fail("transfers per minute", err)
-	}
-	var bad store.PaymentsMalformed
-	rows, _ = conn.Query(ctx, s.sql(`WITH p AS (SELECT t.id, CASE
+		SELECT count(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT $2`,
+		Args: []paycheck.Arg{paycheck.InitialBalance, paycheck.Limit}},
+	Rows: paycheck.Query{SQL: `SELECT count(*) FROM @.transfers`},
+	PerMinute: paycheck.Query{SQL: `SELECT extract(epoch FROM date_trunc('minute', created_at))::int8 / 60, count(*)
+		FROM @.transfers GROUP BY 1 ORDER BY 1`},
+	Malformed: paycheck.Query{SQL: `WITH p AS (SELECT t.id, CASE
 			WHEN t.from_account_id = t.to_account_id THEN 'from = to'
 			WHEN t.amount < $1::int8 OR t.amount > $2::int8 THEN 'amount ' || t.amount || ' outside [' || $1::int8 || ', ' || $2::int8 || ']'
 			WHEN c.account_id IS DISTINCT FROM t.from_account_id THEN 'card ' || t.card_id || ' is not the from account''s'
@@ -409,15 +409,9 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 			END AS problem
 		FROM @.transfers t LEFT JOIN @.cards c ON c.id = t.card_id LEFT JOIN @.users u ON u.id = t.requesting_user_id
 		LEFT JOIN @.accounts ta ON ta.id = t.to_account_id LEFT JOIN @.accounts fa ON fa.id = t.from_account_id)
-		SELECT count(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT $5::int8`),
-		in.AmountMin, in.AmountMax, in.WindowStartUs, f.WindowEndUs, limit)
-	if _, err := pgx.ForEachRow(rows, []any{&f.MalformedCount, &bad.ID, &bad.Problem}, func() error {
-		f.Malformed = append(f.Malformed, bad)
-		return nil
-	}); err != nil {
-		return fail("row rules", err)
-	}
-	return f, nil
+		SELECT count(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT $5::int8`,
+		Args: []paycheck.Arg{paycheck.AmountMin, paycheck.AmountMax, paycheck.WindowStart, paycheck.WindowEnd, paycheck.Limit}},
+	Err: opErr,
 }
 
 // PaymentsOpen connects a worker and prepares its statements.

@@ -29,6 +29,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/blockio"
 )
@@ -274,7 +275,7 @@ func (s *Store) connect(ctx context.Context, block bool) (*pgx.Conn, error) {
 	}
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, store.WithClass(store.ClassUnavailable,
+		return nil, errclass.WithClass(errclass.ClassUnavailable,
 			fmt.Errorf("postgres: connect %s: %s", s.addr(), connectReason(err, s.cfg.URL)))
 	}
 	return conn, nil
@@ -621,44 +622,29 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// opError names the store and operation; it is built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
-
-func (e *opError) Error() string { return "postgres: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error {
-	e := &opError{op: op, err: err}
-	if c := classify(err); c != "" {
-		return store.WithClass(c, e)
-	}
-	return e
-}
+func opErr(op string, err error) error { return store.NewOpError("postgres", op, err, classify(err)) }
 
 // classify maps SQLSTATEs and connection failures to error classes; ""
-// leaves the decision to store.Classify.
-func classify(err error) store.Class {
+// leaves the decision to errclass.Classify.
+func classify(err error) errclass.Class {
 	var pe *pgconn.PgError
 	if errors.As(err, &pe) {
 		switch {
 		case pe.Code == "40001" || pe.Code == "40P01": // serialization failure, deadlock
-			return store.ClassConflict
+			return errclass.ClassConflict
 		case pe.Code == "57014" || pe.Code == "55P03": // query canceled (statement_timeout), lock not available
-			return store.ClassTimeout
+			return errclass.ClassTimeout
 		case strings.HasPrefix(pe.Code, "08") || pe.Code == "57P01" || pe.Code == "57P02" || pe.Code == "57P03":
-			return store.ClassUnavailable // connection exception, admin/crash shutdown, cannot connect now
+			return errclass.ClassUnavailable // connection exception, admin/crash shutdown, cannot connect now
 		}
 		return ""
 	}
 	var ce *pgconn.ConnectError
 	switch {
 	case pgconn.Timeout(err):
-		return store.ClassTimeout
+		return errclass.ClassTimeout
 	case errors.As(err, &ce):
-		return store.ClassUnavailable
+		return errclass.ClassUnavailable
 	}
 	return ""
 }

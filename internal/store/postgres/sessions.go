@@ -35,6 +35,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -754,7 +755,7 @@ func (s *Store) OpenReplicaSessions(ctx context.Context, url string, d store.Ses
 	cfg.Host, cfg.Port, cfg.Fallbacks = rc.Host, rc.Port, nil
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
-		return nil, store.WithClass(store.ClassUnavailable,
+		return nil, errclass.WithClass(errclass.ClassUnavailable,
 			fmt.Errorf("postgres: connect replica %s:%d: %s", rc.Host, rc.Port, connectReason(err, url)))
 	}
 	c := &Client{conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}}

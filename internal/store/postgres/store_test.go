@@ -13,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -261,26 +262,26 @@ func TestUnreachable(t *testing.T) {
 	if time.Since(start) > 5*time.Second {
 		t.Errorf("took %v", time.Since(start))
 	}
-	if store.Classify(err) != store.ClassUnavailable {
-		t.Errorf("class = %s", store.Classify(err))
+	if errclass.Classify(err) != errclass.ClassUnavailable {
+		t.Errorf("class = %s", errclass.Classify(err))
 	}
 }
 
 func TestClassify(t *testing.T) {
-	for code, want := range map[string]store.Class{
-		"40001": store.ClassConflict, "40P01": store.ClassConflict,
-		"57P01": store.ClassUnavailable, "08006": store.ClassUnavailable,
-		"57014": store.ClassTimeout, "23505": store.ClassOther,
+	for code, want := range map[string]errclass.Class{
+		"40001": errclass.ClassConflict, "40P01": errclass.ClassConflict,
+		"57P01": errclass.ClassUnavailable, "08006": errclass.ClassUnavailable,
+		"57014": errclass.ClassTimeout, "23505": errclass.ClassOther,
 	} {
 		err := opErr("get", &pgconn.PgError{Code: code})
-		if got := store.Classify(err); got != want {
+		if got := errclass.Classify(err); got != want {
 			t.Errorf("%s: class %s, want %s", code, got, want)
 		}
 		if !strings.HasPrefix(err.Error(), "postgres: get: ") {
 			t.Errorf("message %q", err)
 		}
 	}
-	if got := store.Classify(opErr("get", context.DeadlineExceeded)); got != store.ClassTimeout {
+	if got := errclass.Classify(opErr("get", context.DeadlineExceeded)); got != errclass.ClassTimeout {
 		t.Errorf("deadline: %s", got)
 	}
 	if !errors.Is(opErr("x", context.Canceled), context.Canceled) {

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -51,7 +52,7 @@ func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
 		conn, err = d.DialContext(ctx, "tcp", s.addr())
 	}
 	if err != nil {
-		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", s.addr(), err))
+		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", s.addr(), err))
 	}
 	c := &oneShot{conn: conn, br: bufio.NewReaderSize(conn, 512), timeout: s.cfg.Timeout, limit: s.limit}
 	c.w = append(c.w, s.preamble...)
@@ -248,6 +249,6 @@ func readReply(br *bufio.Reader, dst []byte) (byte, []byte, error) {
 type replyError struct{ msg string }
 
 func (e *replyError) Error() string { return e.msg }
-func (e *replyError) Class() store.Class {
+func (e *replyError) Class() errclass.Class {
 	return replyClass(e.msg)
 }

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -88,8 +89,8 @@ func TestPerRequest(t *testing.T) {
 		defer cancel()
 		t0 := time.Now()
 		_, _, err = c.(*oneShot).exchange(dctx, nil, []byte("BLPOP"), []byte(KeyPrefix+"empty"), []byte("0"))
-		if took := time.Since(t0); err == nil || store.Classify(err) != store.ClassTimeout || took > 2*time.Second {
-			t.Errorf("a blocked exchange under a 100 ms deadline: %v (class %s) after %v, want a timeout soon after 100 ms", err, store.Classify(err), took)
+		if took := time.Since(t0); err == nil || errclass.Classify(err) != errclass.ClassTimeout || took > 2*time.Second {
+			t.Errorf("a blocked exchange under a 100 ms deadline: %v (class %s) after %v, want a timeout soon after 100 ms", err, errclass.Classify(err), took)
 		}
 	})
 
@@ -100,8 +101,8 @@ func TestPerRequest(t *testing.T) {
 			t.Fatal(err)
 		}
 		_, _, err := perRequest(t, s).Get(ctx, []byte("list"), nil)
-		if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") || store.Classify(err) != store.ClassOther {
-			t.Errorf("GET of a list: %v (class %s), want a WRONGTYPE error of class %s", err, store.Classify(err), store.ClassOther)
+		if err == nil || !strings.Contains(err.Error(), "WRONGTYPE") || errclass.Classify(err) != errclass.ClassOther {
+			t.Errorf("GET of a list: %v (class %s), want a WRONGTYPE error of class %s", err, errclass.Classify(err), errclass.ClassOther)
 		}
 		// The next request is unaffected: the reply was read whole.
 		if err := perRequest(t, s).Set(ctx, []byte("after"), []byte("v"), 0); err != nil {
@@ -157,15 +158,15 @@ func TestPerRequest(t *testing.T) {
 }
 
 func TestReplyClass(t *testing.T) {
-	for msg, want := range map[string]store.Class{
-		"LOADING Redis is loading the dataset in memory":                    store.ClassUnavailable,
-		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data":  store.ClassUnavailable,
-		"READONLY You can't write against a read only replica.":             store.ClassUnavailable,
-		"BUSY Redis is busy running a script.":                              store.ClassTimeout,
-		"WRONGTYPE Operation against a key holding the wrong kind of value": store.ClassOther,
-		"ERR unknown command": store.ClassOther,
+	for msg, want := range map[string]errclass.Class{
+		"LOADING Redis is loading the dataset in memory":                    errclass.ClassUnavailable,
+		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data":  errclass.ClassUnavailable,
+		"READONLY You can't write against a read only replica.":             errclass.ClassUnavailable,
+		"BUSY Redis is busy running a script.":                              errclass.ClassTimeout,
+		"WRONGTYPE Operation against a key holding the wrong kind of value": errclass.ClassOther,
+		"ERR unknown command": errclass.ClassOther,
 	} {
-		if got := store.Classify(opErr("get", &replyError{msg: msg})); got != want {
+		if got := errclass.Classify(opErr("get", &replyError{msg: msg})); got != want {
 			t.Errorf("%q: class %s, want %s", msg, got, want)
 		}
 	}

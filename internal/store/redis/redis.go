@@ -37,6 +37,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/blockio"
 )
@@ -169,13 +170,13 @@ func (s *Store) connect(ctx context.Context, name string, block bool) (rueidis.C
 				r.c.Close()
 			}
 		}()
-		return nil, store.WithClass(store.ClassTimeout, fmt.Errorf("redis: connect %s: %w", s.addr(), ctx.Err()))
+		return nil, errclass.WithClass(errclass.ClassTimeout, fmt.Errorf("redis: connect %s: %w", s.addr(), ctx.Err()))
 	}
 	if r.err != nil {
 		if r.c != nil { // ForceSingleClient returns a client even when the dial failed
 			r.c.Close()
 		}
-		return nil, store.WithClass(store.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", s.addr(), r.err))
+		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", s.addr(), r.err))
 	}
 	return r.c, nil
 }
@@ -447,38 +448,32 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// opError names the store and operation; it is built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
+func opErr(op string, err error) error { return store.NewOpError("redis", op, err, classify(err)) }
 
-func (e *opError) Error() string { return "redis: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error {
-	e := &opError{op: op, err: err}
+// classify reads error replies and a closing client; "" leaves the decision
+// to errclass.Classify.
+func classify(err error) errclass.Class {
 	if re, ok := rueidis.IsRedisErr(err); ok {
-		if c := replyClass(re.Error()); c != store.ClassOther {
-			return store.WithClass(c, e)
+		if c := replyClass(re.Error()); c != errclass.ClassOther {
+			return c
 		}
-		return e
+		return ""
 	}
 	if errors.Is(err, rueidis.ErrClosing) {
-		return store.WithClass(store.ClassUnavailable, e)
+		return errclass.ClassUnavailable
 	}
-	return e
+	return ""
 }
 
 // replyClass is the class of an error reply: a server that is loading its
 // data or is a replica that cannot serve is unavailable; a busy script is a
 // timeout.
-func replyClass(msg string) store.Class {
+func replyClass(msg string) errclass.Class {
 	switch {
 	case strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "MASTERDOWN") || strings.HasPrefix(msg, "READONLY"):
-		return store.ClassUnavailable
+		return errclass.ClassUnavailable
 	case strings.HasPrefix(msg, "BUSY"):
-		return store.ClassTimeout
+		return errclass.ClassTimeout
 	}
-	return store.ClassOther
+	return errclass.ClassOther
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -200,7 +201,7 @@ func TestUnreachable(t *testing.T) {
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v", d)
 	}
-	if c := store.Classify(err); c != store.ClassUnavailable {
+	if c := errclass.Classify(err); c != errclass.ClassUnavailable {
 		t.Errorf("class %s", c)
 	}
 	if err := (Config{URL: "http://x", Namespace: "a"}).Validate(); err == nil {

@@ -12,7 +12,9 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/paycheck"
 )
 
 // Payments (workloads/payments.md).
@@ -355,11 +357,11 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 }
 
 // PaymentsCheck loads the delete journal into a table of the namespace and
-// reads back what the invariants need.
+// reads back what the invariants need (paycheck.Check), in one
+// transaction.
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
-	var f store.PaymentsFacts
 	fail := func(what string, err error) (store.PaymentsFacts, error) {
-		return f, fmt.Errorf("sqlite: payments check: %s: %w", what, err)
+		return store.PaymentsFacts{}, fmt.Errorf("sqlite: payments check: %s: %w", what, err)
 	}
 	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
@@ -367,61 +369,30 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 	}
 	defer tx.Rollback()
 	if err := s.paymentsOwned(ctx, tx, "payments check"); err != nil {
+		return store.PaymentsFacts{}, err
+	}
+	f, err := paycheck.Check(ctx, paycheck.SQLDB{DB: tx, Resolve: s.psql}, &liteCheck, in)
+	if err != nil {
 		return f, err
 	}
-	if err := tx.QueryRowContext(ctx, `SELECT `+nowUs).Scan(&f.WindowEndUs); err != nil {
-		return fail("read clock", err)
+	if err := tx.Commit(); err != nil {
+		return fail("commit", err)
 	}
-	for _, q := range []string{`DROP TABLE IF EXISTS "@_delete_journal"`, `CREATE TABLE "@_delete_journal" (id INTEGER NOT NULL,
+	return f, nil
+}
+
+// liteCheck is SQLite's text for paycheck.Check.
+var liteCheck = paycheck.Dialect{
+	Clock: `SELECT ` + nowUs,
+	CreateJournal: []string{`DROP TABLE IF EXISTS "@_delete_journal"`, `CREATE TABLE "@_delete_journal" (id INTEGER NOT NULL,
 		from_account_id INTEGER NOT NULL, to_account_id INTEGER NOT NULL, amount INTEGER NOT NULL, created_us INTEGER NOT NULL)`,
-		`INSERT OR REPLACE INTO storebench_owned (name, created_at) VALUES ('@_delete_journal', datetime('now'))`} {
-		if _, err := tx.ExecContext(ctx, s.psql(q)); err != nil {
-			return fail("create delete_journal", err)
-		}
-	}
-	b := make([]byte, 0, 64*loadBatch)
-	for i := 0; i < len(in.Journal); i += loadBatch {
-		b = append(b[:0], s.psql(`INSERT INTO "@_delete_journal" (id, from_account_id, to_account_id, amount, created_us) VALUES `)...)
-		for k, j := range in.Journal[i:min(i+loadBatch, len(in.Journal))] {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = fmt.Appendf(b, "(%d,%d,%d,%d,%d)", j.ID, j.From, j.To, j.Amount, j.CreatedUs)
-		}
-		if _, err := tx.ExecContext(ctx, string(b)); err != nil {
-			return fail("load delete_journal", err)
-		}
-	}
-	limit := max(in.Limit, 1)
-	if err := tx.QueryRowContext(ctx, s.psql(`SELECT count(*), coalesce(sum(balance), 0), coalesce(sum(balance < 0), 0) FROM "@_accounts"`)).
-		Scan(&f.Accounts, &f.SumBalance, &f.NegativeCount); err != nil {
-		return fail("sum balances", err)
-	}
-	query := func(what, q string, scan func(*sql.Rows) error, args ...any) error {
-		rows, err := tx.QueryContext(ctx, s.psql(q), args...)
-		if err != nil {
-			return fmt.Errorf("sqlite: payments check: %s: %w", what, err)
-		}
-		defer rows.Close()
-		for rows.Next() {
-			if err := scan(rows); err != nil {
-				return fmt.Errorf("sqlite: payments check: %s: %w", what, err)
-			}
-		}
-		if err := rows.Err(); err != nil {
-			return fmt.Errorf("sqlite: payments check: %s: %w", what, err)
-		}
-		return nil
-	}
-	if err := query("negative balances", `SELECT id FROM "@_accounts" WHERE balance < 0 ORDER BY id LIMIT ?`, func(r *sql.Rows) error {
-		var id int64
-		err := r.Scan(&id)
-		f.Negative = append(f.Negative, id)
-		return err
-	}, limit); err != nil {
-		return f, err
-	}
-	if err := query("per-account balances", `WITH moves AS (
+		`INSERT OR REPLACE INTO storebench_owned (name, created_at) VALUES ('@_delete_journal', datetime('now'))`},
+	InsertJournal: `INSERT INTO "@_delete_journal" (id, from_account_id, to_account_id, amount, created_us) VALUES `,
+	JournalBatch:  loadBatch,
+	Sums:          paycheck.Query{SQL: `SELECT count(*), coalesce(sum(balance), 0), coalesce(sum(balance < 0), 0) FROM "@_accounts"`},
+	Negative: paycheck.Query{SQL: `SELECT id FROM "@_accounts" WHERE balance < 0 ORDER BY id LIMIT ?`,
+		Args: []paycheck.Arg{paycheck.Limit}},
+	Mismatched: paycheck.Query{SQL: `WITH moves AS (
 			SELECT from_account_id AS id, -amount AS d FROM "@_transfers"
 			UNION ALL SELECT to_account_id, amount FROM "@_transfers"
 			UNION ALL SELECT from_account_id, -amount FROM "@_delete_journal"
@@ -430,28 +401,13 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 		bad AS (SELECT a.id, a.balance, ?1 + coalesce(n.d, 0) AS expected FROM "@_accounts" a LEFT JOIN net n ON n.id = a.id
 				WHERE a.balance <> ?1 + coalesce(n.d, 0)
 			UNION ALL SELECT n.id, 0, ?1 + n.d FROM net n LEFT JOIN "@_accounts" a ON a.id = n.id WHERE a.id IS NULL)
-		SELECT count(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT ?2`, func(r *sql.Rows) error {
-		var m store.PaymentsMismatch
-		err := r.Scan(&f.MismatchedCount, &m.Account, &m.Balance, &m.Expected)
-		f.Mismatched = append(f.Mismatched, m)
-		return err
-	}, in.InitialBalance, limit); err != nil {
-		return f, err
-	}
-	if err := tx.QueryRowContext(ctx, s.psql(`SELECT count(*) FROM "@_transfers"`)).Scan(&f.Rows); err != nil {
-		return fail("count transfers", err)
-	}
+		SELECT count(*) OVER (), id, balance, expected FROM bad ORDER BY id LIMIT ?2`,
+		Args: []paycheck.Arg{paycheck.InitialBalance, paycheck.Limit}},
+	Rows: paycheck.Query{SQL: `SELECT count(*) FROM "@_transfers"`},
 	// The specification's strftime('%Y-%m-%d %H:%M', …), as Unix minutes.
-	if err := query("transfers per minute", `SELECT CAST(unixepoch(strftime('%Y-%m-%d %H:%M', created_at / 1000000, 'unixepoch')) AS INTEGER) / 60 AS m, count(*)
-		FROM "@_transfers" GROUP BY m ORDER BY m`, func(r *sql.Rows) error {
-		var m store.PaymentsMinute
-		err := r.Scan(&m.Minute, &m.Count)
-		f.PerMinute = append(f.PerMinute, m)
-		return err
-	}); err != nil {
-		return f, err
-	}
-	if err := query("row rules", `WITH p AS (SELECT t.id, CASE
+	PerMinute: paycheck.Query{SQL: `SELECT CAST(unixepoch(strftime('%Y-%m-%d %H:%M', created_at / 1000000, 'unixepoch')) AS INTEGER) / 60 AS m, count(*)
+		FROM "@_transfers" GROUP BY m ORDER BY m`},
+	Malformed: paycheck.Query{SQL: `WITH p AS (SELECT t.id, CASE
 			WHEN t.from_account_id = t.to_account_id THEN 'from = to'
 			WHEN t.amount < ?1 OR t.amount > ?2 THEN 'amount ' || t.amount || ' outside [' || ?1 || ', ' || ?2 || ']'
 			WHEN c.account_id IS NOT t.from_account_id THEN 'card ' || t.card_id || ' is not the from account''s'
@@ -463,18 +419,9 @@ func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput)
 			END AS problem
 		FROM "@_transfers" t LEFT JOIN "@_cards" c ON c.id = t.card_id LEFT JOIN "@_users" u ON u.id = t.requesting_user_id
 		LEFT JOIN "@_accounts" ta ON ta.id = t.to_account_id LEFT JOIN "@_accounts" fa ON fa.id = t.from_account_id)
-		SELECT count(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT ?5`, func(r *sql.Rows) error {
-		var m store.PaymentsMalformed
-		err := r.Scan(&f.MalformedCount, &m.ID, &m.Problem)
-		f.Malformed = append(f.Malformed, m)
-		return err
-	}, in.AmountMin, in.AmountMax, in.WindowStartUs, f.WindowEndUs, limit); err != nil {
-		return f, err
-	}
-	if err := tx.Commit(); err != nil {
-		return fail("commit", err)
-	}
-	return f, nil
+		SELECT count(*) OVER (), id, problem FROM p WHERE problem IS NOT NULL ORDER BY id LIMIT ?5`,
+		Args: []paycheck.Arg{paycheck.AmountMin, paycheck.AmountMax, paycheck.WindowStart, paycheck.WindowEnd, paycheck.Limit}},
+	Err: opErr,
 }
 
 // PaymentsOpen pins a connection of the store's pool for one worker.
@@ -541,7 +488,7 @@ func (pc *paymentsConn) Close() error {
 // without the lock) is retried like a deadlock.
 func payErr(op string, err error) error {
 	if se, ok := errors.AsType[sqlite3.Error](err); ok && (se.Code == sqlite3.ErrBusy || se.Code == sqlite3.ErrLocked) {
-		return store.WithClass(store.ClassConflict, &opError{op: op, err: err})
+		return store.NewOpError("sqlite", op, err, errclass.ClassConflict)
 	}
 	return opErr(op, err)
 }

@@ -33,6 +33,7 @@ import (
 
 	sqlite3 "github.com/mattn/go-sqlite3"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -520,29 +521,22 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	return nil
 }
 
-// opError names the store and operation and classifies SQLite's lock errors;
-// it is built only on the error path.
-type opError struct {
-	op  string
-	err error
-}
+func opErr(op string, err error) error { return store.NewOpError("sqlite", op, err, classify(err)) }
 
-func (e *opError) Error() string { return "sqlite: " + e.op + ": " + e.err.Error() }
-func (e *opError) Unwrap() error { return e.err }
-
-func opErr(op string, err error) error {
-	e := &opError{op: op, err: err}
+// classify reads SQLite's lock errors and a dead connection; "" leaves the
+// decision to errclass.Classify.
+func classify(err error) errclass.Class {
 	var se sqlite3.Error
 	if errors.As(err, &se) {
 		switch se.Code {
 		case sqlite3.ErrBusy: // waited busy_timeout for a lock
-			return store.WithClass(store.ClassTimeout, e)
+			return errclass.ClassTimeout
 		case sqlite3.ErrLocked:
-			return store.WithClass(store.ClassConflict, e)
+			return errclass.ClassConflict
 		}
 	}
 	if errors.Is(err, driver.ErrBadConn) || errors.Is(err, sql.ErrConnDone) {
-		return store.WithClass(store.ClassUnavailable, e)
+		return errclass.ClassUnavailable
 	}
-	return e
+	return ""
 }

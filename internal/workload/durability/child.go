@@ -39,6 +39,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/files"
 	"github.com/storebench/storebench/internal/store/sqlite"
@@ -241,7 +242,7 @@ type childProc struct {
 }
 
 // errChildGone is what a write in flight gets when the child died.
-var errChildGone = store.WithClass(store.ClassUnavailable, errors.New("durability: the writer process is gone"))
+var errChildGone = errclass.WithClass(errclass.ClassUnavailable, errors.New("durability: the writer process is gone"))
 
 // startChild starts the child for spec and waits until it is ready.
 func startChild(ctx context.Context, argv []string, spec *childSpec) (_ *childProc, err error) {

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -73,7 +74,7 @@ func run(t *testing.T, inst *target.Instance, p Params) Summary {
 		if tr.RecoveryS <= 0 || tr.RecoveryS < tr.RestartS {
 			t.Errorf("trial %d: recovery %.3f s, restart %.3f s", i+1, tr.RecoveryS, tr.RestartS)
 		}
-		if ph := phases[i]; ph.Name != "write-"+strconv.Itoa(i+1) || ph.Ops < tr.Acked || ph.Errors[string(store.ClassMismatch)] != 0 {
+		if ph := phases[i]; ph.Name != "write-"+strconv.Itoa(i+1) || ph.Ops < tr.Acked || ph.Errors[string(errclass.ClassMismatch)] != 0 {
 			t.Errorf("phase %d: %s, %d ops, errors %v; want write-%d with at least the %d acknowledged writes and no mismatch", i, ph.Name, ph.Ops, ph.Errors, i+1, tr.Acked)
 		}
 	}

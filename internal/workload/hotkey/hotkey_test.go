@@ -10,6 +10,7 @@ import (
 
 	"github.com/redis/rueidis"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -123,13 +124,13 @@ func TestMismatch(t *testing.T) {
 	kv := storetest.KVClient(t, st)
 	p := Params{Load: workload.Load{Clients: 1, Ops: 1}}.WithDefaults()
 	r := newReader(kv, p)
-	if err := r.Do(ctx, 0); store.Classify(err) != store.ClassMismatch || !strings.Contains(err.Error(), "missing") {
+	if err := r.Do(ctx, 0); errclass.Classify(err) != errclass.ClassMismatch || !strings.Contains(err.Error(), "missing") {
 		t.Errorf("read of an unwritten key: %v", err)
 	}
 	if err := kv.Set(ctx, []byte(Key), []byte("hello World"), 0); err != nil {
 		t.Fatal(err)
 	}
-	if err := r.Do(ctx, 0); store.Classify(err) != store.ClassMismatch {
+	if err := r.Do(ctx, 0); errclass.Classify(err) != errclass.ClassMismatch {
 		t.Errorf("read of another value: %v", err)
 	}
 	if err := kv.Set(ctx, []byte(Key), []byte(DefaultValue), 0); err != nil {

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/memory"
 	"github.com/storebench/storebench/internal/workload"
@@ -77,7 +78,7 @@ func TestReadCountsEveryMismatch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := read.Errors[string(store.ClassMismatch)]; got != 2 {
+	if got := read.Errors[string(errclass.ClassMismatch)]; got != 2 {
 		t.Fatalf("mismatches = %d (errors %v), want 2", got, read.Errors)
 	}
 	joined := strings.Join(read.ErrorSamples, "\n")

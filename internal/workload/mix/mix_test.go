@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/storetest"
@@ -106,7 +107,7 @@ func TestMismatchIsCounted(t *testing.T) {
 		t.Fatal(err)
 	}
 	// Sequential over 10 keys, 100 gets: keys 3 and 5 are read 10 times each.
-	if ph.Errors[string(store.ClassMismatch)] != 20 || len(ph.Errors) != 1 || ph.ByOp[OpGet].Errors[string(store.ClassMismatch)] != 20 {
+	if ph.Errors[string(errclass.ClassMismatch)] != 20 || len(ph.Errors) != 1 || ph.ByOp[OpGet].Errors[string(errclass.ClassMismatch)] != 20 {
 		t.Fatalf("errors %v, get errors %v; want 20 mismatches", ph.Errors, ph.ByOp[OpGet].Errors)
 	}
 }

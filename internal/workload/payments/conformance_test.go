@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -132,7 +133,7 @@ func TestConformance(t *testing.T) {
 				missing := store.PaymentsTransfer{Card: 1, From: 1, To: 77, User: 1, Amount: 1}
 				if err := c.Transfer(ctx, &missing); err == nil || missing.ID != 0 {
 					t.Errorf("to a missing account: %+v, %v", missing, err)
-				} else if store.Classify(err) == store.ClassConflict {
+				} else if errclass.Classify(err) == errclass.ClassConflict {
 					t.Errorf("to a missing account: %v is classed as a conflict (it would be retried)", err)
 				}
 

@@ -7,6 +7,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
 )
@@ -303,7 +304,7 @@ func (w *worker) transfer(ctx context.Context, seq int64) error {
 			w.record(stepRT4, meas, t6.Sub(t5), nil)
 			break
 		}
-		if try < p.MaxTries && store.Classify(err) == store.ClassConflict && ctx.Err() == nil {
+		if try < p.MaxTries && errclass.Classify(err) == errclass.ClassConflict && ctx.Err() == nil {
 			w.retried(err)
 			if !w.backoff(ctx, try) {
 				return ctx.Err()
@@ -370,7 +371,7 @@ func (w *worker) deleteOne(ctx context.Context) error {
 		ok, err := w.conn.DeleteTransfer(ctx, 1+w.rnd.intn(maxID), &w.del)
 		t2 := time.Now()
 		if err != nil {
-			if try < w.s.p.MaxTries && store.Classify(err) == store.ClassConflict && ctx.Err() == nil {
+			if try < w.s.p.MaxTries && errclass.Classify(err) == errclass.ClassConflict && ctx.Err() == nil {
 				w.retried(err)
 				if !w.backoff(ctx, try) {
 					return ctx.Err()

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
@@ -322,7 +323,7 @@ func (w *reader) Do(ctx context.Context, _ int64) error {
 		return err
 	}
 	if hit && !holds(got, pk.nonce) {
-		return store.WithClass(store.ClassMismatch, fmt.Errorf("%w: session %d", errWrongSession, pk.id))
+		return errclass.WithClass(errclass.ClassMismatch, fmt.Errorf("%w: session %d", errWrongSession, pk.id))
 	}
 	if hit {
 		w.hits++

@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/files"
@@ -129,7 +130,7 @@ func TestMissIsMismatch(t *testing.T) {
 		if want == 0 {
 			t.Fatal("the key sequence never reads key 3 or 5")
 		}
-		if got := ph.Errors[string(store.ClassMismatch)]; got != want || len(ph.Errors) != 1 {
+		if got := ph.Errors[string(errclass.ClassMismatch)]; got != want || len(ph.Errors) != 1 {
 			t.Errorf("depth %d: errors %v, want %d mismatches", depth, ph.Errors, want)
 		}
 		joined := strings.Join(ph.ErrorSamples, "\n")

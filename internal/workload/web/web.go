@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
@@ -162,11 +163,11 @@ type errStatus struct {
 func (e *errStatus) Error() string { return fmt.Sprintf("HTTP %d: %s", e.code, e.body) }
 
 // Class makes a wrong value a mismatch and a store error unavailable.
-func (e *errStatus) Class() store.Class {
+func (e *errStatus) Class() errclass.Class {
 	if e.code == http.StatusConflict {
-		return store.ClassMismatch
+		return errclass.ClassMismatch
 	}
-	return store.ClassUnavailable
+	return errclass.ClassUnavailable
 }
 
 func (r *requester) Do(ctx context.Context, _ int64) error {

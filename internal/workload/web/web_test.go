@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"testing"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -65,7 +66,7 @@ func TestWebCountsWrongValues(t *testing.T) {
 	defer hs.Close()
 	r := &requester{c: &http.Client{}, url: "http://" + addr + "/get"}
 	err = r.Do(ctx, 0)
-	if store.Classify(err) != store.ClassMismatch {
-		t.Fatalf("wrong value: error %v (class %s), want a mismatch", err, store.Classify(err))
+	if errclass.Classify(err) != errclass.ClassMismatch {
+		t.Fatalf("wrong value: error %v (class %s), want a mismatch", err, errclass.Classify(err))
 	}
 }
