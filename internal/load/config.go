@@ -19,6 +19,18 @@ const MaxRate = 1e8
 // the largest time.Duration, as a float (2^63 ns, about 292 years).
 const maxScheduleNs = float64(math.MaxInt64)
 
+// CheckRate refuses an open-loop rate (ops/s; 0: closed loop) the engine
+// cannot run: one that is not a finite number >= 0, or above MaxRate.
+func CheckRate(field string, rate float64) error {
+	switch {
+	case rate < 0 || math.IsNaN(rate) || math.IsInf(rate, 0):
+		return fmt.Errorf("%s %v: want a finite number of ops/s, or 0 for a closed loop", field, rate)
+	case rate > MaxRate:
+		return fmt.Errorf("%s %v ops/s: at most %g, more than the engine can schedule (it spends ~100 ns of a CPU per op)", field, rate, float64(MaxRate))
+	}
+	return nil
+}
+
 // FormatSeconds writes a time span for a message: "1ms", "2h0m0s", or in
 // days or years where a time.Duration would be long or could not hold it.
 func FormatSeconds(s float64) string {
@@ -103,12 +115,9 @@ func (c Config) Validate() error {
 	if c.WarmupOps < 0 {
 		bad("warm-up ops must not be negative, got %d", c.WarmupOps)
 	}
-	switch {
-	case c.Rate < 0 || math.IsNaN(c.Rate) || math.IsInf(c.Rate, 0):
-		bad("rate must be a finite number of ops/s >= 0 (0 = closed loop), got %v", c.Rate)
-	case c.Rate > MaxRate:
-		bad("rate %v ops/s: at most %g, more than the engine can schedule (it spends ~100 ns of a CPU per op)", c.Rate, float64(MaxRate))
-	case c.Rate > 0 && c.Ops > 0 && float64(c.Ops+max(c.WarmupOps, 0))/c.Rate*1e9 >= maxScheduleNs:
+	if err := CheckRate("rate", c.Rate); err != nil {
+		bad("%v", err)
+	} else if c.Rate > 0 && c.Ops > 0 && float64(c.Ops+max(c.WarmupOps, 0))/c.Rate*1e9 >= maxScheduleNs {
 		bad("rate %v ops/s: the engine cannot schedule %d ops that far ahead (one op every %s; a schedule ends within %s)",
 			c.Rate, c.Ops+max(c.WarmupOps, 0), FormatSeconds(1/c.Rate), FormatSeconds(maxScheduleNs/1e9))
 	}

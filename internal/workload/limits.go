@@ -2,7 +2,6 @@ package workload
 
 import (
 	"fmt"
-	"math"
 	"time"
 
 	"github.com/storebench/storebench/internal/load"
@@ -105,13 +104,10 @@ func CheckDuration(field string, d time.Duration) error {
 // bounds, and a schedule with at least one op in the phase that ends within
 // MaxDuration.
 func CheckRate(field string, rate float64, d time.Duration, ops int64) error {
+	if err := load.CheckRate(field, rate); err != nil || rate == 0 {
+		return err
+	}
 	switch {
-	case rate == 0:
-		return nil
-	case rate < 0 || math.IsNaN(rate) || math.IsInf(rate, 0):
-		return fmt.Errorf("%s %v: want a finite number of ops/s, or 0 for a closed loop", field, rate)
-	case rate > load.MaxRate:
-		return fmt.Errorf("%s %v ops/s: at most %g, more than the engine can schedule (it spends ~100 ns of a CPU per op)", field, rate, float64(load.MaxRate))
 	case d > 0 && rate*d.Seconds() < 1:
 		return fmt.Errorf("%s %v ops/s schedules less than one op in the %v phase (one every %s): want at least %.3g ops/s, or a longer duration", field, rate, d, load.FormatSeconds(1/rate), 1/d.Seconds())
 	case d == 0 && float64(ops)/rate > MaxDuration.Seconds():
