@@ -53,11 +53,6 @@ var rules = []rule{
 // each names its part. Delete the line with the import: the test fails on
 // an exception nothing needs any more, so the list cannot go stale.
 var exceptions = []struct{ from, to, part string }{
-	{"internal/result", "internal/workload/durability", "issue 16 #3: the summaries' types move into result"},
-	{"internal/result", "internal/workload/payments", "issue 16 #3: the summaries' types move into result"},
-	{"internal/result", "internal/workload/sessions", "issue 16 #3: the summaries' types move into result"},
-	{"internal/report", "internal/workload/durability", "issue 16 #3/#4: the report reads the result's own types"},
-	{"internal/report", "internal/workload/payments", "issue 16 #3/#4: the report reads the result's own types"},
 	{"internal/report", "internal/workload/sessions", "issue 16 #3/#4: the sessions figures travel in result.Article"},
 }
 

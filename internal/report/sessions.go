@@ -9,7 +9,8 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
-	"github.com/storebench/storebench/internal/workload/sessions"
+	"github.com/storebench/storebench/internal/result/sessions"
+	wsessions "github.com/storebench/storebench/internal/workload/sessions"
 )
 
 // sessionsOf is a cell's sessions summary, and sessionsArticle the
@@ -18,7 +19,7 @@ import (
 func sessionsOf(c *result.Cell) *sessions.Summary { return c.Sessions }
 
 func sessionsArticle(variant string) (ms, ratio string) {
-	return sessArticle(sessions.ArticleMs, variant), sessArticle(sessions.ArticleRatio, variant)
+	return sessArticle(wsessions.ArticleMs, variant), sessArticle(wsessions.ArticleRatio, variant)
 }
 
 // sessionsModel is the sessions section of every format: phase A beside

@@ -8,7 +8,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
-	"github.com/storebench/storebench/internal/workload/sessions"
+	"github.com/storebench/storebench/internal/result/sessions"
 )
 
 // TestSessionsText: phase A beside the article's ratios, phase B with the
@@ -18,7 +18,7 @@ func TestSessionsText(t *testing.T) {
 	ins := func(v string, meanUs float64) result.Cell {
 		return result.Cell{Target: "postgres", Workload: "sessions", Name: "phase-a", Status: result.CellOK, Params: map[string]any{"variant": v},
 			Phases:   []metrics.Phase{{Name: "insert", Ops: 100, LatencyUs: metrics.Latency{Mean: meanUs, P50: meanUs, P99: 3 * meanUs}}},
-			Sessions: &sessions.Summary{Phase: sessions.PhaseInsert, Store: "postgres", Variant: v, VariantDoc: sessions.VariantDoc[v], Inserts: 100}}
+			Sessions: &sessions.Summary{Phase: sessions.PhaseInsert, Store: "postgres", Variant: v, VariantDoc: "what " + v + " sends", Inserts: 100}}
 	}
 	dead, hot, tbl, idx := int64(1234), 0.87, int64(1<<20), int64(64<<10)
 	churn := result.Cell{Target: "postgres", Workload: "sessions", Name: "phase-b", Status: result.CellOK,

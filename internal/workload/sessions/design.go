@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -133,7 +134,7 @@ func (d Design) SkipFresh() bool { return d.Knobs["skip_fresh"] == "on" }
 func (d Design) ReapBatched() bool { return d.Knobs["reap"] == "batched" }
 
 // Store is the design as the store sees it, with timings already scaled.
-func (d Design) Store(t Timing) store.SessionDesign {
+func (d Design) Store(t schema.Timing) store.SessionDesign {
 	atoi := func(k string) int { n, _ := strconv.Atoi(d.Knobs[k]); return n }
 	sd := store.SessionDesign{
 		TTL:                  t.TTL,
