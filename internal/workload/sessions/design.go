@@ -196,12 +196,6 @@ var VariantDoc = map[string]string{
 	"function-sync": "control: new_session($1) without set_config (synchronous commit)",
 }
 
-// ArticleRatio is the article's × unlogged for its four variants.
-var ArticleRatio = map[string]float64{"unlogged": 1, "logged": 8, "tx": 3.2, "function": 1.23}
-
-// ArticleMs is the article's mean ms per insert for its four variants.
-var ArticleMs = map[string]float64{"unlogged": 0.03, "logged": 0.24, "tx": 0.097, "function": 0.037}
-
 // VariantDesign is phase A's table for a variant: the article's second
 // table, corrected (BIGINT identity with CACHE 100, TEXT, TIMESTAMP), logged
 // or not, with the variant's commit and call form.
