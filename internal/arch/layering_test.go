@@ -52,14 +52,7 @@ var rules = []rule{
 // exceptions are violations on main that other parts of issue 16 remove;
 // each names its part. Delete the line with the import: the test fails on
 // an exception nothing needs any more, so the list cannot go stale.
-var exceptions = []struct{ from, to, part string }{
-	{"internal/result", "internal/workload/durability", "issue 16 #3: the summaries' types move into result"},
-	{"internal/result", "internal/workload/payments", "issue 16 #3: the summaries' types move into result"},
-	{"internal/result", "internal/workload/sessions", "issue 16 #3: the summaries' types move into result"},
-	{"internal/report", "internal/workload/durability", "issue 16 #3/#4: the report reads the result's own types"},
-	{"internal/report", "internal/workload/payments", "issue 16 #3/#4: the report reads the result's own types"},
-	{"internal/report", "internal/workload/sessions", "issue 16 #3/#4: the sessions figures travel in result.Article"},
-}
+var exceptions = []struct{ from, to, part string }{}
 
 func match(pattern, pkg string) bool {
 	if pattern == "..." {

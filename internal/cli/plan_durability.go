@@ -5,6 +5,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
+	schema "github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
@@ -14,7 +15,7 @@ import (
 // planDurability makes one cell that crashes the target Trials times.
 func planDurability(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []cell {
 	p := s.DurabilityParams(w)
-	var sum durability.Summary
+	var sum schema.Summary
 	ran := false
 	return []cell{{
 		target: t, workload: w.Type, name: w.Label(),

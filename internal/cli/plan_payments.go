@@ -5,6 +5,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
+	schema "github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
@@ -22,7 +23,7 @@ func planPayments(s *scenario.Scenario, w scenario.Workload, t scenario.Target) 
 		if v.Note != "" {
 			params["note"] = v.Note
 		}
-		var sum *payments.Summary
+		var sum *schema.Summary
 		cells = append(cells, cell{
 			target: t, workload: w.Type, name: w.Label(), params: params,
 			run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {

@@ -8,6 +8,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
+	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/target"
@@ -23,7 +24,7 @@ func planSessions(s *scenario.Scenario, w scenario.Workload, t scenario.Target) 
 	var cells []cell
 	for _, sc := range spec.Cells(t.Spec.Store, s.Replica) {
 		p, _ := sessions.PlanParams(spec, sc, s.Seed, load) // checked by scenario validation
-		var sum *sessions.Summary
+		var sum *schema.Summary
 		cells = append(cells, cell{
 			target: t, workload: w.Type, name: w.Label(), params: sessions.CellParams(p),
 			run: func(ctx context.Context, inst *target.Instance, h workload.Hooks) ([]metrics.Phase, error) {

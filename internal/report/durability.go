@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/storebench/storebench/internal/result"
-	"github.com/storebench/storebench/internal/workload/durability"
+	"github.com/storebench/storebench/internal/result/durability"
 )
 
 // durabilityOf is a cell's durability summary: the one place this file

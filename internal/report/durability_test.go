@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/storebench/storebench/internal/result"
-	"github.com/storebench/storebench/internal/workload/durability"
+	"github.com/storebench/storebench/internal/result/durability"
 )
 
 func TestDurabilityText(t *testing.T) {

@@ -15,9 +15,9 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
-	"github.com/storebench/storebench/internal/workload/durability"
-	"github.com/storebench/storebench/internal/workload/payments"
-	"github.com/storebench/storebench/internal/workload/sessions"
+	"github.com/storebench/storebench/internal/result/durability"
+	"github.com/storebench/storebench/internal/result/payments"
+	"github.com/storebench/storebench/internal/result/sessions"
 )
 
 // extreme is one way a figure can be out of the ordinary: what every

@@ -7,7 +7,7 @@ import (
 	"strings"
 
 	"github.com/storebench/storebench/internal/result"
-	"github.com/storebench/storebench/internal/workload/payments"
+	"github.com/storebench/storebench/internal/result/payments"
 )
 
 // paymentsOf is a cell's payments summary: the one place this file reads

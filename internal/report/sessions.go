@@ -4,21 +4,46 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"sort"
 	"strings"
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
-	"github.com/storebench/storebench/internal/workload/sessions"
+	"github.com/storebench/storebench/internal/result/sessions"
 )
 
-// sessionsOf is a cell's sessions summary, and sessionsArticle the
-// article's figures for a phase A variant: the one place this file reads
-// them, so moving the schema's types is a small edit here.
+// sessionsOf is a cell's sessions summary.
 func sessionsOf(c *result.Cell) *sessions.Summary { return c.Sessions }
 
-func sessionsArticle(variant string) (ms, ratio string) {
-	return sessArticle(sessions.ArticleMs, variant), sessArticle(sessions.ArticleRatio, variant)
+// sessionsArticle is the article's mean ms and × unlogged for a phase A
+// cell, from the result's own article (the table of the cell's workload
+// entry that varies the variant), so an old result shows its own figures;
+// "—" where it has none.
+func sessionsArticle(r *result.Result, c *result.Cell, variant string) (ms, ratio string) {
+	if r.Article == nil {
+		return "—", "—"
+	}
+	for _, t := range r.Article.Tables {
+		col := slices.Index(t.Columns, variant)
+		if t.Workload != entryName(c) || t.Param != "variant" || col < 0 || len(t.Rows) == 0 {
+			continue
+		}
+		row := t.Rows[0] // the article's, unless a row names this cell's target
+		if i := slices.IndexFunc(t.Rows, func(row result.ArticleRow) bool { return row.Target == c.Target }); i >= 0 {
+			row = t.Rows[i]
+		}
+		return articleValue(row.Values, col), articleValue(row.Ratios, col)
+	}
+	return "—", "—"
+}
+
+// articleValue is figure i of an article row as the article wrote it.
+func articleValue(vs []*float64, i int) string {
+	if i < len(vs) && vs[i] != nil {
+		return fmt.Sprint(*vs[i])
+	}
+	return "—"
 }
 
 // sessionsModel is the sessions section of every format: phase A beside
@@ -75,7 +100,7 @@ func newSessionsModel(r *result.Result) *sessionsModel {
 	m := &sessionsModel{}
 	if len(insert) > 0 {
 		m.insertHead = fmt.Sprintf("Sessions phase A: the article's micro-benchmark, %s inserts of 250-character JSON one by one on one connection", thousands(sessionsOf(insert[0]).Inserts))
-		m.insert = sessionsInsertTable(insert)
+		m.insert = sessionsInsertTable(r, insert)
 	}
 	if len(churn) > 0 {
 		m.churnHead = sessionsChurnHead(sessionsOf(churn[0]).Timing)
@@ -92,7 +117,7 @@ func newSessionsModel(r *result.Result) *sessionsModel {
 	return m
 }
 
-func sessionsInsertTable(cells []*result.Cell) *table {
+func sessionsInsertTable(r *result.Result, cells []*result.Cell) *table {
 	t := newTable("sessions-insert", "phase A: ms per insert; × unlogged is the ratio to the unlogged table's mean, (p50) of medians", false,
 		column{head: "target", left: true}, column{head: "variant", left: true}, column{head: "mean ms", m: "mean_ms"}, column{head: "p50 ms", m: "p50_ms"},
 		column{head: "p99 ms", m: "p99_ms"}, column{head: "× unlogged", m: "ratio"}, column{head: "(p50)", m: "ratio_p50"},
@@ -106,7 +131,7 @@ func sessionsInsertTable(cells []*result.Cell) *table {
 	none := textCell("—")
 	for _, c := range cells {
 		s := sessionsOf(c)
-		articleMs, articleRatio := sessionsArticle(s.Variant)
+		articleMs, articleRatio := sessionsArticle(r, c, s.Variant)
 		p, ok := c.Phase("insert")
 		if !ok || c.Status != result.CellOK {
 			t.add(textCell(rowName(c)), textCell(s.Variant), none, none, none, none, none, textCell(articleMs), textCell(articleRatio), textCell(s.VariantDoc+" ("+c.Status+")"))
@@ -459,11 +484,4 @@ func sessTrim(s string, n int) string {
 		return s
 	}
 	return s[:n] + "…"
-}
-
-func sessArticle(m map[string]float64, v string) string {
-	if x, ok := m[v]; ok {
-		return fmt.Sprint(x)
-	}
-	return "—"
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/csv"
 	"fmt"
+	"reflect"
 	"strconv"
 	"strings"
 	"testing"
@@ -11,6 +12,8 @@ import (
 	"golang.org/x/net/html"
 
 	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/scenario"
+	"github.com/storebench/storebench/suites"
 )
 
 // suiteSamples are real results of every suite but quick (whose sample is
@@ -449,4 +452,25 @@ func csvRows(t *testing.T, r *result.Result) [][]string {
 		t.Fatal(err)
 	}
 	return rows
+}
+
+// TestSuiteArticlesMatchSamples: a suite's article figures travel in its
+// file into result.json, so each sample result carries exactly the article
+// its suite file states today (sessions' × unlogged ratios included).
+func TestSuiteArticlesMatchSamples(t *testing.T) {
+	for _, suite := range suiteSamples {
+		t.Run(suite, func(t *testing.T) {
+			src, ok := suites.Open(suite)
+			if !ok {
+				t.Fatalf("no built-in suite %s", suite)
+			}
+			s, err := scenario.Parse(suite+".yaml", bytes.NewReader(src))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got, want := readSuiteSample(t, suite).Article, s.Article; !reflect.DeepEqual(got, want) {
+				t.Errorf("the sample's article differs from suites/%s.yaml's:\n got %+v\nwant %+v", suite, got, want)
+			}
+		})
+	}
 }

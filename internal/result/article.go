@@ -40,4 +40,8 @@ type ArticleRow struct {
 	Phase string `yaml:"phase,omitempty" json:"phase,omitempty"`
 	// Values are the article's figures, one per column; null where it has none.
 	Values []*float64 `yaml:"values" json:"values"`
+	// Ratios are the article's own ratios of each column's figure to the
+	// first column's, where it publishes them: rounded its way, so not
+	// recomputed from Values. A workload's section prints them beside ours.
+	Ratios []*float64 `yaml:"ratios,omitempty" json:"ratios,omitempty"`
 }

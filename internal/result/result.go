@@ -14,10 +14,10 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result/durability"
+	"github.com/storebench/storebench/internal/result/payments"
+	"github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/workload/durability"
-	"github.com/storebench/storebench/internal/workload/payments"
-	"github.com/storebench/storebench/internal/workload/sessions"
 )
 
 // Schema names this document's version; bump it when a field changes meaning.

@@ -32,6 +32,7 @@ import (
 
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
@@ -64,14 +65,14 @@ func Check(k target.Kind, spec target.Spec) error {
 // phase per trial ("write-1", ...), and the first error. The store is never
 // reset: the keys of every trial stay until the store is closed. A managed
 // server is running again when Run returns, unless Run failed half-way.
-func Run(ctx context.Context, inst *target.Instance, p Params, h Hooks) (Summary, []metrics.Phase, error) {
+func Run(ctx context.Context, inst *target.Instance, p Params, h Hooks) (schema.Summary, []metrics.Phase, error) {
 	if err := p.Validate(); err != nil {
-		return Summary{}, nil, err
+		return schema.Summary{}, nil, err
 	}
 	p = p.WithDefaults()
 	c, err := newCrasher(inst, p)
 	if err != nil {
-		return Summary{}, nil, err
+		return schema.Summary{}, nil, err
 	}
 	r := &runner{inst: inst, p: p, h: h, crash: c}
 	return r.run(ctx)
@@ -198,17 +199,17 @@ type runner struct {
 	crash crasher
 }
 
-func (r *runner) run(ctx context.Context) (Summary, []metrics.Phase, error) {
+func (r *runner) run(ctx context.Context) (schema.Summary, []metrics.Phase, error) {
 	defer r.crash.close()
 	p := r.p
-	s := Summary{
+	s := schema.Summary{
 		TrialsAsked: p.Trials, Writers: p.Writers, ValueSize: p.ValueSize, MinAcked: p.MinAcked,
 		KillWindowS: p.KillWindow.Seconds(), Seed: p.Seed,
-		Crash: r.crash.crash(), NotPowerLoss: NotPowerLoss, Claim: r.inst.Info.Durability,
+		Crash: r.crash.crash(), NotPowerLoss: schema.NotPowerLoss, Claim: r.inst.Info.Durability,
 		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
 	}
 	s.ProcessCrash, s.PowerLoss = expectations(r.inst.Kind.Name, r.inst.Info.Settings)
-	s.Verdict = s.verdict()
+	s.Verdict = verdict(&s)
 	var phases []metrics.Phase
 	for i := 1; i <= p.Trials; i++ {
 		t, ph, err := r.trial(ctx, i)
@@ -218,7 +219,7 @@ func (r *runner) run(ctx context.Context) (Summary, []metrics.Phase, error) {
 		if err != nil {
 			return s, phases, fmt.Errorf("durability trial %d of %d: %w", i, p.Trials, err)
 		}
-		s.add(t)
+		addTrial(&s, t)
 	}
 	return s, phases, nil
 }
@@ -307,10 +308,10 @@ type kill struct {
 	timeout bool
 }
 
-func (r *runner) trial(ctx context.Context, n int) (Trial, metrics.Phase, error) {
+func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase, error) {
 	p := r.p
 	name := "write-" + strconv.Itoa(n)
-	res := Trial{Trial: n}
+	res := schema.Trial{Trial: n}
 	kvs, closeClients, err := r.crash.clients(ctx, p.Writers)
 	if err != nil {
 		return res, metrics.Phase{}, err
@@ -447,7 +448,7 @@ func firstRead(ctx context.Context, st store.Store, key []byte) error {
 
 // verify reads every acknowledged write of the trial back, one client per
 // writer, and fills res's losses and window.
-func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt time.Duration, res *Trial) error {
+func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt time.Duration, res *schema.Trial) error {
 	kvs, closeKV, err := openKV(ctx, r.inst.Store, len(writers))
 	if err != nil {
 		return fmt.Errorf("open clients to read back: %w", err)

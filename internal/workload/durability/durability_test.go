@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/errclass"
+	schema "github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -58,7 +59,7 @@ func serverInstance(t *testing.T, srv *server.Server, name string, st store.Stor
 	}
 }
 
-func run(t *testing.T, inst *target.Instance, p Params) Summary {
+func run(t *testing.T, inst *target.Instance, p Params) schema.Summary {
 	t.Helper()
 	s, phases, err := Run(context.Background(), inst, p, Hooks{Probe: inst.Probe})
 	if err != nil {
@@ -85,14 +86,14 @@ func run(t *testing.T, inst *target.Instance, p Params) Summary {
 	return s
 }
 
-func wantNoLoss(t *testing.T, s Summary) {
+func wantNoLoss(t *testing.T, s schema.Summary) {
 	t.Helper()
 	if s.Lost != 0 || s.Wrong != 0 || s.LossTrials != 0 || s.LostMax != 0 || s.WindowMaxS != 0 {
 		t.Errorf("lost %d, wrong %d acknowledged writes (max %d, window %.3f s); want none: %s", s.Lost, s.Wrong, s.LostMax, s.WindowMaxS, s.Verdict)
 	}
 }
 
-func wantAllLost(t *testing.T, s Summary) {
+func wantAllLost(t *testing.T, s schema.Summary) {
 	t.Helper()
 	if s.LostAllTrials != s.Trials || s.Lost != s.Acked || s.Acked == 0 {
 		t.Errorf("lost %d of %d acknowledged writes, every one in %d of %d trials; want every write of every trial: %s", s.Lost, s.Acked, s.LostAllTrials, s.Trials, s.Verdict)
@@ -120,7 +121,7 @@ func TestRedis(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct {
 		profile string
-		want    func(*testing.T, Summary)
+		want    func(*testing.T, schema.Summary)
 	}{
 		{"aof-always", wantNoLoss},
 		{"none", wantAllLost},
@@ -149,7 +150,7 @@ func TestPostgres(t *testing.T) {
 	srv := servertest.Start(t, server.Postgres, server.Options{})
 	for _, tc := range []struct {
 		design string
-		want   func(*testing.T, Summary)
+		want   func(*testing.T, schema.Summary)
 	}{
 		{postgres.DesignLogged, wantNoLoss},
 		{postgres.DesignUnlogged, wantAllLost},

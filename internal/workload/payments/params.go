@@ -8,6 +8,7 @@ import (
 	"strings"
 	"time"
 
+	schema "github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/workload"
 )
@@ -35,23 +36,8 @@ const (
 // Isolation levels; "" is the engine's default.
 var isolations = []string{"", "read-committed", "repeatable-read", "serializable"}
 
-// Faults are the fractions of attempts that present a fault, each of which
-// must end in a decline under its own reason and leave no trace in the data.
-// Frozen accounts, frozen cards and expired cards are properties of the data
-// (that fraction of the rows, chosen by the seed); a wrong CVV, an expired
-// token and a missing permission are presented by the client on that
-// fraction of attempts (half on the requester's side, half on the approver's
-// for the token faults).
-type Faults struct {
-	FrozenAccount     float64 `yaml:"frozen_account,omitempty" json:"frozen_account,omitempty"`
-	FrozenCard        float64 `yaml:"frozen_card,omitempty" json:"frozen_card,omitempty"`
-	ExpiredCard       float64 `yaml:"expired_card,omitempty" json:"expired_card,omitempty"`
-	WrongCVV          float64 `yaml:"wrong_cvv,omitempty" json:"wrong_cvv,omitempty"`
-	ExpiredToken      float64 `yaml:"expired_token,omitempty" json:"expired_token,omitempty"`
-	MissingPermission float64 `yaml:"missing_permission,omitempty" json:"missing_permission,omitempty"`
-}
-
-func (f Faults) each(fn func(name string, v float64)) {
+// eachFault calls fn with every fault's name and fraction.
+func eachFault(f schema.Faults, fn func(name string, v float64)) {
 	fn("frozen_account", f.FrozenAccount)
 	fn("frozen_card", f.FrozenCard)
 	fn("expired_card", f.ExpiredCard)
@@ -94,7 +80,7 @@ type Params struct {
 	// DeleteFraction deletes one random earlier transfer per 1/DeleteFraction
 	// commits (0.05: every 20th); 0 disables deletes.
 	DeleteFraction float64
-	Faults         Faults
+	Faults         schema.Faults
 
 	// StatsInterval is how often server statistics are sampled; 0 = never.
 	StatsInterval time.Duration
@@ -169,7 +155,7 @@ func (p Params) Validate() error {
 		bad("delete_fraction must be in [0, 1], got %v", p.DeleteFraction)
 	}
 	sum := 0.0
-	p.Faults.each(func(name string, v float64) {
+	eachFault(p.Faults, func(name string, v float64) {
 		if v < 0 || v > 1 || math.IsNaN(v) {
 			bad("fault %s must be a fraction in [0, 1], got %v", name, v)
 		}
@@ -252,11 +238,11 @@ type Spec struct {
 	MaxTries       int      `yaml:"max_tries,omitempty" json:"max_tries,omitempty"`
 	LockOrder      string   `yaml:"lock_order,omitempty" json:"lock_order,omitempty"`
 	// DeleteFraction is a pointer so that 0 (no deletes) differs from unset.
-	DeleteFraction *float64      `yaml:"delete_fraction,omitempty" json:"delete_fraction,omitempty"`
-	Faults         *Faults       `yaml:"faults,omitempty" json:"faults,omitempty"`
-	SteadyWindow   time.Duration `yaml:"steady_window,omitempty" json:"steady_window,omitempty"`
-	StatsInterval  time.Duration `yaml:"stats_interval,omitempty" json:"stats_interval,omitempty"`
-	Keep           bool          `yaml:"keep,omitempty" json:"keep,omitempty"`
+	DeleteFraction *float64       `yaml:"delete_fraction,omitempty" json:"delete_fraction,omitempty"`
+	Faults         *schema.Faults `yaml:"faults,omitempty" json:"faults,omitempty"`
+	SteadyWindow   time.Duration  `yaml:"steady_window,omitempty" json:"steady_window,omitempty"`
+	StatsInterval  time.Duration  `yaml:"stats_interval,omitempty" json:"stats_interval,omitempty"`
+	Keep           bool           `yaml:"keep,omitempty" json:"keep,omitempty"`
 }
 
 // Overlay returns s with o's set fields on top (a quick section over the
@@ -436,7 +422,7 @@ func (p Params) CellParams() map[string]any {
 	} else {
 		m["duration"], m["warmup"] = p.Duration.String(), p.Warmup.String()
 	}
-	p.Faults.each(func(name string, v float64) {
+	eachFault(p.Faults, func(name string, v float64) {
 		if v > 0 {
 			m["fault_"+name] = v
 		}

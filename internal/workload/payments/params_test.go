@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	schema "github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/suites"
@@ -31,7 +32,7 @@ func TestValidate(t *testing.T) {
 		{func(p *Params) { p.MaxTries = 0 }, "max_tries"},
 		{func(p *Params) { p.DeleteFraction = 2 }, "delete_fraction"},
 		{func(p *Params) { p.Faults.WrongCVV = -0.1 }, "fault wrong_cvv"},
-		{func(p *Params) { p.Faults = Faults{FrozenAccount: 0.5, FrozenCard: 0.5} }, "add up to 1"},
+		{func(p *Params) { p.Faults = schema.Faults{FrozenAccount: 0.5, FrozenCard: 0.5} }, "add up to 1"},
 		{func(p *Params) { p.Transfers = 10 }, "not both"},
 		{func(p *Params) { p.Workers = 0 }, "clients must be positive, got 0"},
 		// Bounds (issue 15): each says its limit and why.
@@ -131,7 +132,7 @@ func ptr[T any](v T) *T { return &v }
 func TestDataSet(t *testing.T) {
 	p := DefaultParams()
 	p.Accounts = 20000
-	p.Faults = Faults{FrozenAccount: 0.1, ExpiredCard: 0.2}
+	p.Faults = schema.Faults{FrozenAccount: 0.1, ExpiredCard: 0.2}
 	now := time.Date(2025, 3, 4, 5, 6, 7, 0, time.UTC)
 	a, b := newDataSet(p, now), newDataSet(p, now)
 	orgs := map[int64]int{}
@@ -218,8 +219,8 @@ func TestSeriesAndSteadyState(t *testing.T) {
 		w.buckets[sec/10].committed += int64(n)
 		w.buckets[sec/10].reasons[reasonWrongCVV]++
 	}
-	var s Summary
-	s.series([]*worker{w, w}, 240*time.Second+500*time.Millisecond, 3*time.Minute)
+	var s schema.Summary
+	fillSeries(&s, []*worker{w, w}, 240*time.Second+500*time.Millisecond, 3*time.Minute)
 	if len(s.PerSecond) != 241 || len(s.Per10s) != 24 || len(s.PerMinute) != 4 {
 		t.Fatalf("%d seconds, %d 10-s buckets, %d minutes", len(s.PerSecond), len(s.Per10s), len(s.PerMinute))
 	}
@@ -229,8 +230,8 @@ func TestSeriesAndSteadyState(t *testing.T) {
 	if st := s.Steady; st.WindowS != 180 || st.BucketS != 60 || st.Buckets != 3 || st.MeanPerS != (200*120+120*60)/180.0 || st.CV < 0.2 {
 		t.Errorf("steady state %+v", st)
 	}
-	s = Summary{}
-	s.series([]*worker{w}, 240*time.Second, 60*time.Second)
+	s = schema.Summary{}
+	fillSeries(&s, []*worker{w}, 240*time.Second, 60*time.Second)
 	if st := s.Steady; st.WindowS != 60 || st.BucketS != 10 || st.MeanPerS != 100 || st.CV != 0 {
 		t.Errorf("steady state over the last minute %+v", st)
 	}
@@ -246,8 +247,8 @@ func TestEvaluate(t *testing.T) {
 	if !iv.OK || iv.String() != "invariants: ok" {
 		t.Errorf("%s", iv)
 	}
-	sum := Summary{Mode: "routine", CommittedPerS: 1234.4, Durability: "strict", Settings: store.PaymentsSettings{Durability: "fsync every commit (WAL)"},
-		Steady: SteadyState{WindowS: 60, MeanPerS: 1200, CV: 0.05}, Invariants: iv}
+	sum := schema.Summary{Mode: "routine", CommittedPerS: 1234.4, Durability: "strict", Settings: store.PaymentsSettings{Durability: "fsync every commit (WAL)"},
+		Steady: schema.SteadyState{WindowS: 60, MeanPerS: 1200, CV: 0.05}, Invariants: iv}
 	if h := sum.Headline(); h != "routine mode: 1234 committed transfers/s (last 1m0s: 1200/s, cv 0.05), 0 declined, 0 retried, 0 errors, 0 deletes; durability strict: fsync every commit (WAL); invariants: ok" {
 		t.Errorf("headline %q", h)
 	}

@@ -24,6 +24,7 @@ import (
 
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/workload"
 )
@@ -53,7 +54,7 @@ func (p Params) loadConfig() load.Config {
 // the summary and phases measured so far also when it fails; a violated
 // invariant is ErrInvariants and attempts that failed are ErrErrors, both
 // after everything was measured and checked.
-func Run(ctx context.Context, st store.Store, p Params, h Hooks) (*Summary, []metrics.Phase, error) {
+func Run(ctx context.Context, st store.Store, p Params, h Hooks) (*schema.Summary, []metrics.Phase, error) {
 	if err := p.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -65,9 +66,9 @@ func Run(ctx context.Context, st store.Store, p Params, h Hooks) (*Summary, []me
 	if err != nil {
 		return nil, nil, err
 	}
-	sum := &Summary{Mode: p.Mode, Durability: p.Durability, Isolation: p.isolationName(), LockOrder: p.LockOrder, MaxTries: p.MaxTries,
+	sum := &schema.Summary{Mode: p.Mode, Durability: p.Durability, Isolation: p.isolationName(), LockOrder: p.LockOrder, MaxTries: p.MaxTries,
 		Settings: settings, Workers: p.Workers,
-		Data: DataSummary{Orgs: p.Orgs, Users: int64(p.Orgs) * int64(p.UsersPerOrg), Accounts: p.Accounts, InitialBalance: p.InitialBalance,
+		Data: schema.DataSummary{Orgs: p.Orgs, Users: int64(p.Orgs) * int64(p.UsersPerOrg), Accounts: p.Accounts, InitialBalance: p.InitialBalance,
 			AmountMin: p.AmountMin, AmountMax: p.AmountMax, Selection: p.Selection, Seed: p.Seed, DeleteFraction: p.DeleteFraction, Faults: p.Faults}}
 
 	runStart := time.Now()
@@ -162,11 +163,11 @@ func Run(ctx context.Context, st store.Store, p Params, h Hooks) (*Summary, []me
 	sum.Attempts = measured.committed + measured.declined + measured.errors
 	sum.DeclinedBy = reasonMap(&measured)
 	sum.Redraws, sum.Deletes, sum.DeleteMisses = measured.redraws, measured.deletes, measured.deleteMisses
-	sum.Warmup = WarmupCounts{Committed: warm.committed, Declined: warm.declined, Retries: warm.retries, Errors: warm.errors, Deletes: warm.deletes}
+	sum.Warmup = schema.WarmupCounts{Committed: warm.committed, Declined: warm.declined, Retries: warm.retries, Errors: warm.errors, Deletes: warm.deletes}
 	if phase.DurationS > 0 {
 		sum.CommittedPerS = float64(sum.Committed) / phase.DurationS
 	}
-	sum.series(ws, dur, p.SteadyWindow)
+	fillSeries(sum, ws, dur, p.SteadyWindow)
 	if runErr != nil {
 		sum.Notes = append(sum.Notes, "run interrupted: invariants not checked (a transfer in flight may have committed unseen)")
 		return sum, phases, runErr
@@ -218,11 +219,11 @@ type sampler struct {
 	samples []map[string]float64
 	err     error
 	pay     store.Payments
-	sum     *Summary
+	sum     *schema.Summary
 	enabled bool
 }
 
-func startSampler(ctx context.Context, pay store.Payments, every time.Duration, sum *Summary) *sampler {
+func startSampler(ctx context.Context, pay store.Payments, every time.Duration, sum *schema.Summary) *sampler {
 	ctx, cancel := context.WithCancel(ctx)
 	sp := &sampler{cancel: cancel, done: make(chan struct{}), pay: pay, sum: sum, enabled: every > 0}
 	if every <= 0 {
@@ -273,7 +274,7 @@ func (sp *sampler) stop(t0 time.Time) {
 	sp.take(ctx)
 	cancel()
 	for i, at := range sp.at {
-		sp.sum.ServerStats = append(sp.sum.ServerStats, StatsSample{TS: at.Sub(t0).Seconds(), Values: sp.samples[i]})
+		sp.sum.ServerStats = append(sp.sum.ServerStats, schema.StatsSample{TS: at.Sub(t0).Seconds(), Values: sp.samples[i]})
 	}
 	if sp.err != nil {
 		sp.sum.Notes = append(sp.sum.Notes, "server statistics: "+sp.err.Error())

@@ -9,11 +9,12 @@ import (
 
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/store"
 )
 
 // run runs p on tg and fails the test on any error.
-func run(t *testing.T, tg *target, p Params, h Hooks) (*Summary, []metrics.Phase) {
+func run(t *testing.T, tg *target, p Params, h Hooks) (*schema.Summary, []metrics.Phase) {
 	t.Helper()
 	sum, phases, err := Run(context.Background(), tg.Store, p, h)
 	if err != nil {
@@ -27,7 +28,7 @@ func run(t *testing.T, tg *target, p Params, h Hooks) (*Summary, []metrics.Phase
 }
 
 // checkRun checks what every clean run must show.
-func checkRun(t *testing.T, sum *Summary, phases []metrics.Phase, p Params) {
+func checkRun(t *testing.T, sum *schema.Summary, phases []metrics.Phase, p Params) {
 	t.Helper()
 	if !sum.Invariants.OK || len(sum.Invariants.Checks) != 6 {
 		t.Errorf("%s", sum.Invariants)
@@ -121,7 +122,7 @@ func TestDeclinesByReason(t *testing.T) {
 			p := small()
 			p.Mode = e.modes[len(e.modes)-1]
 			p.Transfers = 1200
-			p.Faults = Faults{FrozenAccount: 0.05, FrozenCard: 0.05, ExpiredCard: 0.05, WrongCVV: 0.05, ExpiredToken: 0.05, MissingPermission: 0.05}
+			p.Faults = schema.Faults{FrozenAccount: 0.05, FrozenCard: 0.05, ExpiredCard: 0.05, WrongCVV: 0.05, ExpiredToken: 0.05, MissingPermission: 0.05}
 			sum, phases := run(t, tg, p, Hooks{})
 			checkRun(t, sum, phases, p)
 			for _, reason := range []string{"account_frozen", "card_frozen", "card_expired", "wrong_cvv", "token_expired", "missing_permission"} {
@@ -225,7 +226,7 @@ func TestCorruptBalanceFailsInvariants(t *testing.T) {
 			if sum.Invariants.OK {
 				t.Fatal("invariants ok")
 			}
-			failed := map[string]Check{}
+			failed := map[string]schema.Check{}
 			for _, c := range sum.Invariants.Checks {
 				if !c.OK {
 					failed[c.Name] = c

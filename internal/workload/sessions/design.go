@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 
+	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -133,7 +134,7 @@ func (d Design) SkipFresh() bool { return d.Knobs["skip_fresh"] == "on" }
 func (d Design) ReapBatched() bool { return d.Knobs["reap"] == "batched" }
 
 // Store is the design as the store sees it, with timings already scaled.
-func (d Design) Store(t Timing) store.SessionDesign {
+func (d Design) Store(t schema.Timing) store.SessionDesign {
 	atoi := func(k string) int { n, _ := strconv.Atoi(d.Knobs[k]); return n }
 	sd := store.SessionDesign{
 		TTL:                  t.TTL,
@@ -194,12 +195,6 @@ var VariantDoc = map[string]string{
 	"tx-string":     "control: the tx variant as one multi-statement string (1 round trip)",
 	"function-sync": "control: new_session($1) without set_config (synchronous commit)",
 }
-
-// ArticleRatio is the article's × unlogged for its four variants.
-var ArticleRatio = map[string]float64{"unlogged": 1, "logged": 8, "tx": 3.2, "function": 1.23}
-
-// ArticleMs is the article's mean ms per insert for its four variants.
-var ArticleMs = map[string]float64{"unlogged": 0.03, "logged": 0.24, "tx": 0.097, "function": 0.037}
 
 // VariantDesign is phase A's table for a variant: the article's second
 // table, corrected (BIGINT identity with CACHE 100, TEXT, TIMESTAMP), logged

@@ -32,14 +32,15 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/workload"
 )
 
 // Phases of the workload (Params.Phase).
 const (
-	PhaseInsert = "insert" // phase A
-	PhaseChurn  = "churn"  // phase B
+	PhaseInsert = schema.PhaseInsert
+	PhaseChurn  = schema.PhaseChurn
 )
 
 // Params are one sessions cell's parameters. Durations are the article's,
@@ -98,39 +99,14 @@ func Defaults() Params {
 	}
 }
 
-// Timing is the scaled clock of a churn cell, recorded in the summary.
-type Timing struct {
-	Scale          float64       `json:"time_scale"`
-	TTL            time.Duration `json:"-"`
-	RefreshBelow   time.Duration `json:"-"`
-	KeepaliveEvery time.Duration `json:"-"`
-	ReapEvery      time.Duration `json:"-"`
-	ActiveMean     time.Duration `json:"-"`
-	Warmup         time.Duration `json:"-"`
-	Duration       time.Duration `json:"-"`
-	ObserveEvery   time.Duration `json:"-"`
-
-	TTLS            float64 `json:"ttl_s"`
-	RefreshBelowS   float64 `json:"refresh_below_s"`
-	KeepaliveEveryS float64 `json:"keepalive_every_s"`
-	ReapEveryS      float64 `json:"reap_every_s"`
-	ActiveMeanS     float64 `json:"active_mean_s"`
-	WarmupS         float64 `json:"warmup_s"`
-	DurationS       float64 `json:"duration_s"`
-	ObserveEveryS   float64 `json:"observe_every_s"`
-	// ExpectedLive is CreateRate × (active mean + TTL): the steady-state
-	// number of live sessions the parameters aim at.
-	ExpectedLive float64 `json:"expected_live"`
-}
-
 func scale(d time.Duration, s float64) time.Duration {
 	return time.Duration(math.Round(float64(d) * s))
 }
 
 // Timing scales the parameters.
-func (p Params) Timing() Timing {
+func (p Params) Timing() schema.Timing {
 	s := p.TimeScale
-	t := Timing{
+	t := schema.Timing{
 		Scale: s, TTL: scale(p.TTL, s), RefreshBelow: scale(p.RefreshBelow, s),
 		KeepaliveEvery: scale(p.KeepaliveEvery, s), ReapEvery: scale(p.ReapEvery, s), ActiveMean: scale(p.ActiveMean, s),
 		ObserveEvery: p.ObserveEvery,
@@ -281,7 +257,7 @@ type Env struct {
 // Outcome is what a sessions cell measured.
 type Outcome struct {
 	Phases  []metrics.Phase
-	Summary *Summary
+	Summary *schema.Summary
 }
 
 // Hooks are the shared workload hooks.

@@ -6,6 +6,7 @@ import (
 
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -21,9 +22,9 @@ func runInsert(ctx context.Context, env Env, p Params, hooks Hooks) (Outcome, er
 		return Outcome{}, fmt.Errorf("sessions: %w (%s): %w", errNotPostgres, info.Kind, store.ErrUnsupported)
 	}
 	d, _ := VariantDesign(p.Variant) // checked by Validate
-	sum := &Summary{Phase: PhaseInsert, Store: info.Kind, Variant: p.Variant, VariantDoc: VariantDoc[p.Variant], Inserts: p.Inserts}
+	sum := &schema.Summary{Phase: PhaseInsert, Store: info.Kind, Variant: p.Variant, VariantDoc: VariantDoc[p.Variant], Inserts: p.Inserts}
 	sum.Knobs = knobValues(d, info.Kind)
-	h, err := env.Store.(store.Sessions).OpenSessions(ctx, d.Store(Timing{TTL: p.TTL, Scale: 1}))
+	h, err := env.Store.(store.Sessions).OpenSessions(ctx, d.Store(schema.Timing{TTL: p.TTL, Scale: 1}))
 	if err != nil {
 		return Outcome{Summary: sum}, fmt.Errorf("sessions: %w", err)
 	}
@@ -59,14 +60,14 @@ func (w *inserter) Do(ctx context.Context, seq int64) error {
 }
 
 // knobValues lists the design's knobs and whether kind has each.
-func knobValues(d Design, kind string) []KnobValue {
+func knobValues(d Design, kind string) []schema.KnobValue {
 	applies := map[string]bool{}
 	for _, k := range Applies(kind) {
 		applies[k] = true
 	}
-	out := make([]KnobValue, 0, len(Knobs))
+	out := make([]schema.KnobValue, 0, len(Knobs))
 	for _, k := range Knobs {
-		out = append(out, KnobValue{V: k.V, Name: k.Name, Value: d.Knobs[k.Name], Applies: applies[k.Name]})
+		out = append(out, schema.KnobValue{V: k.V, Name: k.Name, Value: d.Knobs[k.Name], Applies: applies[k.Name]})
 	}
 	return out
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -26,14 +27,14 @@ const replicaLagGrace = 2 * time.Second
 type churn struct {
 	p      Params
 	env    Env
-	t      Timing
+	t      schema.Timing
 	design Design
 	sd     store.SessionDesign
 	caps   store.SessionCaps
 	// kaOnRead: reads extend their sessions (V10 naive)
 	kaOnRead bool
 	tr       *tracker
-	sum      *Summary
+	sum      *schema.Summary
 	nextID   atomic.Int64
 	mStart   time.Time // start of the measured part
 
@@ -65,7 +66,7 @@ func runChurn(ctx context.Context, env Env, p Params, hooks Hooks) (out Outcome,
 	d, _ := ParseDesign(p.Design) // checked by Validate
 	t := p.Timing()
 	c := &churn{p: p, env: env, t: t, design: d, sd: d.Store(t), kaOnRead: d.KeepaliveOnRead()}
-	c.sum = &Summary{Phase: PhaseChurn, Store: info.Kind, Design: d.Spec, Knobs: knobValues(d, info.Kind), Timing: &t}
+	c.sum = &schema.Summary{Phase: PhaseChurn, Store: info.Kind, Design: d.Spec, Knobs: knobValues(d, info.Kind), Timing: &t}
 	out.Summary = c.sum
 	if p.Replica {
 		if _, ok := env.Store.(store.SessionReplicas); !ok || env.ReplicaURL == "" {
@@ -98,7 +99,7 @@ func runChurn(ctx context.Context, env Env, p Params, hooks Hooks) (out Outcome,
 		window = t.RefreshBelow
 	}
 	c.tr = newTracker(int64(t.TTL), int64(window), int64(slackLo), int64(slackHi))
-	c.sum.Counters = &Counters{EarlySlackS: slackLo.Seconds(), LateSlackS: slackHi.Seconds()}
+	c.sum.Counters = &schema.Counters{EarlySlackS: slackLo.Seconds(), LateSlackS: slackHi.Seconds()}
 	if d.KeepaliveOnRead() {
 		c.sum.Notes = append(c.sum.Notes, "keepalive on every read (V10 naive): the read phase's latency includes the extension; no keepalive phase")
 	}
@@ -471,7 +472,7 @@ func (c *churn) sample(ctx context.Context, h store.SessionClient, now time.Time
 		}
 		return
 	}
-	s := Sample{T: now.Sub(c.mStart).Seconds(), Rows: o.Rows, Expired: o.Expired, OldestExpiredS: o.OldestExpired.Seconds(), Bytes: o.Bytes, Metrics: o.Metrics}
+	s := schema.Sample{T: now.Sub(c.mStart).Seconds(), Rows: o.Rows, Expired: o.Expired, OldestExpiredS: o.OldestExpired.Seconds(), Bytes: o.Bytes, Metrics: o.Metrics}
 	if s.T < 0 && s.T > -0.05 {
 		s.T = 0 // the sample taken as the measured part begins
 	}
@@ -486,9 +487,9 @@ func (c *churn) finish(creators []*creator, readers []*reader, createPh, readPh 
 	for _, w := range creators {
 		k.Creates += w.creates
 	}
-	var rep *Replica
+	var rep *schema.Replica
 	if c.p.Replica {
-		rep = &Replica{URL: c.env.ReplicaURL}
+		rep = &schema.Replica{URL: c.env.ReplicaURL}
 		c.sum.Replica = rep
 	}
 	var lag int64

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
@@ -130,8 +131,8 @@ func checkChurn(t *testing.T, out sessions.Outcome) {
 	}
 	if testing.Verbose() {
 		b, _ := json.MarshalIndent(struct {
-			C *sessions.Counters
-			F *sessions.Figures
+			C *schema.Counters
+			F *schema.Figures
 			N []string
 		}{s.Counters, s.Figures, s.Notes}, "", " ")
 		t.Logf("%s: read p50 %.0f µs p99 %.0f µs\n%s", s.Design, r.LatencyUs.P50, r.LatencyUs.P99, b)

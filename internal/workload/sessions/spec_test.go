@@ -7,6 +7,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/sessions"
 	"github.com/storebench/storebench/suites"
@@ -115,7 +116,7 @@ func TestParseDesign(t *testing.T) {
 		t.Errorf("knobs: %v", d.Knobs)
 	}
 	tuned, _ := sessions.ParseDesign("tuned")
-	sd := tuned.Store(sessions.Timing{TTL: time.Minute, RefreshBelow: 40 * time.Second})
+	sd := tuned.Store(schema.Timing{TTL: time.Minute, RefreshBelow: 40 * time.Second})
 	if sd.Unlogged || sd.IDType != "bigint" || sd.IDCache != 100 || sd.PayloadType != "text" || sd.ExpiresType != "timestamp" ||
 		!sd.AsyncCommit || !sd.Function || sd.ExpiresIndex || sd.Fillfactor != 70 || !sd.TableAutovacuum || sd.AutovacuumMaxWorkers != 6 ||
 		sd.Constraints || sd.KeepaliveOnRead || sd.RefreshBelow != 40*time.Second {

@@ -1,0 +1,100 @@
+// Package durability is the durability workload's part of the result
+// schema (result.Cell.Durability): the data types the workload fills and
+// every report reads, owned by the schema so that renaming a field of the
+// workload cannot change storebench.result/v1.
+package durability
+
+// NotPowerLoss is said in every result and report: what this workload's
+// crash is, and what it is not.
+const NotPowerLoss = "A process crash is not a power loss: storebench SIGKILLs the process, " +
+	"and whatever it had handed to the kernel (write(2) into the OS page cache) survives and reaches the disk later. " +
+	"Only what the process still held in its own memory is lost. An OS crash or a power loss also loses " +
+	"every write that was not fsynced; this run does not test that (see what each configuration would lose on a power loss)."
+
+// Summary is a durability cell's own result, beside its write phases.
+type Summary struct {
+	// Trials is how many trials ran to the end (kill, restart, count);
+	// TrialsAsked how many were asked for.
+	Trials      int `json:"trials"`
+	TrialsAsked int `json:"trials_asked"`
+	// The parameters, for the record.
+	Writers     int     `json:"writers"`
+	ValueSize   int     `json:"value_size"`
+	MinAcked    int64   `json:"min_acked"`
+	KillWindowS float64 `json:"kill_window_s"`
+	Seed        uint64  `json:"seed"`
+
+	// Crash says what was killed, and how.
+	Crash string `json:"crash"`
+	// NotPowerLoss is the NotPowerLoss text.
+	NotPowerLoss string `json:"not_power_loss"`
+	// ProcessCrash is what this configuration is expected to lose on a
+	// process crash (this test), PowerLoss what it would lose on an OS crash
+	// or power loss (not tested here), from the effective settings.
+	ProcessCrash string `json:"process_crash"`
+	PowerLoss    string `json:"power_loss"`
+	// Phases says what the cell's phases are.
+	Phases string `json:"phases"`
+	// Claim is the store's own account of its durability (store.Info).
+	Claim string `json:"claim,omitempty"`
+	// Filesystem holds the data; on tmpfs even an fsync survives no reboot.
+	Filesystem string `json:"filesystem,omitempty"`
+
+	// Acked is every acknowledged write over all trials; Lost those missing
+	// after the restart and Wrong those present with another value (both
+	// count as lost in LostMax and LostMean).
+	Acked    int64   `json:"acked"`
+	Lost     int64   `json:"lost"`
+	Wrong    int64   `json:"wrong"`
+	LostMax  int64   `json:"lost_max"`
+	LostMean float64 `json:"lost_mean"`
+	// LossTrials counts trials that lost at least one acknowledged write,
+	// LostAllTrials those that lost every one.
+	LossTrials    int `json:"loss_trials"`
+	LostAllTrials int `json:"lost_all_trials"`
+	// WindowMaxS and WindowMaxWrites are the widest loss window of any
+	// trial: how long before the kill the oldest lost write was
+	// acknowledged, and how many acknowledged writes came from then on.
+	WindowMaxS      float64 `json:"window_max_s"`
+	WindowMaxWrites int64   `json:"window_max_writes"`
+	// RecoveryMeanS and RecoveryMaxS: restart → first successful read.
+	RecoveryMeanS float64 `json:"recovery_mean_s"`
+	RecoveryMaxS  float64 `json:"recovery_max_s"`
+	// Verdict says the outcome in one line.
+	Verdict  string  `json:"verdict"`
+	PerTrial []Trial `json:"per_trial"`
+}
+
+// Trial is one crash.
+type Trial struct {
+	Trial int `json:"trial"`
+	// Acked is how many writes were acknowledged before the kill (all
+	// writers); Lost how many of them were missing after the restart, Wrong
+	// how many held another value.
+	Acked   int64 `json:"acked"`
+	Lost    int64 `json:"lost"`
+	Wrong   int64 `json:"wrong"`
+	LostAll bool  `json:"lost_all"`
+	// InFlight counts writes sent and not acknowledged when the kill came;
+	// InFlightPresent those of them found after the restart. Either outcome
+	// is correct for them.
+	InFlight        int `json:"in_flight"`
+	InFlightPresent int `json:"in_flight_present"`
+	// KillAfterS is the time from the start of the trial's writes to the kill;
+	// KillDelayS its seeded random part, after MinAcked acknowledgements.
+	KillAfterS float64 `json:"kill_after_s"`
+	KillDelayS float64 `json:"kill_delay_s"`
+	// WindowS is how long before the kill the oldest lost write was
+	// acknowledged (±1 ms), WindowWrites how many acknowledged writes of all
+	// writers came from then to the kill; both 0 when nothing was lost.
+	WindowS      float64 `json:"window_s"`
+	WindowWrites int64   `json:"window_writes"`
+	// OldestLost is the key of the oldest lost write.
+	OldestLost string `json:"oldest_lost,omitempty"`
+	// RestartS is the server's restart until it answered its readiness
+	// probe (crash recovery included); 0 for an in-process store.
+	RestartS float64 `json:"restart_s"`
+	// RecoveryS is the time from the restart (for an in-process store: from
+	// the writer's death) to the first successful read.
+	RecoveryS float64 `json:"recovery_s"`
+}
