@@ -17,6 +17,7 @@ package metrics
 
 import (
 	"math"
+	"sync"
 	"time"
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
@@ -50,12 +51,18 @@ func newSeriesHistogram() *hdr.Histogram { return hdr.New(LowestNs, HighestNs, s
 // the per-second series: what each worker of a phase costs, for a plan's
 // memory estimate.
 func RecorderBytes(series bool) int64 {
-	n := NewHistogram().ByteSize()
+	phase, perSecond := histogramBytes()
 	if series {
-		n += newSeriesHistogram().ByteSize()
+		return phase + perSecond
 	}
-	return int64(n)
+	return phase
 }
+
+// histogramBytes measures the two histogram geometries once: each plan's
+// estimate asked again, allocating ~100 KiB of histograms per call.
+var histogramBytes = sync.OnceValues(func() (phase, perSecond int64) {
+	return int64(NewHistogram().ByteSize()), int64(newSeriesHistogram().ByteSize())
+})
 
 // Recorder collects the results of one worker. It is not safe for concurrent
 // use: one worker goroutine owns it. Record, RecordError and Tick do not
