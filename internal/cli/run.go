@@ -422,25 +422,24 @@ func (a *App) run(cmd *cobra.Command, name string, f *runFlags) error {
 	if err != nil {
 		return err
 	}
-	s, suite, cells, skipped, repeat, server, client, clientCPUs, mechanism := p.s, p.suite, p.cells, p.skipped, p.repeat, p.server, p.client, p.clientCPUs, p.mechanism
-	targets, keep := p.targets, p.keep
+	s := p.s
 	if f.clientCPUs != "" {
 		if err := pinProcess(f.clientCPUs); err != nil {
-			return usagef("%s: %v", client.origin, err)
+			return usagef("%s: %v", p.client.origin, err)
 		}
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(f.clientThreads, s.ClientThreads, len(clientCPUs))))
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(f.clientThreads, s.ClientThreads, len(p.clientCPUs))))
 
 	started := time.Now().UTC()
 	res := &result.Result{
 		Schema: result.Schema, ID: started.Format("20060102T150405Z"), Status: result.StatusRunning, StartedAt: started,
-		Command: redactArgs(os.Args), Suite: suite, Seed: s.Seed,
+		Command: redactArgs(os.Args), Suite: p.suite, Seed: s.Seed,
 		Storebench:  result.Build{Version: a.Version, Commit: a.Commit, GoVersion: runtime.Version()},
 		Environment: result.ReadEnvironment(f.serverCPUs),
-		Scenario:    s, Skipped: skipped, Article: s.Article, Quick: f.quick,
+		Scenario:    s, Skipped: p.skipped, Article: s.Article, Quick: f.quick,
 	}
-	if repeat > 1 {
-		res.Repeat = repeat
+	if p.repeat > 1 {
+		res.Repeat = p.repeat
 	}
 	w, err := result.Create(f.out, res)
 	if err != nil {
@@ -450,11 +449,11 @@ func (a *App) run(cmd *cobra.Command, name string, f *runFlags) error {
 	prog := newProgress(out, cmd.ErrOrStderr(), f.quiet) // progress.go: log lines, and a live line on a terminal
 	defer prog.close()
 	logf := prog.logf
-	for _, sk := range skipped {
+	for _, sk := range p.skipped {
 		logf("skipping %s: %s", sk.Target, sk.Reason)
 	}
-	a.reportLeftovers(ctx, f.dataDir, specsOf(targets), logf)
-	for _, c := range []cpuChoice{server, client} {
+	a.reportLeftovers(ctx, f.dataDir, specsOf(p.targets), logf)
+	for _, c := range []cpuChoice{p.server, p.client} {
 		if c.dropped != "" {
 			logf("%s: %s not applied: %s; the run is unpinned (see the environment's CPUs)", s.Source, c.dropped, c.why)
 		}
@@ -465,8 +464,8 @@ func (a *App) run(cmd *cobra.Command, name string, f *runFlags) error {
 	}
 	defer os.RemoveAll(scratch)
 
-	prog.begin(cells)
-	failed := runCells(ctx, a.Registry, cells, w, target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs, Network: mechanism, Keep: keep}, logf, prog, f.failFast)
+	prog.begin(p.cells)
+	failed := runCells(ctx, a.Registry, p.cells, w, target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: f.dataDir, CPUs: f.serverCPUs, Network: p.mechanism, Keep: p.keep}, logf, prog, f.failFast)
 
 	status := result.StatusComplete
 	switch {
@@ -494,7 +493,7 @@ func (a *App) run(cmd *cobra.Command, name string, f *runFlags) error {
 	case ctx.Err() != nil:
 		return &FailedError{Err: fmt.Errorf("interrupted; %d finished cells kept in %s", len(final.Cells), w.Path())}
 	case failed > 0:
-		return &FailedError{Err: fmt.Errorf("%d of %d cells failed; see %s", failed, len(cells), w.Path())}
+		return &FailedError{Err: fmt.Errorf("%d of %d cells failed; see %s", failed, len(p.cells), w.Path())}
 	}
 	return nil
 }
