@@ -23,18 +23,15 @@ import (
 // stores lists every store kind this binary knows, explicitly: adding a store
 // means adding it here.
 func stores() target.Registry {
-	kv := []string{"kv", "throughput", "mix", "hotkey", "web"}
-	crash := append([]string{"durability", "sessions"}, kv...)
-	sql := append([]string{"payments"}, crash...)
 	return target.Registry{
 		{
-			Name: "memory", Batches: true, DataInProcess: true, Description: "in-process map: the floor, no I/O at all", Workloads: kv,
+			Name: "memory", Batches: true, DataInProcess: true, Description: "in-process map: the floor, no I/O at all", Prototype: (*memory.Store)(nil),
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return memory.New(ctx, memory.Config{Namespace: a.Namespace})
 			},
 		},
 		{
-			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Workloads: crash, CheckURL: checkPathURL,
+			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), CheckURL: checkPathURL,
 			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns"},
 			CheckOptions: func(o map[string]string) error { _, err := boolOption(o, "fsync"); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
@@ -57,7 +54,7 @@ func stores() target.Registry {
 			},
 		},
 		{
-			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Workloads: sql, CheckURL: checkPathURL,
+			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), CheckURL: checkPathURL,
 			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, OFF"},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
@@ -76,7 +73,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "postgres", Batches: true, Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
-			Schemes: []string{"postgres", "postgresql"}, Workloads: sql, CheckURL: postgres.CheckURL,
+			Schemes: []string{"postgres", "postgresql"}, Prototype: (*postgres.Store)(nil), CheckURL: postgres.CheckURL,
 			Options: map[string]string{"design": "logged (default), unlogged, hash-index, covering; combine with commas, e.g. unlogged,covering"},
 			CheckOptions: func(o map[string]string) error {
 				return postgres.Config{URL: "postgres://check", Namespace: "check", Design: o["design"]}.Validate()
@@ -94,7 +91,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
-			Schemes: []string{"redis", "rediss"}, Workloads: crash, CheckURL: redis.CheckURL,
+			Schemes: []string{"redis", "rediss"}, Prototype: (*redis.Store)(nil), CheckURL: redis.CheckURL,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 			},
@@ -109,7 +106,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
-			Schemes: []string{"memcached"}, Workloads: crash,
+			Schemes: []string{"memcached"}, Prototype: (*memcached.Store)(nil),
 			CheckURL:      func(raw string) error { return memcached.Config{URL: raw, Namespace: "check"}.Validate() },
 			ServerOptions: map[string]string{"threads": "worker threads (-t), default 4", "memory_mb": "item memory in MiB (-m), default 1024"},
 			CheckOptions: func(o map[string]string) error {
@@ -130,7 +127,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "mariadb", Description: "MariaDB/MySQL (InnoDB) through go-sql-driver/mysql, its own database", Server: server.MariaDB,
-			Schemes: []string{"mysql", "mariadb"}, Workloads: sql, CheckURL: mysql.CheckURL,
+			Schemes: []string{"mysql", "mariadb"}, Prototype: (*mysql.Store)(nil), CheckURL: mysql.CheckURL,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},

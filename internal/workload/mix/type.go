@@ -1,0 +1,55 @@
+package mix
+
+import (
+	"context"
+
+	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/keydist"
+)
+
+// Type is the mix workload's registration.
+type Type struct{}
+
+func (Type) Name() string { return "mix" }
+func (Type) Help() string {
+	return "gets and sets at a read ratio (default 0.9) over a uniform, zipfian or sequential key distribution, every get checked; figures per kind"
+}
+func (Type) Supports(target.Kind) error { return nil }
+func (Type) DefaultLoad() workload.Load {
+	return workload.Load{Clients: DefaultClients, Ops: DefaultOps}
+}
+func (Type) NewSpec() workload.Spec { return &Spec{} }
+
+// Spec is a mix entry of a scenario: one cell, named by its read ratio and
+// key distribution (two mixes of one run differ by them).
+type Spec struct {
+	Keyspace  int64    `yaml:"keyspace,omitempty" json:"keyspace,omitempty"`
+	ValueSize int      `yaml:"value_size,omitempty" json:"value_size,omitempty"`
+	KeyMode   string   `yaml:"key_mode,omitempty" json:"key_mode,omitempty"`
+	ReadRatio *float64 `yaml:"read_ratio,omitempty" json:"read_ratio,omitempty"`
+	KeyDist   string   `yaml:"key_dist,omitempty" json:"key_dist,omitempty"`
+}
+
+func (s *Spec) params(l workload.Load, seed uint64) Params {
+	return Params{Keyspace: workload.Keyspace{Keys: s.Keyspace, ValueSize: s.ValueSize, KeyMode: workload.KeyMode(s.KeyMode), Seed: seed}, ReadRatio: s.ReadRatio, KeyDist: keydist.Dist(s.KeyDist), Load: l}.WithDefaults()
+}
+
+// Defaults are Params.WithDefaults'.
+func (s *Spec) Defaults() {
+	p := s.params(workload.Load{}, 0)
+	s.Keyspace, s.ValueSize, s.KeyMode, s.ReadRatio, s.KeyDist = p.Keys, p.ValueSize, string(p.KeyMode), p.ReadRatio, string(p.KeyDist)
+}
+
+func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.params(l, seed).Validate() }
+
+func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
+	params := s.params(p.Load, p.Seed)
+	return []workload.Cell{{
+		Params: params, Names: []string{"read_ratio", "key_dist"}, Memory: params.Memory(),
+		Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
+			phases, err := Run(ctx, env.Store, params, h)
+			return workload.Outcome{Phases: phases}, err
+		},
+	}}, nil
+}
