@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"cmp"
 	"fmt"
 	"reflect"
 	"slices"
@@ -230,8 +231,8 @@ func (s *Scenario) decode(types workload.Registry, w *Workload) error {
 	}
 	spec := typ.NewSpec()
 	if w.node != nil {
-		if err := checkEntry(w.node, typ.Name(), spec, types); err != nil {
-			return fmt.Errorf("%s: %v", s.where(w.Line), err)
+		if line, err := checkEntry(w.node, typ.Name(), spec, types); err != nil {
+			return fmt.Errorf("%s: %v", s.where(cmp.Or(line, w.Line)), err)
 		}
 		if err := w.node.Decode(spec); err != nil {
 			return fmt.Errorf("%s", locate(s.Source, err))
@@ -249,27 +250,42 @@ func (s *Scenario) decode(types workload.Registry, w *Workload) error {
 
 // checkEntry refuses a key in the entry that neither the common fields nor
 // the type's section have: a field of another type "does not apply".
-func checkEntry(n *yaml.Node, typ string, spec workload.Spec, types workload.Registry) error {
+// The line is the offending key's, 0 for the entry's.
+func checkEntry(n *yaml.Node, typ string, spec workload.Spec, types workload.Registry) (int, error) {
 	own := yamlFields(reflect.TypeOf(spec))
 	for i := 0; i+1 < len(n.Content); i += 2 {
 		k := n.Content[i]
 		if _, ok := fieldType(reflect.TypeOf(common{}), k.Value); ok {
 			if key, in := unknownField(n.Content[i+1], mustField(reflect.TypeOf(common{}), k.Value)); key != nil {
-				return fmt.Errorf("line %d: field %s not found in %s", key.Line, key.Value, describeType(in))
+				return key.Line, fmt.Errorf("field %s not found in %s", key.Value, describeType(in))
+			}
+			if _, stalls := spec.(workload.Staller); k.Value == "stall" && !stalls {
+				return 0, fmt.Errorf("%s: field stall does not apply (a stall needs timed phases that a stopped server holds up: %s)", typ, strings.Join(stallers(types), ", "))
 			}
 			continue
 		}
 		if !slices.Contains(own, k.Value) {
 			if slices.ContainsFunc(types, func(t workload.Type) bool { return slices.Contains(yamlFields(reflect.TypeOf(t.NewSpec())), k.Value) }) {
-				return fmt.Errorf("%s: field %s does not apply (its fields: %s)", typ, k.Value, strings.Join(own, ", "))
+				return 0, fmt.Errorf("%s: field %s does not apply (its fields: %s)", typ, k.Value, strings.Join(own, ", "))
 			}
-			return fmt.Errorf("line %d: field %s not found in workload %s (its fields: type, name, load, stall, targets, %s)", k.Line, k.Value, typ, strings.Join(own, ", "))
+			return k.Line, fmt.Errorf("field %s not found in workload %s (its fields: type, name, load, targets, %s)", k.Value, typ, strings.Join(own, ", "))
 		}
 		if key, in := unknownField(n.Content[i+1], mustField(reflect.TypeOf(spec), k.Value)); key != nil {
-			return fmt.Errorf("line %d: field %s not found in %s", key.Line, key.Value, describeType(in))
+			return key.Line, fmt.Errorf("field %s not found in %s", key.Value, describeType(in))
 		}
 	}
-	return nil
+	return 0, nil
+}
+
+// stallers are the types whose entries may stall their server.
+func stallers(types workload.Registry) []string {
+	var out []string
+	for _, t := range types {
+		if _, ok := t.NewSpec().(workload.Staller); ok {
+			out = append(out, t.Name())
+		}
+	}
+	return out
 }
 
 func mustField(t reflect.Type, name string) reflect.Type {

@@ -56,6 +56,12 @@ type Plan struct {
 	Keep bool
 }
 
+// Staller is a Spec whose phases may have their server stopped for a while
+// (a scenario's stall): timed phases of ops the stall holds up.
+type Staller interface {
+	Stalls()
+}
+
 // Keeper is a Spec that asks to keep the target's data after the run
 // (payments' keep), which only a target by URL allows.
 type Keeper interface {

@@ -51,3 +51,6 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 		},
 	}}, nil
 }
+
+// Stalls: its phases can have their server stopped (a scenario's stall).
+func (*Spec) Stalls() {}

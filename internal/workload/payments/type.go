@@ -6,7 +6,7 @@ import (
 
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/target"
+	tgt "github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
 
@@ -17,7 +17,7 @@ func (Type) Name() string { return "payments" }
 func (Type) Help() string {
 	return "payments OLTP: four round trips per transfer, many workers, invariants checked after every run"
 }
-func (Type) Supports(k target.Kind) error {
+func (Type) Supports(k tgt.Kind) error {
 	if !workload.Supports[store.Payments](k) {
 		return workload.Unsupported("payments", k, "it has no transactions over several tables")
 	}
