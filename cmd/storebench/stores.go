@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
@@ -31,13 +29,13 @@ func stores() target.Registry {
 			},
 		},
 		{
-			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), CheckURL: checkPathURL,
+			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), CheckURL: files.CheckURL,
 			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns"},
 			CheckOptions: func(o map[string]string) error { _, err := boolOption(o, "fsync"); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				dir := a.RunDir
 				if a.URL != "" {
-					dir = urlPath(a.URL)
+					dir = store.URLPath(a.URL)
 				}
 				fsync, err := boolOption(a.Options, "fsync")
 				if err != nil {
@@ -47,28 +45,28 @@ func stores() target.Registry {
 			},
 			Namespace: "directory %s", CheapList: true,
 			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
-				return files.Namespaces(ctx, urlPath(a.URL))
+				return files.Namespaces(ctx, store.URLPath(a.URL))
 			},
 			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
-				return files.DropNamespace(ctx, urlPath(a.URL), a.Namespace)
+				return files.DropNamespace(ctx, store.URLPath(a.URL), a.Namespace)
 			},
 		},
 		{
-			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), CheckURL: checkPathURL,
+			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), CheckURL: sqlite.CheckURL,
 			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, OFF"},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
 				if a.URL != "" {
-					path = urlPath(a.URL)
+					path = store.URLPath(a.URL)
 				}
 				return sqlite.New(ctx, sqlite.Config{Path: path, Namespace: a.Namespace, JournalMode: a.Options["journal_mode"], Synchronous: a.Options["synchronous"]})
 			},
 			Namespace: "tables %s_*", CheapList: true,
 			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
-				return sqlite.Namespaces(ctx, urlPath(a.URL))
+				return sqlite.Namespaces(ctx, store.URLPath(a.URL))
 			},
 			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
-				return sqlite.DropNamespace(ctx, urlPath(a.URL), a.Namespace)
+				return sqlite.DropNamespace(ctx, store.URLPath(a.URL), a.Namespace)
 			},
 		},
 		{
@@ -140,34 +138,6 @@ func stores() target.Registry {
 			},
 		},
 	}
-}
-
-// checkPathURL accepts a file:// or sqlite:// URL that is a local path and
-// nothing else: the stores read only the path, so a parameter such as
-// ?journal_mode=OFF would have been ignored while the run claimed it.
-func checkPathURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%s URL: not a URL", strings.SplitN(raw, ":", 2)[0])
-	case u.Host != "" && u.Host != "localhost":
-		return fmt.Errorf("%s URL: host %q: the path must be local (write %s:///path)", u.Scheme, u.Host, u.Scheme)
-	case u.RawQuery != "" || u.Fragment != "":
-		example := map[string]string{"file": "fsync: true", "sqlite": "synchronous: FULL"}[u.Scheme]
-		return fmt.Errorf("%s URL %s: parameters are not read from the URL; give them as the target's options (in a scenario: options: {%s})", u.Scheme, u.Path, example)
-	case u.Path == "":
-		return fmt.Errorf("%s URL: no path", u.Scheme)
-	}
-	return nil
-}
-
-// urlPath is the path of a file:// or sqlite:// URL (checked by target.Parse).
-func urlPath(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Path
 }
 
 func boolOption(opts map[string]string, name string) (bool, error) {

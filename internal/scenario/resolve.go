@@ -318,7 +318,13 @@ func (s *Scenario) checkOverlays(types workload.Registry) error {
 				}
 			}
 			if !used {
-				return fmt.Errorf("%s: no workload of %s has the field %s", o.origin, s.Name, k.Value)
+				var has []string
+				for _, w := range s.Workloads {
+					if t, ok := types.Lookup(w.Type); ok {
+						has = append(has, fmt.Sprintf("%s: field %s does not apply (its fields: %s)", w.Label(), k.Value, strings.Join(yamlFields(reflect.TypeOf(t.NewSpec())), ", ")))
+					}
+				}
+				return fmt.Errorf("%s: %s", o.origin, strings.Join(slices.Compact(has), "; "))
 			}
 		}
 	}
