@@ -192,3 +192,35 @@ func Supports[C any](k target.Kind) bool {
 func Unsupported(workload string, k target.Kind, what string) error {
 	return fmt.Errorf("store %s does not support workload %s (%s)", k.Name, workload, what)
 }
+
+// Define makes a Type from its parts; supports nil: every store kind.
+func Define(name, help string, defaultLoad Load, newSpec func() Spec, supports func(k target.Kind) error) Type {
+	return defined{name, help, defaultLoad, newSpec, supports}
+}
+
+type defined struct {
+	name, help string
+	load       Load
+	newSpec    func() Spec
+	supports   func(k target.Kind) error
+}
+
+func (d defined) Name() string      { return d.name }
+func (d defined) Help() string      { return d.help }
+func (d defined) DefaultLoad() Load { return d.load }
+func (d defined) NewSpec() Spec     { return d.newSpec() }
+func (d defined) Supports(k target.Kind) error {
+	if d.supports == nil {
+		return nil
+	}
+	return d.supports(k)
+}
+
+// StoreCell is a cell that runs on the target's store alone and has no
+// summary of its own.
+func StoreCell(params any, mem Estimate, run func(ctx context.Context, st store.Store, h Hooks) ([]metrics.Phase, error)) Cell {
+	return Cell{Params: params, Memory: mem, Run: func(ctx context.Context, env Env, h Hooks) (Outcome, error) {
+		phases, err := run(ctx, env.Store, h)
+		return Outcome{Phases: phases}, err
+	}}
+}

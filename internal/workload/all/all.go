@@ -17,7 +17,7 @@ import (
 // Types are the workload types, in `storebench list` order.
 func Types() workload.Registry {
 	return workload.Registry{
-		kv.Type{}, throughput.Type{}, mix.Type{}, hotkey.Type{}, web.Type{},
-		sessions.Type{}, payments.Type{}, durability.Type{},
+		kv.Type, throughput.Type, mix.Type, hotkey.Type, web.Type,
+		sessions.Type, payments.Type, durability.Type,
 	}
 }

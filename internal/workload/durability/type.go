@@ -12,21 +12,13 @@ import (
 	"github.com/storebench/storebench/internal/workload"
 )
 
-// Type is the durability workload's registration.
-type Type struct{}
-
-func (Type) Name() string { return "durability" }
-func (Type) Help() string {
-	return "acknowledged writes lost when the server (or the writing process) is SIGKILLed, per profile"
-}
-
-// Supports: a managed server, or files and SQLite (written by a child
-// process storebench kills); whether a given target is managed is Cells'.
-func (Type) Supports(k target.Kind) error {
-	return Check(k, target.Spec{Store: k.Name})
-}
-func (Type) DefaultLoad() workload.Load { return workload.Load{Clients: DefaultWriters} }
-func (Type) NewSpec() workload.Spec     { return &Spec{} }
+// Type is the durability workload's registration. It runs on a managed
+// server, or on files and SQLite (written by a child process storebench
+// kills); whether a given target is managed is Cells' to check.
+var Type = workload.Define("durability",
+	"acknowledged writes lost when the server (or the writing process) is SIGKILLed, per profile",
+	workload.Load{Clients: DefaultWriters}, func() workload.Spec { return &Spec{} },
+	func(k target.Kind) error { return Check(k, target.Spec{Store: k.Name}) })
 
 // Spec is a durability entry of a scenario: one cell of Trials crashes.
 type Spec struct {

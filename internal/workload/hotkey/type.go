@@ -2,23 +2,16 @@ package hotkey
 
 import (
 	"context"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
 
-	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
 
 // Type is the hotkey workload's registration.
-type Type struct{}
-
-func (Type) Name() string { return "hotkey" }
-func (Type) Help() string {
-	return "one small value read N times, over a persistent connection or a new one per get"
-}
-func (Type) Supports(target.Kind) error { return nil }
-func (Type) DefaultLoad() workload.Load {
-	return workload.Load{Clients: DefaultClients, Ops: DefaultOps}
-}
-func (Type) NewSpec() workload.Spec { return &Spec{} }
+var Type = workload.Define("hotkey",
+	"one small value read N times, over a persistent connection or a new one per get",
+	workload.Load{Clients: DefaultClients, Ops: DefaultOps}, func() workload.Spec { return &Spec{} }, nil)
 
 // Spec is a hotkey entry of a scenario: one cell.
 type Spec struct {
@@ -43,13 +36,10 @@ func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.params(l,
 
 func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	params := s.params(p.Load, p.Seed)
-	return []workload.Cell{{
-		Params: params, Memory: params.Memory(),
-		Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
-			phases, err := Run(ctx, env.Store, params, h)
-			return workload.Outcome{Phases: phases}, err
-		},
-	}}, nil
+	c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
+		return Run(ctx, st, params, h)
+	})
+	return []workload.Cell{c}, nil
 }
 
 // Stalls: its phases can have their server stopped (a scenario's stall).

@@ -3,21 +3,16 @@ package kv
 import (
 	"context"
 	"errors"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
 
-	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
 
 // Type is the kv workload's registration.
-type Type struct{}
-
-func (Type) Name() string { return "kv" }
-func (Type) Help() string {
-	return "write N keys one by one, then read each back and check it"
-}
-func (Type) Supports(target.Kind) error { return nil }
-func (Type) DefaultLoad() workload.Load { return workload.Load{Clients: 1} }
-func (Type) NewSpec() workload.Spec     { return &Spec{} }
+var Type = workload.Define("kv",
+	"write N keys one by one, then read each back and check it",
+	workload.Load{Clients: 1}, func() workload.Spec { return &Spec{} }, nil)
 
 // Spec is a kv entry of a scenario: one cell per key count.
 type Spec struct {
@@ -66,13 +61,11 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	var cells []workload.Cell
 	for _, n := range s.Keys {
 		params := s.params(n, p.Load, p.Seed)
-		cells = append(cells, workload.Cell{
-			Params: params, Names: []string{"keys"}, Memory: params.Memory(),
-			Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
-				phases, err := Run(ctx, env.Store, params, h)
-				return workload.Outcome{Phases: phases}, err
-			},
+		c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
+			return Run(ctx, st, params, h)
 		})
+		c.Names = []string{"keys"}
+		cells = append(cells, c)
 	}
 	return cells, nil
 }

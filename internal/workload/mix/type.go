@@ -2,24 +2,17 @@ package mix
 
 import (
 	"context"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
 
-	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/keydist"
 )
 
 // Type is the mix workload's registration.
-type Type struct{}
-
-func (Type) Name() string { return "mix" }
-func (Type) Help() string {
-	return "gets and sets at a read ratio (default 0.9) over a uniform, zipfian or sequential key distribution, every get checked; figures per kind"
-}
-func (Type) Supports(target.Kind) error { return nil }
-func (Type) DefaultLoad() workload.Load {
-	return workload.Load{Clients: DefaultClients, Ops: DefaultOps}
-}
-func (Type) NewSpec() workload.Spec { return &Spec{} }
+var Type = workload.Define("mix",
+	"gets and sets at a read ratio (default 0.9) over a uniform, zipfian or sequential key distribution, every get checked; figures per kind",
+	workload.Load{Clients: DefaultClients, Ops: DefaultOps}, func() workload.Spec { return &Spec{} }, nil)
 
 // Spec is a mix entry of a scenario: one cell, named by its read ratio and
 // key distribution (two mixes of one run differ by them).
@@ -45,13 +38,11 @@ func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.params(l,
 
 func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	params := s.params(p.Load, p.Seed)
-	return []workload.Cell{{
-		Params: params, Names: []string{"read_ratio", "key_dist"}, Memory: params.Memory(),
-		Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
-			phases, err := Run(ctx, env.Store, params, h)
-			return workload.Outcome{Phases: phases}, err
-		},
-	}}, nil
+	c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
+		return Run(ctx, st, params, h)
+	})
+	c.Names = []string{"read_ratio", "key_dist"}
+	return []workload.Cell{c}, nil
 }
 
 // Stalls: its phases can have their server stopped (a scenario's stall).

@@ -11,20 +11,15 @@ import (
 )
 
 // Type is the payments workload's registration.
-type Type struct{}
-
-func (Type) Name() string { return "payments" }
-func (Type) Help() string {
-	return "payments OLTP: four round trips per transfer, many workers, invariants checked after every run"
-}
-func (Type) Supports(k tgt.Kind) error {
-	if !workload.Supports[store.Payments](k) {
-		return workload.Unsupported("payments", k, "it has no transactions over several tables")
-	}
-	return nil
-}
-func (Type) DefaultLoad() workload.Load { return workload.Load{} }
-func (Type) NewSpec() workload.Spec     { return &Entry{} }
+var Type = workload.Define("payments",
+	"payments OLTP: four round trips per transfer, many workers, invariants checked after every run",
+	workload.Load{}, func() workload.Spec { return &Entry{} },
+	func(k tgt.Kind) error {
+		if !workload.Supports[store.Payments](k) {
+			return workload.Unsupported("payments", k, "it has no transactions over several tables")
+		}
+		return nil
+	})
 
 // Entry is a payments entry of a scenario: one cell per transaction mode ×
 // durability level the store offers.

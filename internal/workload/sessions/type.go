@@ -13,20 +13,15 @@ import (
 )
 
 // Type is the sessions workload's registration.
-type Type struct{}
-
-func (Type) Name() string { return "sessions" }
-func (Type) Help() string {
-	return "web sessions: create, read, keepalive, expiry and reaping; naive vs tuned PostgreSQL knob by knob"
-}
-func (Type) Supports(k target.Kind) error {
-	if !workload.Supports[store.Sessions](k) {
-		return workload.Unsupported("sessions", k, "it cannot keep sessions")
-	}
-	return nil
-}
-func (Type) DefaultLoad() workload.Load { return workload.Load{} }
-func (Type) NewSpec() workload.Spec     { return &Entry{} }
+var Type = workload.Define("sessions",
+	"web sessions: create, read, keepalive, expiry and reaping; naive vs tuned PostgreSQL knob by knob",
+	workload.Load{}, func() workload.Spec { return &Entry{} },
+	func(k target.Kind) error {
+		if !workload.Supports[store.Sessions](k) {
+			return workload.Unsupported("sessions", k, "it cannot keep sessions")
+		}
+		return nil
+	})
 
 // Entry is a sessions entry of a scenario: one cell per phase-A variant or
 // phase-B design of the store (and per replica design with replica).

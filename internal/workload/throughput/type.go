@@ -2,23 +2,16 @@ package throughput
 
 import (
 	"context"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
 
-	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
 
 // Type is the throughput workload's registration.
-type Type struct{}
-
-func (Type) Name() string { return "throughput" }
-func (Type) Help() string {
-	return "redis-benchmark-like SET then GET of small values over random keys, 50 clients, optional pipeline"
-}
-func (Type) Supports(target.Kind) error { return nil }
-func (Type) DefaultLoad() workload.Load {
-	return workload.Load{Clients: DefaultClients, Ops: DefaultOps}
-}
-func (Type) NewSpec() workload.Spec { return &Spec{} }
+var Type = workload.Define("throughput",
+	"redis-benchmark-like SET then GET of small values over random keys, 50 clients, optional pipeline",
+	workload.Load{Clients: DefaultClients, Ops: DefaultOps}, func() workload.Spec { return &Spec{} }, nil)
 
 // Spec is a throughput entry of a scenario: one cell.
 type Spec struct {
@@ -42,13 +35,10 @@ func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.params(l,
 
 func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	params := s.params(p.Load, p.Seed)
-	return []workload.Cell{{
-		Params: params, Memory: params.Memory(),
-		Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
-			phases, err := Run(ctx, env.Store, params, h)
-			return workload.Outcome{Phases: phases}, err
-		},
-	}}, nil
+	c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
+		return Run(ctx, st, params, h)
+	})
+	return []workload.Cell{c}, nil
 }
 
 // Stalls: its phases can have their server stopped (a scenario's stall).

@@ -2,21 +2,16 @@ package web
 
 import (
 	"context"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
 
-	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
 
 // Type is the web workload's registration.
-type Type struct{}
-
-func (Type) Name() string { return "web" }
-func (Type) Help() string {
-	return "an HTTP endpoint doing one store get per request, driven over loopback (pooled or per-request connections)"
-}
-func (Type) Supports(target.Kind) error { return nil }
-func (Type) DefaultLoad() workload.Load { return workload.Load{Clients: 1, Ops: 10000} }
-func (Type) NewSpec() workload.Spec     { return &Spec{} }
+var Type = workload.Define("web",
+	"an HTTP endpoint doing one store get per request, driven over loopback (pooled or per-request connections)",
+	workload.Load{Clients: 1, Ops: 10000}, func() workload.Spec { return &Spec{} }, nil)
 
 // Spec is a web entry of a scenario: one cell.
 type Spec struct {
@@ -36,13 +31,10 @@ func (s *Spec) Validate(l workload.Load, _ uint64) error { return s.params(l).Va
 
 func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	params := s.params(p.Load)
-	return []workload.Cell{{
-		Params: params, Memory: params.Memory(),
-		Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
-			phases, err := Run(ctx, env.Store, params, h)
-			return workload.Outcome{Phases: phases}, err
-		},
-	}}, nil
+	c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
+		return Run(ctx, st, params, h)
+	})
+	return []workload.Cell{c}, nil
 }
 
 // Stalls: its phases can have their server stopped (a scenario's stall).
