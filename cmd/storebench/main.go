@@ -4,6 +4,7 @@ package main
 
 import (
 	"context"
+	"github.com/storebench/storebench/internal/workload/all"
 	"os"
 	"os/signal"
 	"syscall"
@@ -41,7 +42,7 @@ func main() {
 	// Ctrl-C, SIGTERM and SIGHUP (the terminal went away) cancel the run; the
 	// run stops its servers, removes its directories and keeps its results.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	app := &cli.App{Registry: stores(), Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Commit: commit}
+	app := &cli.App{Registry: stores(), Workloads: all.Types(), Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Commit: commit}
 	code := app.Main(ctx, os.Args[1:])
 	stop()
 	// A backstop: every server this process started is gone before it exits.

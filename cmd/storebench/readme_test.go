@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/storebench/storebench/internal/workload/all"
 	"os"
 	"strings"
 	"testing"
@@ -32,11 +33,11 @@ func TestReadmeScenarioExample(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ApplyQuick(); err != nil {
+	if err := s.ApplyQuick(all.Types()); err != nil {
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if err := s.Validate(stores()); err != nil {
+	if _, err := s.Resolve(stores(), all.Types(), false); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Targets) < 5 || len(s.Workloads) < 5 {

@@ -3,10 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
-	"net/url"
 	"path/filepath"
 	"strconv"
-	"strings"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
@@ -23,24 +21,21 @@ import (
 // stores lists every store kind this binary knows, explicitly: adding a store
 // means adding it here.
 func stores() target.Registry {
-	kv := []string{"kv", "throughput", "mix", "hotkey", "web"}
-	crash := append([]string{"durability", "sessions"}, kv...)
-	sql := append([]string{"payments"}, crash...)
 	return target.Registry{
 		{
-			Name: "memory", Batches: true, DataInProcess: true, Description: "in-process map: the floor, no I/O at all", Workloads: kv,
+			Name: "memory", Batches: true, DataInProcess: true, Description: "in-process map: the floor, no I/O at all", Prototype: (*memory.Store)(nil),
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return memory.New(ctx, memory.Config{Namespace: a.Namespace})
 			},
 		},
 		{
-			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Workloads: crash, CheckURL: checkPathURL,
+			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), CheckURL: files.CheckURL,
 			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns"},
 			CheckOptions: func(o map[string]string) error { _, err := boolOption(o, "fsync"); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				dir := a.RunDir
 				if a.URL != "" {
-					dir = urlPath(a.URL)
+					dir = store.URLPath(a.URL)
 				}
 				fsync, err := boolOption(a.Options, "fsync")
 				if err != nil {
@@ -50,33 +45,33 @@ func stores() target.Registry {
 			},
 			Namespace: "directory %s", CheapList: true,
 			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
-				return files.Namespaces(ctx, urlPath(a.URL))
+				return files.Namespaces(ctx, store.URLPath(a.URL))
 			},
 			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
-				return files.DropNamespace(ctx, urlPath(a.URL), a.Namespace)
+				return files.DropNamespace(ctx, store.URLPath(a.URL), a.Namespace)
 			},
 		},
 		{
-			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Workloads: sql, CheckURL: checkPathURL,
+			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), CheckURL: sqlite.CheckURL,
 			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, OFF"},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
 				if a.URL != "" {
-					path = urlPath(a.URL)
+					path = store.URLPath(a.URL)
 				}
 				return sqlite.New(ctx, sqlite.Config{Path: path, Namespace: a.Namespace, JournalMode: a.Options["journal_mode"], Synchronous: a.Options["synchronous"]})
 			},
 			Namespace: "tables %s_*", CheapList: true,
 			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
-				return sqlite.Namespaces(ctx, urlPath(a.URL))
+				return sqlite.Namespaces(ctx, store.URLPath(a.URL))
 			},
 			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
-				return sqlite.DropNamespace(ctx, urlPath(a.URL), a.Namespace)
+				return sqlite.DropNamespace(ctx, store.URLPath(a.URL), a.Namespace)
 			},
 		},
 		{
 			Name: "postgres", Batches: true, Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
-			Schemes: []string{"postgres", "postgresql"}, Workloads: sql, CheckURL: postgres.CheckURL,
+			Schemes: []string{"postgres", "postgresql"}, Prototype: (*postgres.Store)(nil), CheckURL: postgres.CheckURL,
 			Options: map[string]string{"design": "logged (default), unlogged, hash-index, covering; combine with commas, e.g. unlogged,covering"},
 			CheckOptions: func(o map[string]string) error {
 				return postgres.Config{URL: "postgres://check", Namespace: "check", Design: o["design"]}.Validate()
@@ -94,7 +89,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
-			Schemes: []string{"redis", "rediss"}, Workloads: crash, CheckURL: redis.CheckURL,
+			Schemes: []string{"redis", "rediss"}, Prototype: (*redis.Store)(nil), CheckURL: redis.CheckURL,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 			},
@@ -109,7 +104,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
-			Schemes: []string{"memcached"}, Workloads: crash,
+			Schemes: []string{"memcached"}, Prototype: (*memcached.Store)(nil),
 			CheckURL:      func(raw string) error { return memcached.Config{URL: raw, Namespace: "check"}.Validate() },
 			ServerOptions: map[string]string{"threads": "worker threads (-t), default 4", "memory_mb": "item memory in MiB (-m), default 1024"},
 			CheckOptions: func(o map[string]string) error {
@@ -130,7 +125,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "mariadb", Description: "MariaDB/MySQL (InnoDB) through go-sql-driver/mysql, its own database", Server: server.MariaDB,
-			Schemes: []string{"mysql", "mariadb"}, Workloads: sql, CheckURL: mysql.CheckURL,
+			Schemes: []string{"mysql", "mariadb"}, Prototype: (*mysql.Store)(nil), CheckURL: mysql.CheckURL,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},
@@ -143,34 +138,6 @@ func stores() target.Registry {
 			},
 		},
 	}
-}
-
-// checkPathURL accepts a file:// or sqlite:// URL that is a local path and
-// nothing else: the stores read only the path, so a parameter such as
-// ?journal_mode=OFF would have been ignored while the run claimed it.
-func checkPathURL(raw string) error {
-	u, err := url.Parse(raw)
-	switch {
-	case err != nil:
-		return fmt.Errorf("%s URL: not a URL", strings.SplitN(raw, ":", 2)[0])
-	case u.Host != "" && u.Host != "localhost":
-		return fmt.Errorf("%s URL: host %q: the path must be local (write %s:///path)", u.Scheme, u.Host, u.Scheme)
-	case u.RawQuery != "" || u.Fragment != "":
-		example := map[string]string{"file": "fsync: true", "sqlite": "synchronous: FULL"}[u.Scheme]
-		return fmt.Errorf("%s URL %s: parameters are not read from the URL; give them as the target's options (in a scenario: options: {%s})", u.Scheme, u.Path, example)
-	case u.Path == "":
-		return fmt.Errorf("%s URL: no path", u.Scheme)
-	}
-	return nil
-}
-
-// urlPath is the path of a file:// or sqlite:// URL (checked by target.Parse).
-func urlPath(raw string) string {
-	u, err := url.Parse(raw)
-	if err != nil {
-		return ""
-	}
-	return u.Path
 }
 
 func boolOption(opts map[string]string, name string) (bool, error) {

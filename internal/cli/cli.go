@@ -11,6 +11,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload"
 )
 
 // Exit codes.
@@ -22,11 +23,12 @@ const (
 
 // App is what the commands share.
 type App struct {
-	Registry target.Registry
-	Stdout   io.Writer
-	Stderr   io.Writer
-	Version  string
-	Commit   string
+	Registry  target.Registry
+	Workloads workload.Registry
+	Stdout    io.Writer
+	Stderr    io.Writer
+	Version   string
+	Commit    string
 }
 
 // UsageError is bad input: exit code 2.

@@ -3,6 +3,7 @@ package cli
 import (
 	"context"
 	"errors"
+	"github.com/storebench/storebench/internal/workload/all"
 	"strings"
 	"testing"
 
@@ -29,16 +30,15 @@ var fuzzRuns = []struct{ name, stores string }{
 // inProcessApp knows the in-process stores as the binary does (stores.go);
 // nothing here opens them.
 func inProcessApp() *App {
-	kv := []string{"kv", "throughput", "mix", "hotkey", "web"}
 	reg := target.Registry{
-		{Name: "memory", Batches: true, DataInProcess: true, Workloads: kv, Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+		{Name: "memory", Batches: true, DataInProcess: true, Prototype: (*memory.Store)(nil), Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 			return memory.New(ctx, memory.Config{Namespace: a.Namespace})
 		}},
-		{Name: "sqlite", Schemes: []string{"sqlite"}, Workloads: append([]string{"payments", "durability", "sessions"}, kv...), Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+		{Name: "sqlite", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 			return sqlite.New(ctx, sqlite.Config{Path: a.RunDir + "/storebench.db", Namespace: a.Namespace})
 		}},
 	}
-	return &App{Registry: reg, Version: "test", Commit: "test"}
+	return &App{Registry: reg, Workloads: all.Types(), Version: "test", Commit: "test"}
 }
 
 // checkRunFlags parses args as the run command does and plans the run

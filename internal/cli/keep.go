@@ -13,21 +13,17 @@ import (
 // the scenario's keep, or a payments section's keep), and refuses, before
 // any work, a target whose data cannot outlive the run. Kept, payments
 // tables are not dropped either.
-func (a *App) keepData(s *scenario.Scenario, flag bool) (bool, error) {
+func (a *App) keepData(r *scenario.Resolved, flag bool) (bool, error) {
+	s := r.Scenario
 	origin := "--keep"
 	switch {
 	case flag:
 	case s.Keep:
 		origin = s.Source + ": keep"
+	case r.KeepsData():
+		origin = s.Source + ": payments keep"
 	default:
-		for _, w := range s.Workloads {
-			if w.Payments != nil && w.Payments.Keep {
-				origin = s.Source + ": payments keep"
-			}
-		}
-		if origin == "--keep" {
-			return false, nil
-		}
+		return false, nil
 	}
 	for _, t := range s.Targets {
 		k, _ := a.Registry.Lookup(t.Spec.Store)
@@ -47,13 +43,6 @@ func (a *App) keepData(s *scenario.Scenario, flag bool) (bool, error) {
 			why = "in storebench's own memory: nothing of it outlives the run"
 		}
 		return false, usagef("%s: target %s is %s", origin, t.Spec.Label(), why)
-	}
-	for i := range s.Workloads {
-		if w := &s.Workloads[i]; w.Type == "payments" {
-			spec := w.PaymentsSpec()
-			spec.Keep = true
-			w.Payments = &spec
-		}
 	}
 	return true, nil
 }

@@ -39,15 +39,15 @@ func (a *App) listCmd() *cobra.Command {
 			w.Flush()
 
 			fmt.Fprintln(cmd.OutOrStdout(), "\nWORKLOADS")
-			for _, wl := range scenario.Workloads {
+			for _, wl := range a.Workloads {
 				var stores []string
 				for _, k := range a.Registry {
-					if k.Supports(wl) {
+					if wl.Supports(k) == nil {
 						stores = append(stores, k.Name)
 					}
 				}
 				sort.Strings(stores)
-				fmt.Fprintf(cmd.OutOrStdout(), "  %-12s %s (stores: %s)\n", wl, workloadHelp[wl], strings.Join(stores, ", "))
+				fmt.Fprintf(cmd.OutOrStdout(), "  %-12s %s (stores: %s)\n", wl.Name(), wl.Help(), strings.Join(stores, ", "))
 			}
 			fmt.Fprintln(cmd.OutOrStdout(), "\nSUITES")
 			width := 12
@@ -66,15 +66,4 @@ func (a *App) listCmd() *cobra.Command {
 			return nil
 		},
 	}
-}
-
-var workloadHelp = map[string]string{
-	"kv":         "write N keys one by one, then read each back and check it",
-	"throughput": "redis-benchmark-like SET then GET of small values over random keys, 50 clients, optional pipeline",
-	"mix":        "gets and sets at a read ratio (default 0.9) over a uniform, zipfian or sequential key distribution, every get checked; figures per kind",
-	"hotkey":     "one small value read N times, over a persistent connection or a new one per get",
-	"web":        "an HTTP endpoint doing one store get per request, driven over loopback (pooled or per-request connections)",
-	"sessions":   "web sessions: create, read, keepalive, expiry and reaping; naive vs tuned PostgreSQL knob by knob",
-	"payments":   "payments OLTP: four round trips per transfer, many workers, invariants checked after every run",
-	"durability": "acknowledged writes lost when the server (or the writing process) is SIGKILLed, per profile",
 }

@@ -6,32 +6,15 @@ import (
 	"maps"
 
 	"github.com/storebench/storebench/internal/netem"
-	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/target"
 )
-
-// withNetwork gives a workload entry's cells the network its load asks for
-// (rtt, jitter, bandwidth), recorded in their parameters as asked; what was
-// measured is added when the cell runs. Validate has checked the load.
-func withNetwork(cells []cell, l scenario.Load) []cell {
-	net, err := l.Network()
-	if err != nil || net == nil {
-		return cells
-	}
-	for i := range cells {
-		cells[i].net = net
-		cells[i].params = maps.Clone(cells[i].params)
-		maps.Copy(cells[i].params, (&target.Network{Asked: *net}).AskedParams())
-	}
-	return cells
-}
 
 // networkMechanism checks, once per run and only when a cell asks for a
 // network, how the delay can be applied: want is --net-mechanism
 // (netem.Choose).
 func networkMechanism(ctx context.Context, cells []cell, want string) (netem.Mechanism, error) {
 	for _, c := range cells {
-		if c.net != nil {
+		if c.Net != nil {
 			return netem.Choose(ctx, want)
 		}
 	}
@@ -41,12 +24,12 @@ func networkMechanism(ctx context.Context, cells []cell, want string) (netem.Mec
 // setNetwork puts the cell's target behind the cell's network (or reaches
 // it directly) and returns the cell's parameters with what was measured.
 func setNetwork(ctx context.Context, inst *target.Instance, c cell, logf func(string, ...any)) (map[string]any, error) {
-	n, err := inst.SetNetwork(ctx, c.net)
+	n, err := inst.SetNetwork(ctx, c.Net)
 	if err != nil {
-		if c.net == nil {
+		if c.Net == nil {
 			return c.params, fmt.Errorf("reach %s directly again: %w", inst.Spec.Label(), err)
 		}
-		return c.params, fmt.Errorf("network %s: %w", c.net, err)
+		return c.params, fmt.Errorf("network %s: %w", c.Net, err)
 	}
 	if n == nil {
 		return c.params, nil

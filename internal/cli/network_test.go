@@ -3,6 +3,7 @@ package cli
 import (
 	"bytes"
 	"context"
+	"github.com/storebench/storebench/internal/workload/all"
 	"net"
 	"os"
 	"path/filepath"
@@ -22,16 +23,15 @@ import (
 )
 
 func netApp(out *bytes.Buffer) *App {
-	kv := []string{"kv", "throughput", "mix", "hotkey", "web"}
 	reg := target.Registry{
-		{Name: "memory", Workloads: kv, Batches: true, Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+		{Name: "memory", Prototype: (*memory.Store)(nil), Batches: true, Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 			return memory.New(ctx, memory.Config{Namespace: a.Namespace})
 		}},
-		{Name: "redis", Server: server.Redis, Schemes: []string{"redis"}, Workloads: kv, Batches: true, Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+		{Name: "redis", Server: server.Redis, Schemes: []string{"redis"}, Prototype: (*redis.Store)(nil), Batches: true, Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 			return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 		}},
 	}
-	return &App{Registry: reg, Stdout: out, Stderr: out, Version: "test", Commit: "test"}
+	return &App{Registry: reg, Workloads: all.Types(), Stdout: out, Stderr: out, Version: "test", Commit: "test"}
 }
 
 // proxyGone checks that nothing listens on a proxy's address any more.

@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -249,6 +250,9 @@ func (c cell) weight() float64 {
 			return float64(n)
 		case float64:
 			return n
+		case json.Number:
+			f, _ := n.Float64()
+			return f
 		}
 	}
 	return 1
@@ -265,10 +269,10 @@ func (p *progress) remainingLocked(now time.Time) (time.Duration, bool) {
 			continue
 		}
 		c := p.cells[i]
-		t := perTarget[c.target.Spec.Label()]
+		t := perTarget[c.Target.Spec.Label()]
 		t[0] += s
 		t[1] += c.weight()
-		perTarget[c.target.Spec.Label()] = t
+		perTarget[c.Target.Spec.Label()] = t
 		allS += s
 		allW += c.weight()
 	}
@@ -282,7 +286,7 @@ func (p *progress) remainingLocked(now time.Time) (time.Duration, bool) {
 		}
 		c := p.cells[i]
 		rate := allS / allW
-		if t, ok := perTarget[c.target.Spec.Label()]; ok && t[1] > 0 {
+		if t, ok := perTarget[c.Target.Spec.Label()]; ok && t[1] > 0 {
 			rate = t[0] / t[1]
 		}
 		est := rate * c.weight()

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"bytes"
+	"github.com/storebench/storebench/internal/workload"
 	"strings"
 	"testing"
 	"time"
@@ -13,7 +14,7 @@ import (
 
 func progressCells() []cell {
 	mk := func(store string, keys int64) cell {
-		return cell{target: scenario.Target{Spec: target.Spec{Store: store}}, workload: "kv", name: "kv", params: map[string]any{"keys": keys}}
+		return cell{Cell: scenario.Cell{Target: scenario.Target{Spec: target.Spec{Store: store}}, Type: "kv", Entry: "kv", Cell: workload.Cell{Names: []string{"keys"}}}, params: map[string]any{"keys": keys}}
 	}
 	return []cell{mk("memory", 1000), mk("memory", 10000), mk("redis", 1000), mk("redis", 10000)}
 }

@@ -28,7 +28,6 @@ import (
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
-	"github.com/storebench/storebench/internal/workload/sessions"
 	"github.com/storebench/storebench/suites"
 )
 
@@ -140,7 +139,7 @@ func (a *App) loadScenario(name string, f runFlags) (*scenario.Scenario, string,
 		s, err := scenario.Parse(name+".yaml (built-in suite)", bytes.NewReader(b))
 		return s, name, err
 	}
-	for _, w := range scenario.Workloads {
+	for _, w := range a.Workloads.Names() {
 		if w == name {
 			stores := f.stores
 			if stores == "" {
@@ -159,7 +158,7 @@ func (a *App) loadScenario(name string, f runFlags) (*scenario.Scenario, string,
 		return s, "", err
 	}
 	return nil, "", usagef("unknown suite, workload or scenario file %q (suites: %s; workloads: %s; or a path to a .yaml file)",
-		name, strings.Join(suites.Names(), ", "), strings.Join(scenario.Workloads, ", "))
+		name, strings.Join(suites.Names(), ", "), strings.Join(a.Workloads.Names(), ", "))
 }
 
 // applyFlags lets the command line override the scenario.
@@ -176,19 +175,8 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 		// Stores named on the command line are wanted: a missing one is an error.
 		s.SkipUnavailable = false
 	}
-	if fl.Changed("keys") {
-		keys, err := parseCounts(f.keys)
-		if err != nil {
-			return usagef("--keys: %v", err)
-		}
-		for _, n := range keys {
-			if err := workload.CheckKeys("--keys", n); err != nil {
-				return &UsageError{Err: err}
-			}
-		}
-		for i := range s.Workloads {
-			s.Workloads[i].Keys = keys
-		}
+	if err := overrideFields(cmd, s, f); err != nil {
+		return err
 	}
 	// Flags beat the file: they land in every workload's own load.
 	var over scenario.Load
@@ -235,21 +223,6 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 		w := &s.Workloads[i]
 		merged := scenario.Load{}.Overlay(w.Load).Overlay(&over)
 		w.Load = &merged
-		if fl.Changed("value-size") {
-			w.ValueSize = f.valueSize
-		}
-		if fl.Changed("key-mode") {
-			w.KeyMode = f.keyMode
-		}
-		if fl.Changed("batch") {
-			w.Batch = f.batch
-		}
-		if fl.Changed("read-ratio") {
-			w.ReadRatio = &f.readRatio
-		}
-		if fl.Changed("key-dist") {
-			w.KeyDist = f.keyDist
-		}
 	}
 	if fl.Changed("stall") {
 		st, err := parseStall(f.stall)
@@ -260,20 +233,61 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 			s.Workloads[i].Stall = &st
 		}
 	}
-	if fl.Changed("time-scale") {
-		if f.timeScale <= 0 {
-			return usagef("--time-scale must be positive, got %v", f.timeScale)
-		}
-		for i := range s.Workloads {
-			if w := &s.Workloads[i]; w.Sessions != nil {
-				sp := w.Sessions.Overlay(&sessions.Spec{TimeScale: f.timeScale})
-				w.Sessions = &sp
-			}
-		}
-	}
-	s.Replica = f.replica
 	if fl.Changed("seed") {
 		s.Seed = f.seed
+	}
+	return nil
+}
+
+// fieldFlags are the run flags that set a workload entry's field, by its
+// path in a scenario entry; each lands on every entry that has the field.
+var fieldFlags = []struct {
+	flag string
+	path []string
+	val  func(f runFlags) (any, error)
+}{
+	{"keys", []string{"keys"}, func(f runFlags) (any, error) {
+		keys, err := parseCounts(f.keys)
+		if err != nil {
+			return nil, usagef("--keys: %v", err)
+		}
+		for _, n := range keys {
+			if err := workload.CheckKeys("--keys", n); err != nil {
+				return nil, &UsageError{Err: err}
+			}
+		}
+		return keys, nil
+	}},
+	{"value-size", []string{"value_size"}, func(f runFlags) (any, error) { return f.valueSize, nil }},
+	{"key-mode", []string{"key_mode"}, func(f runFlags) (any, error) { return f.keyMode, nil }},
+	{"batch", []string{"batch"}, func(f runFlags) (any, error) { return f.batch, nil }},
+	{"read-ratio", []string{"read_ratio"}, func(f runFlags) (any, error) { return f.readRatio, nil }},
+	{"key-dist", []string{"key_dist"}, func(f runFlags) (any, error) { return f.keyDist, nil }},
+	{"time-scale", []string{"sessions", "time_scale"}, func(f runFlags) (any, error) {
+		if f.timeScale <= 0 {
+			return nil, usagef("--time-scale must be positive, got %v", f.timeScale)
+		}
+		return f.timeScale, nil
+	}},
+	{"replica", []string{"sessions", "replica"}, func(f runFlags) (any, error) { return f.replica, nil }},
+}
+
+// overrideFields lays the workload-field flags given over the scenario's entries.
+func overrideFields(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
+	for _, ff := range fieldFlags {
+		if !cmd.Flags().Changed(ff.flag) {
+			continue
+		}
+		v, err := ff.val(f)
+		if err != nil {
+			return err
+		}
+		for i := len(ff.path) - 1; i >= 0; i-- {
+			v = map[string]any{ff.path[i]: v}
+		}
+		if err := s.Override("--"+ff.flag, v.(map[string]any)); err != nil {
+			return &UsageError{Err: err}
+		}
 	}
 	return nil
 }
@@ -360,7 +374,7 @@ func (a *App) planRun(cmd *cobra.Command, name string, f *runFlags) (*runPlan, e
 		return nil, asUsage(err)
 	}
 	if f.quick {
-		if err := s.ApplyQuick(); err != nil {
+		if err := s.ApplyQuick(a.Workloads); err != nil {
 			return nil, usagef("--quick: %v", err)
 		}
 	}
@@ -368,9 +382,11 @@ func (a *App) planRun(cmd *cobra.Command, name string, f *runFlags) (*runPlan, e
 		return nil, err
 	}
 	s.Defaults()
-	if err := s.Validate(a.Registry); err != nil {
+	resolved, err := s.Resolve(a.Registry, a.Workloads, f.keep || s.Keep)
+	if err != nil {
 		return nil, asUsage(err)
 	}
+	s = resolved.Scenario
 	if strings.TrimSpace(f.out) == "" {
 		return nil, usagef("--out %q names no directory: give the one that receives <time>/result.json (default: results)", f.out)
 	}
@@ -400,7 +416,7 @@ func (a *App) planRun(cmd *cobra.Command, name string, f *runFlags) (*runPlan, e
 	if err != nil {
 		return nil, err
 	}
-	keep, err := a.keepData(s, f.keep)
+	keep, err := a.keepData(resolved, f.keep)
 	if err != nil {
 		return nil, err
 	}
@@ -408,7 +424,11 @@ func (a *App) planRun(cmd *cobra.Command, name string, f *runFlags) (*runPlan, e
 	if err != nil {
 		return nil, err
 	}
-	cells := repeatCells(plan(s, targets), repeat)
+	planned, err := plan(resolved, targets)
+	if err != nil {
+		return nil, err
+	}
+	cells := repeatCells(planned, repeat)
 	mechanism, err := networkMechanism(ctx, cells, f.netMechanism)
 	if err != nil {
 		return nil, usagef("--net-mechanism: %v", err)
@@ -528,7 +548,7 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 	defer stop()
 	for k := 0; k < len(cells) && ctx.Err() == nil; k++ {
 		c := cells[k]
-		spec := c.target.Spec
+		spec := c.Target.Spec
 		if inst != nil && inst.Spec.Label() != spec.Label() {
 			stop()
 		}
@@ -603,22 +623,23 @@ func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(s
 	rc := c.record(c.params)
 	cellCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	if inst.Server != nil && !c.killsServer {
+	if inst.Server != nil && !c.KillsServer {
 		go watchServer(cellCtx, inst, cancel)
 	}
 	hooks := workload.Hooks{Probe: inst.Probe, OnSecond: onSecond}
-	if c.stall != nil {
-		hooks.Probe = stallHook(cellCtx, inst, *c.stall)
+	if c.Stall != nil {
+		hooks.Probe = stallHook(cellCtx, inst, *c.Stall)
 		defer resumeServer(inst) // a server is never left stopped, whatever happened to the phase
 	}
-	phases, err := c.run(cellCtx, inst, hooks)
+	out, err := runWorkload(cellCtx, inst, c, hooks)
+	phases := out.Phases
 	rc.Seconds = time.Since(rc.StartedAt).Seconds()
 	rc.Phases = phases
-	if c.annotate != nil {
-		c.annotate(&rc)
+	if out.Summary != nil {
+		out.Summary(&rc)
 	}
 	rc.Status = result.CellOK
-	died := inst.Server != nil && !c.killsServer && (errors.Is(context.Cause(cellCtx), errServerDied) || !inst.Server.Running())
+	died := inst.Server != nil && !c.KillsServer && (errors.Is(context.Cause(cellCtx), errServerDied) || !inst.Server.Running())
 	switch {
 	case died:
 		rc.Status, rc.Error = result.CellFailed, errServerDied.Error()+"; the phases hold what was measured until then"
@@ -629,6 +650,28 @@ func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(s
 		rc.Status, rc.Error = result.CellFailed, fmt.Sprintf("%d reads did not return what was written", mismatches(phases))
 	}
 	return rc
+}
+
+// runWorkload runs the cell's workload on inst, with a streaming replica
+// of its server started for it when the cell asks for one.
+func runWorkload(ctx context.Context, inst *target.Instance, c cell, hooks workload.Hooks) (workload.Outcome, error) {
+	e := env(inst)
+	if c.Replica {
+		if inst.Server == nil || inst.Server.Kind != server.Postgres {
+			return workload.Outcome{}, fmt.Errorf("%s: a replica needs a managed PostgreSQL primary; %s is not one", c.Type, inst.Spec.Label())
+		}
+		replica, err := server.StartReplica(ctx, inst.Server, server.Options{BaseDir: filepath.Dir(inst.Server.DataDir), CPUs: inst.Server.CPUs})
+		if err != nil {
+			return workload.Outcome{}, err
+		}
+		defer func() {
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			replica.Stop(stopCtx)
+		}()
+		e.ReplicaURL = replica.URL
+	}
+	return c.Run(ctx, e, hooks)
 }
 
 // watchServer cancels the cell as soon as its managed server is gone, so a

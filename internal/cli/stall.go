@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"maps"
 	"strings"
 	"time"
 
@@ -28,23 +27,6 @@ func parseStall(v string) (scenario.Stall, error) {
 		return scenario.Stall{}, errors.New("AFTER must not be negative")
 	}
 	return scenario.Stall{After: scenario.Duration(after), For: scenario.Duration(dur)}, nil
-}
-
-// withStall gives a workload entry's cells its stall, recorded in their
-// parameters as asked; what was done is a note of each phase. Validate has
-// checked that the stall fits the phase and that every target is managed.
-func withStall(cells []cell, s *scenario.Stall) []cell {
-	if s == nil {
-		return cells
-	}
-	st := s.Target()
-	for i := range cells {
-		cells[i].stall = &st
-		cells[i].params = maps.Clone(cells[i].params)
-		cells[i].params["stall_after"] = st.After.String()
-		cells[i].params["stall_for"] = st.For.String()
-	}
-	return cells
 }
 
 // stallHook observes each phase as inst.Probe does and stalls the server in it.

@@ -14,7 +14,7 @@ func parseAndValidate(src string) error {
 		return err
 	}
 	s.Defaults()
-	return s.Validate(everyStore())
+	return validate(s, everyStore())
 }
 
 // Every numeric field is bounded (issue 15, findings 4, 5 and 6): absurd

@@ -65,7 +65,7 @@ func FuzzParse(f *testing.F) {
 		s, err := Parse("t.yaml", bytes.NewReader(src))
 		if err == nil {
 			s.Defaults()
-			err = s.Validate(reg)
+			err = validate(s, reg)
 		}
 		if err == nil {
 			return

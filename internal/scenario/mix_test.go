@@ -1,6 +1,8 @@
 package scenario
 
 import (
+	"github.com/storebench/storebench/internal/workload/all"
+	"github.com/storebench/storebench/internal/workload/mix"
 	"strings"
 	"testing"
 )
@@ -22,14 +24,15 @@ workloads:
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if err := s.Validate(registry()); err != nil {
+	r, err := s.Resolve(registry(), all.Types(), false)
+	if err != nil {
 		t.Fatal(err)
 	}
-	d, w := s.Workloads[0], s.Workloads[1]
+	d, w := r.Scenario.Workloads[0].Spec.(*mix.Spec), r.Scenario.Workloads[1].Spec.(*mix.Spec)
 	if d.ReadRatio == nil || *d.ReadRatio != 0.9 || d.KeyDist != "uniform" || d.Keyspace != 100000 || d.ValueSize != 100 || d.KeyMode != "sequential" {
 		t.Errorf("defaults: %+v", d)
 	}
-	if l := s.EffectiveLoad(d); l.Clients != 50 || l.Ops != 100000 {
+	if l := s.EffectiveLoad(all.Types(), r.Scenario.Workloads[0]); l.Clients != 50 || l.Ops != 100000 {
 		t.Errorf("default load %+v, want 50 clients and 100000 ops", l)
 	}
 	// read_ratio: 0 is all sets, not "unset".
@@ -53,7 +56,7 @@ func TestMixErrorsNameFileAndLine(t *testing.T) {
 		s, err := Parse("t.yaml", strings.NewReader(c.src))
 		if err == nil {
 			s.Defaults()
-			err = s.Validate(registry())
+			err = validate(s, registry())
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.src, err, c.want)

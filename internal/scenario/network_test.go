@@ -1,6 +1,7 @@
 package scenario
 
 import (
+	"github.com/storebench/storebench/internal/workload/all"
 	"strings"
 	"testing"
 	"time"
@@ -23,12 +24,12 @@ load: {clients: 1}
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if err := s.Validate(registry()); err != nil {
+	if err := validate(s, registry()); err != nil {
 		t.Fatal(err)
 	}
 	nets := map[string]string{}
 	for _, w := range s.Workloads {
-		n, err := s.EffectiveLoad(w).Network()
+		n, err := s.EffectiveLoad(all.Types(), w).Network()
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -59,7 +60,7 @@ load: {clients: 1}
 		s, err := Parse("x.yaml", strings.NewReader(tc.src))
 		if err == nil {
 			s.Defaults()
-			err = s.Validate(registry())
+			err = validate(s, registry())
 		}
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: err %v, want %q", tc.src, err, tc.want)

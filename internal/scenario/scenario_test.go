@@ -2,6 +2,15 @@ package scenario
 
 import (
 	"context"
+	"github.com/storebench/storebench/internal/store/files"
+	"github.com/storebench/storebench/internal/store/memcached"
+	"github.com/storebench/storebench/internal/store/memory"
+	"github.com/storebench/storebench/internal/store/mysql"
+	"github.com/storebench/storebench/internal/store/postgres"
+	"github.com/storebench/storebench/internal/store/redis"
+	"github.com/storebench/storebench/internal/store/sqlite"
+	"github.com/storebench/storebench/internal/workload/all"
+	"github.com/storebench/storebench/internal/workload/kv"
 	"strings"
 	"testing"
 	"time"
@@ -15,10 +24,16 @@ import (
 func registry() target.Registry {
 	open := func(context.Context, target.OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
 	return target.Registry{
-		{Name: "memory", Workloads: Workloads, Open: open},
-		{Name: "files", Workloads: Workloads, Schemes: []string{"file"}, Options: map[string]string{"fsync": ""}, Open: open},
-		{Name: "redis", Server: server.Redis, Workloads: Workloads, Schemes: []string{"redis"}, Open: open},
+		{Name: "memory", Prototype: (*memory.Store)(nil), Open: open},
+		{Name: "files", Prototype: (*files.Store)(nil), Schemes: []string{"file"}, Options: map[string]string{"fsync": ""}, Open: open},
+		{Name: "redis", Server: server.Redis, Prototype: (*redis.Store)(nil), Schemes: []string{"redis"}, Open: open},
 	}
+}
+
+// validate is what a run does with a parsed scenario before any work.
+func validate(s *Scenario, reg target.Registry) error {
+	_, err := s.Resolve(reg, all.Types(), false)
+	return err
 }
 
 // everyStore is a registry with every store kind the binary has, as its
@@ -31,12 +46,13 @@ func everyStore() target.Registry {
 		srv              server.Kind
 		schemes          []string
 		batches, inProcs bool
+		proto            store.Store
 	}{
-		{"memory", "", nil, true, true}, {"files", "", []string{"file"}, false, false}, {"sqlite", "", []string{"sqlite"}, false, false},
-		{"postgres", server.Postgres, []string{"postgres", "postgresql"}, true, false}, {"redis", server.Redis, []string{"redis", "rediss"}, true, false},
-		{"memcached", server.Memcached, []string{"memcached"}, true, false}, {"mariadb", server.MariaDB, []string{"mysql", "mariadb"}, false, false},
+		{"memory", "", nil, true, true, (*memory.Store)(nil)}, {"files", "", []string{"file"}, false, false, (*files.Store)(nil)}, {"sqlite", "", []string{"sqlite"}, false, false, (*sqlite.Store)(nil)},
+		{"postgres", server.Postgres, []string{"postgres", "postgresql"}, true, false, (*postgres.Store)(nil)}, {"redis", server.Redis, []string{"redis", "rediss"}, true, false, (*redis.Store)(nil)},
+		{"memcached", server.Memcached, []string{"memcached"}, true, false, (*memcached.Store)(nil)}, {"mariadb", server.MariaDB, []string{"mysql", "mariadb"}, false, false, (*mysql.Store)(nil)},
 	} {
-		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Schemes: k.schemes, Workloads: Workloads, Batches: k.batches, DataInProcess: k.inProcs, Open: open,
+		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Schemes: k.schemes, Prototype: k.proto, Batches: k.batches, DataInProcess: k.inProcs, Open: open,
 			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": ""}})
 	}
 	return reg
@@ -62,16 +78,18 @@ load:
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if err := s.Validate(registry()); err != nil {
+	r, err := s.Resolve(registry(), all.Types(), false)
+	if err != nil {
 		t.Fatal(err)
 	}
+	s = r.Scenario
 	if got := []string{s.Targets[0].Spec.Label(), s.Targets[1].Spec.Label(), s.Targets[2].Spec.Label(), s.Targets[3].Spec.Label()}; strings.Join(got, ",") != "memory,redis:aof-always,mine,files" {
 		t.Errorf("labels = %v", got)
 	}
 	if s.Targets[2].Spec.Store != "redis" || s.Targets[3].Spec.Options["fsync"] != "true" {
 		t.Errorf("specs = %+v", s.Targets)
 	}
-	if s.Seed != 7 || s.Load.Clients != 3 || s.Workloads[0].ValueSize != 100 || s.Workloads[0].KeyMode != "random-float" {
+	if s.Seed != 7 || s.Load.Clients != 3 || s.Workloads[0].Spec.(*kv.Spec).ValueSize != 100 || s.Workloads[0].Spec.(*kv.Spec).KeyMode != "random-float" {
 		t.Errorf("defaults/values wrong: %+v", s)
 	}
 	b, err := s.Targets[2].MarshalJSON()
@@ -97,7 +115,7 @@ func TestErrorsNameFileAndLine(t *testing.T) {
 		s, err := Parse("t.yaml", strings.NewReader(c.src))
 		if err == nil {
 			s.Defaults()
-			err = s.Validate(registry())
+			err = validate(s, registry())
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: error %v, want %q", c.src, err, c.want)
@@ -125,14 +143,18 @@ func TestApplyQuick(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ApplyQuick(); err != nil {
+	if err := s.ApplyQuick(all.Types()); err != nil {
 		t.Fatal(err)
 	}
-	if len(s.Workloads[0].Keys) != 1 || s.Workloads[0].Keys[0] != 10 {
-		t.Errorf("keys after quick = %v", s.Workloads[0].Keys)
+	r, err := s.Resolve(registry(), all.Types(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if keys := r.Scenario.Workloads[0].Spec.(*kv.Spec).Keys; len(keys) != 1 || keys[0] != 10 {
+		t.Errorf("keys after quick = %v", keys)
 	}
 	s.Quick = nil
-	if err := s.ApplyQuick(); err == nil {
+	if err := s.ApplyQuick(all.Types()); err == nil {
 		t.Error("ApplyQuick without a quick section succeeded")
 	}
 }
@@ -148,10 +170,12 @@ func TestBuiltInSuitesAreConsistent(t *testing.T) {
 			t.Fatal(err)
 		}
 		s.Defaults()
-		if err := s.Validate(reg); err != nil {
+		r, err := s.Resolve(reg, all.Types(), false)
+		if err != nil {
 			t.Errorf("suite %s: %v", name, err)
 			continue
 		}
+		s = r.Scenario
 		if s.Article == nil {
 			continue
 		}
@@ -192,26 +216,26 @@ quick: {ops: 1000, duration: 1s}
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := s.ApplyQuick(); err != nil {
+	if err := s.ApplyQuick(all.Types()); err != nil {
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if err := s.Validate(registry()); err != nil {
+	if err := validate(s, registry()); err != nil {
 		t.Fatal(err)
 	}
 	if !s.Workloads[0].AppliesTo("memory") || s.Workloads[0].AppliesTo("files") || !s.Workloads[2].AppliesTo("files") {
 		t.Error("workload targets not honoured")
 	}
-	if l := s.EffectiveLoad(s.Workloads[2]); l.Duration != Duration(time.Second) || l.Ops != 0 || l.Warmup != Duration(2*time.Second) {
+	if l := s.EffectiveLoad(all.Types(), s.Workloads[2]); l.Duration != Duration(time.Second) || l.Ops != 0 || l.Warmup != Duration(2*time.Second) {
 		t.Errorf("quick changed the web workload's mode: %+v", l)
 	}
-	if l := s.EffectiveLoad(s.Workloads[3]); l.Ops != 1000 || l.WarmupOps != 100 {
+	if l := s.EffectiveLoad(all.Types(), s.Workloads[3]); l.Ops != 1000 || l.WarmupOps != 100 {
 		t.Errorf("quick on the hotkey workload: %+v", l)
 	}
 	bad := strings.Replace(src, "targets: [memory]}", "targets: [redis]}", 1)
 	s, _ = Parse("t.yaml", strings.NewReader(bad))
 	s.Defaults()
-	if err := s.Validate(registry()); err == nil || !strings.Contains(err.Error(), `names target "redis"`) {
+	if err := validate(s, registry()); err == nil || !strings.Contains(err.Error(), `names target "redis"`) {
 		t.Errorf("unknown workload target: %v", err)
 	}
 }
@@ -226,7 +250,7 @@ func TestStallIsChecked(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if err := s.Validate(registry()); err != nil {
+	if err := validate(s, registry()); err != nil {
 		t.Fatal(err)
 	}
 	if got := s.Workloads[0].Stall.Target(); got.After != time.Second || got.For != 500*time.Millisecond {
@@ -247,7 +271,7 @@ func TestStallIsChecked(t *testing.T) {
 		s, err := Parse("t.yaml", strings.NewReader(head+"  - "+c.wl+"\n"))
 		if err == nil {
 			s.Defaults()
-			err = s.Validate(registry())
+			err = validate(s, registry())
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want %q", c.wl, err, c.want)
@@ -262,10 +286,10 @@ func TestRepeat(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if err := s.Validate(registry()); err != nil || s.Repeat != 5 {
+	if err := validate(s, registry()); err != nil || s.Repeat != 5 {
 		t.Fatalf("repeat %d, %v", s.Repeat, err)
 	}
-	if err := s.ApplyQuick(); err != nil || s.Repeat != 2 {
+	if err := s.ApplyQuick(all.Types()); err != nil || s.Repeat != 2 {
 		t.Errorf("repeat under --quick %d, %v; want 2", s.Repeat, err)
 	}
 	for src, want := range map[string]string{
@@ -277,7 +301,7 @@ func TestRepeat(t *testing.T) {
 		s, err := Parse("t.yaml", strings.NewReader(src))
 		if err == nil {
 			s.Defaults()
-			err = s.Validate(registry())
+			err = validate(s, registry())
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error with %q", src, err, want)

@@ -643,6 +643,12 @@ func (s *Server) Restart(ctx context.Context) error {
 	return nil
 }
 
+// Describe names the server for a report: its kind and process id.
+func (s *Server) Describe() (kind string, pid int) { return string(s.Kind), s.PID }
+
+// Dir is the server's data directory.
+func (s *Server) Dir() string { return s.DataDir }
+
 // Running reports whether the server process is alive, or being restarted on
 // purpose by Reconfigure.
 func (s *Server) Running() bool {

@@ -2,6 +2,7 @@ package store
 
 import (
 	"errors"
+	"fmt"
 	"net/url"
 	"regexp"
 	"strings"
@@ -152,4 +153,32 @@ func SafeURL(raw string) string {
 		host += "/…"
 	}
 	return scheme + "://" + host
+}
+
+// CheckPathURL accepts a file:// or sqlite:// URL that is a local path and
+// nothing else: the stores read only the path, so a parameter such as
+// ?journal_mode=OFF would be ignored while the run claimed it; example is
+// an option to suggest instead, e.g. "synchronous: FULL".
+func CheckPathURL(raw, example string) error {
+	u, err := url.Parse(raw)
+	switch {
+	case err != nil:
+		return fmt.Errorf("%s URL: not a URL", strings.SplitN(raw, ":", 2)[0])
+	case u.Host != "" && u.Host != "localhost":
+		return fmt.Errorf("%s URL: host %q: the path must be local (write %s:///path)", u.Scheme, u.Host, u.Scheme)
+	case u.RawQuery != "" || u.Fragment != "":
+		return fmt.Errorf("%s URL %s: parameters are not read from the URL; give them as the target's options (in a scenario: options: {%s})", u.Scheme, u.Path, example)
+	case u.Path == "":
+		return fmt.Errorf("%s URL: no path", u.Scheme)
+	}
+	return nil
+}
+
+// URLPath is the path of a file:// or sqlite:// URL (checked by CheckPathURL).
+func URLPath(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return ""
+	}
+	return u.Path
 }

@@ -21,16 +21,16 @@ import (
 // netRegistry opens real stores.
 func netRegistry() Registry {
 	return Registry{
-		{Name: "memory", Workloads: []string{"kv"}, Open: func(ctx context.Context, a OpenArgs) (store.Store, error) {
+		{Name: "memory", Open: func(ctx context.Context, a OpenArgs) (store.Store, error) {
 			return memory.New(ctx, memory.Config{Namespace: a.Namespace})
 		}},
-		{Name: "postgres", Server: server.Postgres, Schemes: []string{"postgres"}, Workloads: []string{"kv"}, Open: func(ctx context.Context, a OpenArgs) (store.Store, error) {
+		{Name: "postgres", Server: server.Postgres, Schemes: []string{"postgres"}, Open: func(ctx context.Context, a OpenArgs) (store.Store, error) {
 			return postgres.New(ctx, postgres.Config{URL: a.URL, Namespace: a.Namespace})
 		}},
-		{Name: "redis", Server: server.Redis, Schemes: []string{"redis"}, Workloads: []string{"kv"}, Open: func(ctx context.Context, a OpenArgs) (store.Store, error) {
+		{Name: "redis", Server: server.Redis, Schemes: []string{"redis"}, Open: func(ctx context.Context, a OpenArgs) (store.Store, error) {
 			return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 		}},
-		{Name: "memcached", Server: server.Memcached, Schemes: []string{"memcached"}, Workloads: []string{"kv"}, Open: func(ctx context.Context, a OpenArgs) (store.Store, error) {
+		{Name: "memcached", Server: server.Memcached, Schemes: []string{"memcached"}, Open: func(ctx context.Context, a OpenArgs) (store.Store, error) {
 			return memcached.New(ctx, memcached.Config{URL: a.URL, Namespace: a.Namespace})
 		}},
 	}

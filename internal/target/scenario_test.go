@@ -2,6 +2,7 @@ package target_test
 
 import (
 	"fmt"
+	"github.com/storebench/storebench/internal/workload/all"
 	"strings"
 	"testing"
 
@@ -24,7 +25,7 @@ func TestScenarioTargetsNeverEchoAPassword(t *testing.T) {
 			s, err := scenario.Parse("x.yaml", strings.NewReader(yaml))
 			if err == nil {
 				s.Defaults()
-				err = s.Validate(reg)
+				_, err = s.Resolve(reg, all.Types(), false)
 			}
 			if err == nil || strings.Contains(err.Error(), target.Secret) || strings.Contains(err.Error(), "Wr0ng") || !strings.HasPrefix(err.Error(), "x.yaml:3: ") {
 				t.Errorf("targets: [%s]: %v, want an error at x.yaml:3 without the password", entry, err)
@@ -37,7 +38,7 @@ func TestScenarioTargetsNeverEchoAPassword(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if err := s.Validate(reg); err == nil || !strings.Contains(err.Error(), "parameter protocol") || strings.Contains(err.Error(), target.Secret) {
+	if _, err := s.Resolve(reg, all.Types(), false); err == nil || !strings.Contains(err.Error(), "parameter protocol") || strings.Contains(err.Error(), target.Secret) {
 		t.Errorf("protocol=9 in a scenario: %v", err)
 	}
 }

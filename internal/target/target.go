@@ -80,8 +80,10 @@ type Kind struct {
 	Server server.Kind
 	// Schemes are the URL schemes that select this kind, e.g. "postgres", "postgresql".
 	Schemes []string
-	// Workloads this kind can run (its capabilities), checked before a run.
-	Workloads []string
+	// Prototype is a nil store of the kind's concrete type: the workloads
+	// check the capabilities they need on it by type assertion
+	// (workload.Supports) when they plan, before any work.
+	Prototype store.Store
 	// Batches says whether its clients send several ops per round trip
 	// (store.Batcher): needed for --pipeline and kv --batch.
 	Batches bool
@@ -119,15 +121,6 @@ type Kind struct {
 	CheapList bool
 }
 
-// Supports reports whether the kind can run the workload.
-func (k Kind) Supports(workload string) bool {
-	for _, w := range k.Workloads {
-		if w == workload {
-			return true
-		}
-	}
-	return false
-}
 
 // Registry is the list of store kinds this binary knows.
 type Registry []Kind

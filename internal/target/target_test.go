@@ -20,11 +20,11 @@ import (
 func testRegistry() Registry {
 	open := func(context.Context, OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
 	return Registry{
-		{Name: "memory", Workloads: []string{"kv"}, Open: open},
-		{Name: "sqlite", Schemes: []string{"sqlite"}, Workloads: []string{"kv"}, Open: open},
-		{Name: "postgres", Server: server.Postgres, Schemes: []string{"postgres", "postgresql"}, Workloads: []string{"kv"}, Open: open, CheckURL: postgres.CheckURL},
-		{Name: "redis", Server: server.Redis, Schemes: []string{"redis", "rediss"}, Workloads: []string{"kv"}, Open: open, CheckURL: redis.CheckURL},
-		{Name: "mariadb", Server: server.MariaDB, Schemes: []string{"mysql", "mariadb"}, Workloads: []string{"kv"}, Open: open, CheckURL: mysql.CheckURL},
+		{Name: "memory", Open: open},
+		{Name: "sqlite", Schemes: []string{"sqlite"}, Open: open},
+		{Name: "postgres", Server: server.Postgres, Schemes: []string{"postgres", "postgresql"}, Open: open, CheckURL: postgres.CheckURL},
+		{Name: "redis", Server: server.Redis, Schemes: []string{"redis", "rediss"}, Open: open, CheckURL: redis.CheckURL},
+		{Name: "mariadb", Server: server.MariaDB, Schemes: []string{"mysql", "mariadb"}, Open: open, CheckURL: mysql.CheckURL},
 	}
 }
 

@@ -2,6 +2,7 @@ package workload
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"time"
@@ -147,4 +148,29 @@ func ClientIO(clients []store.KV) string {
 		}
 	}
 	return mode
+}
+
+// MarshalJSON records the load as a cell's params show it: what is set,
+// durations as "30s".
+func (l Load) MarshalJSON() ([]byte, error) {
+	m := map[string]any{"clients": l.Clients, "connect_per_op": l.ConnectPerOp}
+	if l.Pipeline > 1 {
+		m["pipeline"] = l.Pipeline
+	}
+	if l.Rate > 0 {
+		m["rate"] = l.Rate
+	}
+	if l.Ops > 0 {
+		m["ops"] = l.Ops
+	}
+	if l.Duration > 0 {
+		m["duration"] = l.Duration.String()
+	}
+	if l.Warmup > 0 {
+		m["warmup"] = l.Warmup.String()
+	}
+	if l.WarmupOps > 0 {
+		m["warmup_ops"] = l.WarmupOps
+	}
+	return json.Marshal(m)
 }

@@ -30,10 +30,10 @@ const fillClients = 4
 // write in the same phase (throughput's gets, mix), with their values of
 // version 0.
 type Keyspace struct {
-	Keys      int64
-	ValueSize int
-	KeyMode   KeyMode
-	Seed      uint64
+	Keys      int64   `json:"keyspace"`
+	ValueSize int     `json:"value_size"`
+	KeyMode   KeyMode `json:"key_mode"`
+	Seed      uint64  `json:"seed"`
 }
 
 // WithDefaults returns ks with each zero field (but Seed) taken from def.

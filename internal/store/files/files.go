@@ -69,6 +69,10 @@ func (c Config) Validate() error {
 	return store.ValidNamespace(c.Namespace)
 }
 
+// CheckURL accepts a files URL that is a local path and nothing else, before
+// any work (store.CheckPathURL).
+func CheckURL(raw string) error { return store.CheckPathURL(raw, "fsync: true") }
+
 // ParseURL reads "file:///dir" (optionally "?fsync=true") into a Config
 // without a namespace.
 func ParseURL(raw string) (Config, error) {

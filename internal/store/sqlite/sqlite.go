@@ -87,6 +87,10 @@ func (c Config) Validate() error {
 	return store.ValidNamespace(c.Namespace)
 }
 
+// CheckURL accepts a sqlite URL that is a local path and nothing else, before
+// any work (store.CheckPathURL).
+func CheckURL(raw string) error { return store.CheckPathURL(raw, "synchronous: FULL") }
+
 // ParseURL reads "sqlite:///path/to/file.db" with optional query parameters
 // journal_mode, synchronous and busy_timeout (a Go duration) into a Config
 // without a namespace.

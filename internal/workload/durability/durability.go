@@ -65,16 +65,16 @@ func Check(k target.Kind, spec target.Spec) error {
 // phase per trial ("write-1", ...), and the first error. The store is never
 // reset: the keys of every trial stay until the store is closed. A managed
 // server is running again when Run returns, unless Run failed half-way.
-func Run(ctx context.Context, inst *target.Instance, p Params, h Hooks) (schema.Summary, []metrics.Phase, error) {
+func Run(ctx context.Context, env workload.Env, p Params, h Hooks) (schema.Summary, []metrics.Phase, error) {
 	if err := p.Validate(); err != nil {
 		return schema.Summary{}, nil, err
 	}
 	p = p.WithDefaults()
-	c, err := newCrasher(inst, p)
+	c, err := newCrasher(env, p)
 	if err != nil {
 		return schema.Summary{}, nil, err
 	}
-	r := &runner{inst: inst, p: p, h: h, crash: c}
+	r := &runner{env: env, p: p, h: h, crash: c}
 	return r.run(ctx)
 }
 
@@ -93,14 +93,14 @@ type crasher interface {
 	dataDir() string
 }
 
-func newCrasher(inst *target.Instance, p Params) (crasher, error) {
-	if inst == nil || inst.Store == nil {
+func newCrasher(env workload.Env, p Params) (crasher, error) {
+	if env.Store == nil {
 		return nil, errors.New("durability: no store")
 	}
-	if inst.Server != nil {
-		return &serverCrasher{inst: inst}, nil
+	if env.Server != nil {
+		return &serverCrasher{st: env.Store, srv: env.Server}, nil
 	}
-	spec, err := childSpecFor(inst.Kind.Name, inst.Info)
+	spec, err := childSpecFor(env.Kind, env.Info)
 	if err != nil {
 		return nil, err
 	}
@@ -109,22 +109,25 @@ func newCrasher(inst *target.Instance, p Params) (crasher, error) {
 }
 
 // serverCrasher kills a managed server's whole process tree.
-type serverCrasher struct{ inst *target.Instance }
-
-func (s *serverCrasher) clients(ctx context.Context, n int) ([]store.KV, func(), error) {
-	return openKV(ctx, s.inst.Store, n)
+type serverCrasher struct {
+	st  store.Store
+	srv workload.Server
 }
 
-func (s *serverCrasher) kill() error { return s.inst.Server.Kill() }
+func (s *serverCrasher) clients(ctx context.Context, n int) ([]store.KV, func(), error) {
+	return openKV(ctx, s.st, n)
+}
+
+func (s *serverCrasher) kill() error { return s.srv.Kill() }
 
 func (s *serverCrasher) restart(ctx context.Context) (time.Duration, error) {
 	t0 := time.Now()
-	if err := s.inst.Server.Restart(ctx); err != nil {
+	if err := s.srv.Restart(ctx); err != nil {
 		return time.Since(t0), err
 	}
 	d := time.Since(t0)
 	// The store's own connection (Info, Reset, Close) died with the server.
-	if rc, ok := s.inst.Store.(store.Reconnector); ok {
+	if rc, ok := s.st.(store.Reconnector); ok {
 		if err := rc.Reconnect(ctx); err != nil {
 			return d, fmt.Errorf("durability: reconnect after the restart: %w", err)
 		}
@@ -135,10 +138,11 @@ func (s *serverCrasher) restart(ctx context.Context) (time.Duration, error) {
 func (s *serverCrasher) close() {}
 
 func (s *serverCrasher) crash() string {
-	return fmt.Sprintf("SIGKILL of the %s server's processes (pid %d and its children), then a restart on the same data dir and port", s.inst.Server.Kind, s.inst.Server.PID)
+	kind, pid := s.srv.Describe()
+	return fmt.Sprintf("SIGKILL of the %s server's processes (pid %d and its children), then a restart on the same data dir and port", kind, pid)
 }
 
-func (s *serverCrasher) dataDir() string { return s.inst.Server.DataDir }
+func (s *serverCrasher) dataDir() string { return s.srv.Dir() }
 
 // childCrasher runs the writes in a child process and kills that.
 type childCrasher struct {
@@ -193,7 +197,7 @@ func (c *childCrasher) dataDir() string {
 }
 
 type runner struct {
-	inst  *target.Instance
+	env   workload.Env
 	p     Params
 	h     Hooks
 	crash crasher
@@ -205,10 +209,10 @@ func (r *runner) run(ctx context.Context) (schema.Summary, []metrics.Phase, erro
 	s := schema.Summary{
 		TrialsAsked: p.Trials, Writers: p.Writers, ValueSize: p.ValueSize, MinAcked: p.MinAcked,
 		KillWindowS: p.KillWindow.Seconds(), Seed: p.Seed,
-		Crash: r.crash.crash(), NotPowerLoss: schema.NotPowerLoss, Claim: r.inst.Info.Durability,
+		Crash: r.crash.crash(), NotPowerLoss: schema.NotPowerLoss, Claim: r.env.Info.Durability,
 		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
 	}
-	s.ProcessCrash, s.PowerLoss = expectations(r.inst.Kind.Name, r.inst.Info.Settings)
+	s.ProcessCrash, s.PowerLoss = expectations(r.env.Kind, r.env.Info.Settings)
 	s.Verdict = verdict(&s)
 	var phases []metrics.Phase
 	for i := 1; i <= p.Trials; i++ {
@@ -408,7 +412,7 @@ func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase,
 	if err != nil {
 		return res, ph, err
 	}
-	if err := firstRead(rctx, r.inst.Store, appendKey(nil, n, 0, 0)); err != nil {
+	if err := firstRead(rctx, r.env.Store, appendKey(nil, n, 0, 0)); err != nil {
 		return res, ph, fmt.Errorf("no successful read within %v of the restart: %w", p.RecoveryTimeout, err)
 	}
 	res.RecoveryS = time.Since(restartAt).Seconds()
@@ -449,7 +453,7 @@ func firstRead(ctx context.Context, st store.Store, key []byte) error {
 // verify reads every acknowledged write of the trial back, one client per
 // writer, and fills res's losses and window.
 func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt time.Duration, res *schema.Trial) error {
-	kvs, closeKV, err := openKV(ctx, r.inst.Store, len(writers))
+	kvs, closeKV, err := openKV(ctx, r.env.Store, len(writers))
 	if err != nil {
 		return fmt.Errorf("open clients to read back: %w", err)
 	}

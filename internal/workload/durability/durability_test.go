@@ -2,6 +2,7 @@ package durability
 
 import (
 	"context"
+	"github.com/storebench/storebench/internal/workload"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -61,7 +62,11 @@ func serverInstance(t *testing.T, srv *server.Server, name string, st store.Stor
 
 func run(t *testing.T, inst *target.Instance, p Params) schema.Summary {
 	t.Helper()
-	s, phases, err := Run(context.Background(), inst, p, Hooks{Probe: inst.Probe})
+	env := workload.Env{Store: inst.Store, Kind: inst.Kind.Name, Info: inst.Info}
+	if inst.Server != nil {
+		env.Server = inst.Server
+	}
+	s, phases, err := Run(context.Background(), env, p, Hooks{Probe: inst.Probe})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}

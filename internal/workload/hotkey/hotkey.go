@@ -33,13 +33,13 @@ const Phase = "get"
 type Params struct {
 	// ValueSize, when Value is "", asks for a value of that many bytes
 	// derived from Seed; with Value it must be 0 or len(Value).
-	ValueSize int
+	ValueSize int `json:"value_size,omitempty"`
 	// Value is the value read; default "hello world" (11 bytes).
-	Value string
-	Seed  uint64
+	Value string `json:"value,omitempty"`
+	Seed  uint64 `json:"seed"`
 	// Load: Clients default 1; Ops default 10000 when neither Ops nor
 	// Duration is given.
-	Load workload.Load
+	Load workload.Load `json:"load"`
 }
 
 // WithDefaults returns p with the value spelled out (Value set, ValueSize

@@ -21,16 +21,16 @@ import (
 
 // Params are one kv cell's parameters.
 type Params struct {
-	Keys      int64            // N: keys written, then read
-	ValueSize int              // bytes per value
-	KeyMode   workload.KeyMode // how keys are spelled
-	Seed      uint64           // keys and values derive from it
-	Clients   int              // connections; the article uses one
-	WarmupOps int64            // reads of the first keys done before the read phase is measured
+	Keys      int64            `json:"keys"`       // N: keys written, then read
+	ValueSize int              `json:"value_size"` // bytes per value
+	KeyMode   workload.KeyMode `json:"key_mode"`   // how keys are spelled
+	Seed      uint64           `json:"seed"`       // keys and values derive from it
+	Clients   int              `json:"clients"`    // connections; the article uses one
+	WarmupOps int64            `json:"warmup_ops"` // reads of the first keys done before the read phase is measured
 	// Batch is how keys are written: 0 one by one; N > 0 in chunks of N
 	// keys per call (see the package doc). Keys must be a multiple of N;
 	// an N above Keys is lowered to Keys.
-	Batch int
+	Batch int `json:"batch,omitempty"`
 }
 
 // Validate rejects impossible parameters before any work starts.

@@ -66,11 +66,11 @@ type Params struct {
 	workload.Keyspace
 	// ReadRatio is the probability that an op is a GET: 0 = all sets,
 	// 1 = all gets. nil takes the default, 0.9.
-	ReadRatio *float64
-	KeyDist   keydist.Dist // uniform (default), zipfian or sequential
+	ReadRatio *float64     `json:"read_ratio"`
+	KeyDist   keydist.Dist `json:"key_dist"` // uniform (default), zipfian or sequential
 	// Load: Clients default 50; Ops default 100000 when neither Ops nor
 	// Duration is given. Pipeline is not supported.
-	Load workload.Load
+	Load workload.Load `json:"load"`
 }
 
 // Ratio returns p's read ratio, or the default when unset.

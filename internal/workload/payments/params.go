@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
@@ -86,6 +87,8 @@ type Params struct {
 	StatsInterval time.Duration
 	// Keep leaves the tables in place after the run (for inspection).
 	Keep bool
+	// Note says why the cell runs another mode than the one asked for.
+	Note string
 }
 
 // DefaultParams returns the specification's defaults (the article's run).
@@ -390,7 +393,7 @@ func PlanParams(s Spec, v Variant, seed uint64, l workload.Load) (Params, error)
 		p.StatsInterval = s.StatsInterval
 	}
 	p.Keep = s.Keep
-	p.Mode, p.Durability = v.Mode, v.Durability
+	p.Mode, p.Durability, p.Note = v.Mode, v.Durability, v.Note
 	if seed != 0 {
 		p.Seed = seed
 	}
@@ -427,8 +430,14 @@ func (p Params) CellParams() map[string]any {
 			m["fault_"+name] = v
 		}
 	})
+	if p.Note != "" {
+		m["note"] = p.Note
+	}
 	return m
 }
+
+// MarshalJSON records p as a result cell's params (CellParams).
+func (p Params) MarshalJSON() ([]byte, error) { return json.Marshal(p.CellParams()) }
 
 func (p Params) isolationName() string {
 	if p.Isolation == "" {

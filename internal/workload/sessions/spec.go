@@ -43,6 +43,8 @@ type Spec struct {
 	ExpiredReads *float64      `yaml:"expired_reads,omitempty" json:"expired_reads,omitempty"`
 	TimeScale    float64       `yaml:"time_scale,omitempty" json:"time_scale,omitempty"`
 	ObserveEvery time.Duration `yaml:"observe_every,omitempty" json:"observe_every,omitempty"`
+	// Replica (run --replica) adds the ReplicaDesigns' cells on postgres.
+	Replica bool `yaml:"replica,omitempty" json:"replica,omitempty"`
 }
 
 // Overlay returns s with o's set fields on top (a quick section over the

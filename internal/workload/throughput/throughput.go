@@ -55,10 +55,10 @@ type Params struct {
 	workload.Keyspace
 	// Operations are "set" and/or "get"; default both. They run in that
 	// order whatever order they are given in, as redis-benchmark -t does.
-	Operations []string
+	Operations []string `json:"operations"`
 	// Load: Clients default 50; Ops default 100000 per phase when neither
 	// Ops nor Duration is given.
-	Load workload.Load
+	Load workload.Load `json:"load"`
 }
 
 // WithDefaults returns p with every zero field set to its default and the

@@ -26,10 +26,10 @@ import (
 
 // Params are one web cell's parameters.
 type Params struct {
-	Value string // the cached value, "hello world" in the article
+	Value string `json:"value"` // the cached value, "hello world" in the article
 	// Load: Clients is the HTTP concurrency; ConnectPerOp opens a store
 	// connection per request instead of taking one from a pool of Clients.
-	Load workload.Load
+	Load workload.Load `json:"load"`
 }
 
 // Validate rejects impossible parameters before any work.

@@ -1,0 +1,69 @@
+package payments
+
+import (
+	"context"
+	"errors"
+
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/store"
+	tgt "github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload"
+)
+
+// Type is the payments workload's registration.
+var Type = workload.Define("payments",
+	"payments OLTP: four round trips per transfer, many workers, invariants checked after every run",
+	workload.Load{}, func() workload.Spec { return &Entry{} },
+	func(k tgt.Kind) error {
+		if !workload.Supports[store.Payments](k) {
+			return workload.Unsupported("payments", k, "it has no transactions over several tables")
+		}
+		return nil
+	})
+
+// Entry is a payments entry of a scenario: one cell per transaction mode ×
+// durability level the store offers.
+type Entry struct {
+	Payments *Spec `yaml:"payments,omitempty" json:"payments,omitempty"`
+}
+
+func (e *Entry) spec() Spec {
+	if e.Payments == nil {
+		return Spec{}
+	}
+	return *e.Payments
+}
+
+func (e *Entry) Defaults() {}
+
+// KeepsData says the section asks to keep its tables after the run.
+func (e *Entry) KeepsData() bool { return e.Payments != nil && e.Payments.Keep }
+
+// Validate checks what does not depend on the store; each store's modes
+// are checked by Cells.
+func (e *Entry) Validate(l workload.Load, _ uint64) error {
+	if l.Clients < 0 {
+		return errors.New("payments: clients must be positive")
+	}
+	return nil
+}
+
+func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
+	spec := e.spec()
+	spec.Keep = spec.Keep || p.Keep
+	var cells []workload.Cell
+	for _, v := range spec.Variants(p.Kind.Name) {
+		params, err := PlanParams(spec, v, p.Seed, p.Load)
+		if err != nil {
+			return nil, err
+		}
+		cells = append(cells, workload.Cell{
+			Params: params, Names: []string{"mode", "durability"}, Memory: params.Memory(),
+			Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
+				sum, phases, err := Run(ctx, env.Store, params, h)
+				return workload.Outcome{Phases: phases, Summary: func(c *result.Cell) { c.Payments = sum }}, err
+			},
+		})
+	}
+	return cells, nil
+}

@@ -1,0 +1,226 @@
+package workload
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/target"
+)
+
+// Type is one kind of workload, registered once (cmd/storebench lists them):
+// its name and help, the load it defaults to, and its section of a
+// scenario entry. Nothing above the workloads asks which workload it is
+// holding; each question is a method here.
+type Type interface {
+	Name() string
+	// Help is its line in `storebench list`.
+	Help() string
+	// Supports says why stores of kind k cannot run it (nil: they can),
+	// from their capabilities, before any work.
+	Supports(k target.Kind) error
+	// DefaultLoad is the load under the scenario's own: the clients and
+	// ops a workload entry gets when neither the file nor the flags say.
+	DefaultLoad() Load
+	// NewSpec is an empty section of this type for a scenario entry to be
+	// decoded into: a pointer to a struct whose yaml tags are the entry's
+	// own fields (beside type, name, load, stall and targets).
+	NewSpec() Spec
+}
+
+// Spec is one workload entry's own section, decoded from the scenario.
+type Spec interface {
+	// Defaults fills what the entry leaves out.
+	Defaults()
+	// Validate checks the section under the entry's effective load, for
+	// every target alike (a target's own checks are Cells').
+	Validate(load Load, seed uint64) error
+	// Cells expands the section into the cells of one target, after
+	// checking that the target can run them (its capabilities, by type
+	// assertion on the kind's prototype, before any work).
+	Cells(p Plan) ([]Cell, error)
+}
+
+// Plan is what a Spec needs to know to expand into one target's cells.
+type Plan struct {
+	Load Load
+	Seed uint64
+	Kind target.Kind
+	Spec target.Spec
+	// Keep: the run leaves the target's data in place (run --keep).
+	Keep bool
+}
+
+// Staller is a Spec whose phases may have their server stopped for a while
+// (a scenario's stall): timed phases of ops the stall holds up.
+type Staller interface {
+	Stalls()
+}
+
+// Keeper is a Spec that asks to keep the target's data after the run
+// (payments' keep), which only a target by URL allows.
+type Keeper interface {
+	KeepsData() bool
+}
+
+// Cell is one measurement a workload entry makes on one target.
+type Cell struct {
+	// Params are the typed parameters the cell runs with; result.json
+	// records them (Record), so they cannot disagree with what ran.
+	Params any
+	// Names are the parameters that tell this cell from the entry's other
+	// cells in its id, e.g. "keys=1000".
+	Names []string
+	// KillsServer marks a cell that kills its managed server on purpose;
+	// the runner's watchdog must not take that for a server dying.
+	KillsServer bool
+	// Memory is what the cell needs in storebench's own process, checked
+	// against the machine before any work.
+	Memory Estimate
+	// Replica asks the runner for a streaming replica of the managed
+	// server, started for this cell and passed as Env.ReplicaURL.
+	Replica bool
+	// Run measures the cell. It returns what it measured so far also when
+	// it fails half-way.
+	Run func(ctx context.Context, env Env, h Hooks) (Outcome, error)
+}
+
+// Env is what a cell runs against.
+type Env struct {
+	Store store.Store
+	// Kind is the target's store kind; Info what the store said of itself.
+	Kind string
+	Info store.Info
+	// Server is the managed server of Store; nil for external and
+	// in-process targets, which storebench does not restart or kill.
+	Server Server
+	// ReplicaURL is a streaming replica of Server (Cell.Replica).
+	ReplicaURL string
+}
+
+// Server is what a workload may do to a managed server: restart it with
+// other settings (sessions' designs), or crash it and bring it back on the
+// same data dir (durability).
+type Server interface {
+	Reconfigure(ctx context.Context, settings map[string]string) error
+	Kill() error
+	Restart(ctx context.Context) error
+	// Describe names the server for a report: its kind and process id.
+	Describe() (kind string, pid int)
+	// Dir is its data directory.
+	Dir() string
+}
+
+// Outcome is what a cell measured.
+type Outcome struct {
+	Phases []metrics.Phase
+	// Summary puts the workload's own figures into the result cell
+	// (payments' transfers, sessions' phase B, durability's losses); nil
+	// for none.
+	Summary func(c *result.Cell)
+}
+
+// Registry is the workload types this binary runs, in `list` order.
+type Registry []Type
+
+// Lookup finds a type by name.
+func (r Registry) Lookup(name string) (Type, bool) {
+	for _, t := range r {
+		if t.Name() == name {
+			return t, true
+		}
+	}
+	return nil, false
+}
+
+// Names lists the types' names.
+func (r Registry) Names() []string {
+	out := make([]string, len(r))
+	for i, t := range r {
+		out[i] = t.Name()
+	}
+	return out
+}
+
+// Unknown is the error for a type name the registry does not have.
+func (r Registry) Unknown(name string) error {
+	if name == "" {
+		return fmt.Errorf("workload without a type (valid: %s)", strings.Join(r.Names(), ", "))
+	}
+	return fmt.Errorf("unknown workload %q (valid: %s)", name, strings.Join(r.Names(), ", "))
+}
+
+// Record is a cell's typed parameters as result.json keeps them: their JSON
+// fields, with a nested load (see Load's JSON) at the top level beside the
+// workload's own, as every cell records its load.
+func Record(params any) (map[string]any, error) {
+	b, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf("record params: %w", err)
+	}
+	// Numbers stay as written: a count of 1000000 is not 1e+06 in a cell id.
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.UseNumber()
+	var m map[string]any
+	if err := dec.Decode(&m); err != nil {
+		return nil, fmt.Errorf("record params: %w", err)
+	}
+	if l, ok := m["load"].(map[string]any); ok {
+		delete(m, "load")
+		for k, v := range l {
+			if _, own := m[k]; !own {
+				m[k] = v
+			}
+		}
+	}
+	return m, nil
+}
+
+// Supports reports whether the kind's stores implement capability C,
+// checked on the kind's prototype (a nil store of its concrete type).
+func Supports[C any](k target.Kind) bool {
+	_, ok := k.Prototype.(C)
+	return ok
+}
+
+// Unsupported is the error for a store that lacks what a workload needs.
+func Unsupported(workload string, k target.Kind, what string) error {
+	return fmt.Errorf("store %s does not support workload %s (%s)", k.Name, workload, what)
+}
+
+// Define makes a Type from its parts; supports nil: every store kind.
+func Define(name, help string, defaultLoad Load, newSpec func() Spec, supports func(k target.Kind) error) Type {
+	return defined{name, help, defaultLoad, newSpec, supports}
+}
+
+type defined struct {
+	name, help string
+	load       Load
+	newSpec    func() Spec
+	supports   func(k target.Kind) error
+}
+
+func (d defined) Name() string      { return d.name }
+func (d defined) Help() string      { return d.help }
+func (d defined) DefaultLoad() Load { return d.load }
+func (d defined) NewSpec() Spec     { return d.newSpec() }
+func (d defined) Supports(k target.Kind) error {
+	if d.supports == nil {
+		return nil
+	}
+	return d.supports(k)
+}
+
+// StoreCell is a cell that runs on the target's store alone and has no
+// summary of its own.
+func StoreCell(params any, mem Estimate, run func(ctx context.Context, st store.Store, h Hooks) ([]metrics.Phase, error)) Cell {
+	return Cell{Params: params, Memory: mem, Run: func(ctx context.Context, env Env, h Hooks) (Outcome, error) {
+		phases, err := run(ctx, env.Store, h)
+		return Outcome{Phases: phases}, err
+	}}
+}

@@ -1,0 +1,45 @@
+package throughput
+
+import (
+	"context"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/store"
+
+	"github.com/storebench/storebench/internal/workload"
+)
+
+// Type is the throughput workload's registration.
+var Type = workload.Define("throughput",
+	"redis-benchmark-like SET then GET of small values over random keys, 50 clients, optional pipeline",
+	workload.Load{Clients: DefaultClients, Ops: DefaultOps}, func() workload.Spec { return &Spec{} }, nil)
+
+// Spec is a throughput entry of a scenario: one cell.
+type Spec struct {
+	Keyspace   int64    `yaml:"keyspace,omitempty" json:"keyspace,omitempty"`
+	ValueSize  int      `yaml:"value_size,omitempty" json:"value_size,omitempty"`
+	KeyMode    string   `yaml:"key_mode,omitempty" json:"key_mode,omitempty"`
+	Operations []string `yaml:"operations,omitempty" json:"operations,omitempty"`
+}
+
+func (s *Spec) params(l workload.Load, seed uint64) Params {
+	return Params{Keyspace: workload.Keyspace{Keys: s.Keyspace, ValueSize: s.ValueSize, KeyMode: workload.KeyMode(s.KeyMode), Seed: seed}, Operations: s.Operations, Load: l}.WithDefaults()
+}
+
+// Defaults are Params.WithDefaults': redis-benchmark's.
+func (s *Spec) Defaults() {
+	p := s.params(workload.Load{}, 0)
+	s.Keyspace, s.ValueSize, s.KeyMode, s.Operations = p.Keys, p.ValueSize, string(p.KeyMode), p.Operations
+}
+
+func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.params(l, seed).Validate() }
+
+func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
+	params := s.params(p.Load, p.Seed)
+	c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
+		return Run(ctx, st, params, h)
+	})
+	return []workload.Cell{c}, nil
+}
+
+// Stalls: its phases can have their server stopped (a scenario's stall).
+func (*Spec) Stalls() {}
