@@ -356,8 +356,6 @@ type handle struct {
 	fd  int
 	rfd int // reads the durable bytes before a write (fd may be write-only)
 	ino uint64
-	// sync: opened O_SYNC or O_DSYNC, each write is durable when it returns.
-	sync bool
 }
 
 func (t *tracker) newHandle(fd int, flags uint32) (*handle, *syscall.Stat_t, error) {
@@ -380,7 +378,7 @@ func (t *tracker) newHandle(fd int, flags uint32) (*handle, *syscall.Stat_t, err
 		}
 		return nil, nil, syscall.ENOTSUP
 	}
-	return &handle{loopbackFile: lf, t: t, fd: fd, rfd: rfd, ino: st.Ino, sync: int(flags)&syscall.O_DSYNC != 0}, &st, nil
+	return &handle{loopbackFile: lf, t: t, fd: fd, rfd: rfd, ino: st.Ino}, &st, nil
 }
 
 func (h *handle) truncateOnOpen(flags uint32) error {
@@ -408,13 +406,12 @@ func (h *handle) Write(ctx context.Context, data []byte, off int64) (uint32, sys
 		n, err = syscall.Pwrite(h.fd, data, off)
 		return err
 	})
-	if err == nil && h.sync {
-		h.t.synced(h.ino)
-	}
 	return uint32(n), errno(err)
 }
 
-// Fsync (and fdatasync) makes the file's bytes durable, not its name.
+// Fsync (and fdatasync) makes the file's bytes durable, not its name. The
+// kernel sends one after each write of a handle opened O_SYNC or O_DSYNC
+// (generic_write_sync), which makes those durable too.
 func (h *handle) Fsync(ctx context.Context, flags uint32) syscall.Errno {
 	// The undo goes first: a write after it is after the fsync.
 	h.t.synced(h.ino)
