@@ -347,3 +347,86 @@ func TestUnmountKeepsEverything(t *testing.T) {
 		t.Fatal(err)
 	}
 }
+
+// A write whose undo would pass the budget is refused, not kept without
+// its undo, and the cut says so.
+func TestUndoBudgetRefusesWrites(t *testing.T) {
+	f, mp := mountT(t)
+	p := filepath.Join(mp, "data")
+	durableFile(t, f, p, strings.Repeat("d", 4*blockSize))
+	f.t.mu.Lock()
+	f.t.maxUndo = 2 * blockSize
+	f.t.mu.Unlock()
+	h, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.WriteAt(bytes.Repeat([]byte("n"), 2*blockSize), 0); err != nil {
+		t.Fatalf("a write within the budget: %v", err)
+	}
+	if _, err := h.WriteAt([]byte("n"), 3*blockSize); !errors.Is(err, syscall.ENOSPC) {
+		t.Fatalf("a write past the budget: %v, want ENOSPC", err)
+	}
+	h.Close()
+	rep := cut(t, f)
+	if rep.WritesRefused != 1 {
+		t.Errorf("report %+v, want 1 write refused", rep)
+	}
+	if got := content(t, p); got != strings.Repeat("d", 4*blockSize) {
+		t.Errorf("after the cut the file is not its durable self")
+	}
+}
+
+// Cut takes the mount away even from a process that still has a file open
+// on it (a survivor the caller failed to kill), and rolls back all the same.
+func TestCutWithFilesStillOpen(t *testing.T) {
+	f, mp := mountT(t)
+	p := filepath.Join(mp, "data")
+	durableFile(t, f, p, "durable")
+	h, err := os.OpenFile(p, os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	if _, err := h.WriteAt([]byte("LOST"), 0); err != nil {
+		t.Fatal(err)
+	}
+	cut(t, f)
+	if got := content(t, p); got != "durable" {
+		t.Errorf("after the cut %q, want %q", got, "durable")
+	}
+}
+
+func TestMountRefusesBadDirs(t *testing.T) {
+	if err := requireFUSE(); err != nil {
+		t.Fatal(err)
+	}
+	base := t.TempDir()
+	file := filepath.Join(base, "file")
+	if err := os.WriteFile(file, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	inner := filepath.Join(base, "inner")
+	if err := os.Mkdir(inner, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ backing, mp, want string }{
+		{filepath.Join(base, "missing"), inner, "backing"},
+		{base, filepath.Join(base, "missing"), "mountpoint"},
+		{file, inner, "not a directory"},
+		{base, inner, "one inside the other"},
+		{inner, base, "one inside the other"},
+		{base, base, "one inside the other"},
+	} {
+		f, err := Mount(context.Background(), c.backing, c.mp)
+		if err == nil {
+			f.Unmount(context.Background())
+			t.Errorf("Mount(%s, %s) accepted", c.backing, c.mp)
+			continue
+		}
+		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
+			t.Errorf("Mount(%s, %s): %q, want one line saying %q", c.backing, c.mp, err, c.want)
+		}
+	}
+}

@@ -68,11 +68,12 @@ type tracker struct {
 	// atticked are the inodes the attic holds.
 	atticked  map[uint64]bool
 	undoBytes int64
+	maxUndo   int64 // MaxUndoBytes; lower in tests
 	refused   int64
 }
 
 func newTracker(backing string) *tracker {
-	t := &tracker{backing: backing}
+	t := &tracker{backing: backing, maxUndo: MaxUndoBytes}
 	t.reset()
 	return t
 }
@@ -112,7 +113,7 @@ func (t *tracker) modify(ino uint64, rfd int, from, to, written int64, op func()
 			need = append(need, b)
 		}
 	}
-	if t.undoBytes+int64(len(need))*blockSize > MaxUndoBytes {
+	if t.undoBytes+int64(len(need))*blockSize > t.maxUndo {
 		t.refused++
 		return errUndoBudget
 	}
