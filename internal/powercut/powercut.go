@@ -54,7 +54,8 @@ const (
 	sourcePrefix = "storebench:"
 )
 
-// FS is a mounted (or cut) power-cut filesystem.
+// FS is a mounted (or cut) power-cut filesystem. Its methods are for one
+// goroutine at a time (the one that drives the trial).
 type FS struct {
 	backing    string
 	mountpoint string
@@ -223,6 +224,9 @@ func (f *FS) SyncAll() error {
 // open, and the backing directory is rolled back to its durable state.
 // Remount serves what survived.
 func (f *FS) Cut(ctx context.Context) (CutReport, error) {
+	if f.attic == "" {
+		return CutReport{}, fmt.Errorf("powercut: %s was unmounted cleanly: nothing to cut", f.mountpoint)
+	}
 	if err := f.unmount(ctx, true); err != nil {
 		return CutReport{}, err
 	}

@@ -343,6 +343,9 @@ func TestUnmountKeepsEverything(t *testing.T) {
 	if got := content(t, filepath.Join(f.backing, "a")); got != "kept" {
 		t.Errorf("after a clean unmount the backing holds %q, want %q", got, "kept")
 	}
+	if _, err := f.Cut(ctx); err == nil || !strings.Contains(err.Error(), "unmounted cleanly") {
+		t.Errorf("Cut after a clean Unmount: %v, want it refused", err)
+	}
 	if err := f.Remount(ctx); err != nil {
 		t.Fatal(err)
 	}
