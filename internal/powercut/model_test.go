@@ -70,7 +70,7 @@ func (m *model) step(t *testing.T, rng *rand.Rand, mp string) string {
 			t.Fatal(err)
 		}
 	}
-	switch op := rng.IntN(9); {
+	switch op := rng.IntN(10); {
 	case op == 0 && !exists:
 		must(os.WriteFile(p, nil, 0o644))
 		m.nextIno++
@@ -129,7 +129,13 @@ func (m *model) step(t *testing.T, rng *rand.Rand, mp string) string {
 		must(os.Link(p, filepath.Join(mp, toDir, toName)))
 		m.live[toDir][toName] = ino
 		return fmt.Sprintf("link %s %s/%s", p, toDir, toName)
-	case op >= 7:
+	case op == 9 && exists:
+		h, err := os.OpenFile(p, os.O_WRONLY|os.O_TRUNC, 0)
+		must(err)
+		must(h.Close())
+		m.liveBytes[ino] = nil
+		return "open O_TRUNC " + p
+	case op == 7 || op == 8:
 		fsyncPath(t, filepath.Join(mp, dir))
 		m.durable[dir] = maps(m.live[dir])
 		return "fsync dir " + dir
@@ -169,7 +175,7 @@ func (m *model) check(t *testing.T, mp string, history []string) {
 	}
 }
 
-// Random sequences of writes, truncations, fsyncs, creates, unlinks,
+// Random sequences of writes, truncations (O_TRUNC too), fsyncs, creates, unlinks,
 // renames and links: after each cut the mount holds exactly what the
 // model says was durable.
 func TestCutMatchesTheDurabilityModel(t *testing.T) {
