@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"context"
@@ -127,9 +127,9 @@ var planners = map[string]planner{
 	"sessions":   planSessions,
 }
 
-// plan expands targets × workloads × parameters into cells, grouped by target
+// planCells expands targets × workloads × parameters into cells, grouped by target
 // so each managed server starts once.
-func plan(s *scenario.Scenario, targets []scenario.Target) []cell {
+func planCells(s *scenario.Scenario, targets []scenario.Target) []cell {
 	var cells []cell
 	for _, t := range targets {
 		for _, w := range s.Workloads {
@@ -235,4 +235,19 @@ func planHotkey(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []
 			return hotkey.Run(ctx, inst.Store, p, h)
 		},
 	}}
+}
+
+// weight is how much work a cell is, relative to others of its target.
+func (c cell) weight() float64 {
+	if v, ok := c.params["keys"]; ok {
+		switch n := v.(type) {
+		case int64:
+			return float64(n)
+		case int:
+			return float64(n)
+		case float64:
+			return n
+		}
+	}
+	return 1
 }
