@@ -206,7 +206,7 @@ func TestReaderGoneCleansUp(t *testing.T) {
 	if matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json")); len(matches) != 1 {
 		t.Errorf("result files: %v", matches)
 	}
-	if procs := processesUnder(data); len(procs) > 0 {
+	if procs := servertest.ProcessesUnder(data); len(procs) > 0 {
 		t.Errorf("processes left: %v", procs)
 	}
 	if entries, _ := os.ReadDir(data); len(entries) > 0 {

@@ -270,21 +270,6 @@ workloads:
 	}
 }
 
-// processesUnder lists processes whose command line or working directory
-// is under dir.
-func processesUnder(dir string) []string {
-	var found []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cmdline, _ := os.ReadFile(p + "/cmdline")
-		cwd, _ := os.Readlink(p + "/cwd")
-		if strings.Contains(string(cmdline), dir) || strings.HasPrefix(cwd, dir) {
-			found = append(found, filepath.Base(p)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-		}
-	}
-	return found
-}
-
 // A managed server killed in the middle of a cell fails that cell, with the
 // server's log tail and what was measured until then; the run goes on, the
 // next cell of that target gets a fresh server, and nothing is left behind.
@@ -333,7 +318,7 @@ func TestServerDyingMidRun(t *testing.T) {
 	if ts := o.Result.Targets; len(ts) < 2 || ts[1].Name != "redis" || ts[1].ServerPID == pid {
 		t.Errorf("the next redis cell should run on a fresh server: targets %+v", ts)
 	}
-	if procs := processesUnder(data); len(procs) > 0 {
+	if procs := servertest.ProcessesUnder(data); len(procs) > 0 {
 		t.Errorf("processes left: %v", procs)
 	}
 	if entries, _ := os.ReadDir(data); len(entries) > 0 {
@@ -380,9 +365,22 @@ workloads:
 	if len(o.Result.Cells) != 1 || !o.Interrupted {
 		t.Fatalf("cells %v, interrupted %v; want the short cell alone, interrupted", cellOrder(o.Result), o.Interrupted)
 	}
-	proxy, _ := o.Result.Cells[0].Params["net_proxy"].(string)
-	if proxy == "" {
-		t.Fatalf("the first cell recorded no proxy: %v", o.Result.Cells[0].Params)
+	proxyGone(t, recordedProxy(t, o.Result.Cells[0]))
+
+	// A run that ends on its own closes its proxy too.
+	p = plan(t, "name: t\ntargets: [redis]\nworkloads:\n  - {type: hotkey, load: {clients: 1, ops: 50, rtt: 1ms}}\n", Options{NetMechanism: "proxy"})
+	if o, err = p.Execute(context.Background(), &recorder{}); err != nil || len(o.Result.Cells) != 1 {
+		t.Fatalf("%v, cells %v", err, o)
 	}
-	proxyGone(t, proxy)
+	proxyGone(t, recordedProxy(t, o.Result.Cells[0]))
+}
+
+// recordedProxy is the proxy address a cell behind a network recorded.
+func recordedProxy(t *testing.T, c result.Cell) string {
+	t.Helper()
+	proxy, _ := c.Params["net_proxy"].(string)
+	if proxy == "" {
+		t.Fatalf("cell %s recorded no proxy: %v", c.ID, c.Params)
+	}
+	return proxy
 }
