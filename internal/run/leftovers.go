@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"time"
 
@@ -19,8 +18,8 @@ import (
 // anything is removed: a store that cannot be reached is an *InputError,
 // as are a bad dataDir and a bad URL, so clean stops before any work.
 func FindLeftovers(ctx context.Context, reg target.Registry, dataDir, stores string) (found []target.Leftover, unmarked []string, err error) {
-	if st, err := os.Stat(dataDir); err != nil || !st.IsDir() {
-		return nil, nil, inputf("--data-dir %s: not a directory", dataDir)
+	if err := checkDataDir(dataDir); err != nil {
+		return nil, nil, err
 	}
 	specs, err := cleanTargets(reg, stores)
 	if err != nil {

@@ -68,8 +68,8 @@ func (o Options) check(s *scenario.Scenario) (repeat int, err error) {
 	if strings.TrimSpace(o.Out) == "" {
 		return 0, inputf("--out %q names no directory: give the one that receives <time>/result.json (default: results)", o.Out)
 	}
-	if st, err := os.Stat(o.DataDir); err != nil || !st.IsDir() {
-		return 0, inputf("--data-dir %s: not a directory", o.DataDir)
+	if err := checkDataDir(o.DataDir); err != nil {
+		return 0, err
 	}
 	if !slices.Contains([]string{"auto", "netem", "proxy"}, o.mechanism()) {
 		return 0, inputf("--net-mechanism %q: want auto, netem or proxy", o.NetMechanism)
@@ -92,4 +92,12 @@ func (o Options) mechanism() string {
 		return "auto"
 	}
 	return o.NetMechanism
+}
+
+// checkDataDir checks --data-dir, of run and of clean alike.
+func checkDataDir(dir string) error {
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return inputf("--data-dir %s: not a directory", dir)
+	}
+	return nil
 }

@@ -100,7 +100,7 @@ type Outcome struct {
 }
 
 // Execute runs the plan's cells and writes the result, telling obs what
-// it does. An *InputError comes before any work (the client CPUs cannot be
+// it does; a plan is executed once. An *InputError comes before any work (the client CPUs cannot be
 // pinned, the result or scratch dir cannot be made); any other error means
 // the result could not be finished.
 func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
