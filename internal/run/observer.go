@@ -72,3 +72,18 @@ func Remaining(cells []CellInfo, secs []float64, cur int, inCur time.Duration) (
 	}
 	return time.Duration(est * float64(time.Second)), true
 }
+
+// weight is how much work a cell is, relative to others of its target.
+func (c cell) weight() float64 {
+	if v, ok := c.params["keys"]; ok {
+		switch n := v.(type) {
+		case int64:
+			return float64(n)
+		case int:
+			return float64(n)
+		case float64:
+			return n
+		}
+	}
+	return 1
+}

@@ -236,18 +236,3 @@ func planHotkey(s *scenario.Scenario, w scenario.Workload, t scenario.Target) []
 		},
 	}}
 }
-
-// weight is how much work a cell is, relative to others of its target.
-func (c cell) weight() float64 {
-	if v, ok := c.params["keys"]; ok {
-		switch n := v.(type) {
-		case int64:
-			return float64(n)
-		case int:
-			return float64(n)
-		case float64:
-			return n
-		}
-	}
-	return 1
-}
