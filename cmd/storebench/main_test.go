@@ -326,7 +326,7 @@ func interruptCleansUp(t *testing.T, sig syscall.Signal) {
 			t.Errorf("server pid %d still running after %v", pid, sig)
 		}
 	}
-	if procs := processesUnder(data); len(procs) > 0 {
+	if procs := servertest.ProcessesUnder(data); len(procs) > 0 {
 		t.Errorf("processes still using %s: %v", data, procs)
 	}
 	entries, _ := os.ReadDir(data)
@@ -343,18 +343,4 @@ func alive(pid int) bool {
 	// A zombie is dead for our purposes but shows until reaped.
 	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
 	return len(f) > 0 && f[0] != "Z"
-}
-
-// processesUnder lists processes whose command line or working directory is under dir.
-func processesUnder(dir string) []string {
-	var found []string
-	procs, _ := filepath.Glob("/proc/[0-9]*")
-	for _, p := range procs {
-		cmdline, _ := os.ReadFile(p + "/cmdline")
-		cwd, _ := os.Readlink(p + "/cwd")
-		if bytes.Contains(cmdline, []byte(dir)) || strings.HasPrefix(cwd, dir) {
-			found = append(found, filepath.Base(p)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
-		}
-	}
-	return found
 }

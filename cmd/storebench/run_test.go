@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -13,7 +12,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/server/servertest"
@@ -113,74 +111,6 @@ func TestRunRedactsPasswords(t *testing.T) {
 	}
 }
 
-// TestServerDyingMidRun kills a managed server in the middle of a cell: the
-// cell is marked failed with the server's log tail and what was measured,
-// the run goes on (the next cell of that target gets a fresh server), the
-// result stays valid and nothing is left behind.
-func TestServerDyingMidRun(t *testing.T) {
-	out := t.TempDir()
-	data := servertest.BaseDir(t)
-	cmd := exec.Command(bin, "run", "kv", "--stores", "redis,memory", "--keys", "3000000,1000", "--out", out, "--data-dir", data, "--quiet")
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
-	var pid int
-	deadline := time.Now().Add(60 * time.Second)
-	for pid == 0 {
-		if r, _ := readResult(t, out); len(r.Targets) > 0 {
-			pid = r.Targets[0].ServerPID
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("the managed redis never appeared in result.json\nstderr: %s", se.String())
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	time.Sleep(700 * time.Millisecond) // well into the 3M-key write phase
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
-		t.Fatal(err)
-	}
-	err := cmd.Wait()
-	var ee *exec.ExitError
-	if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Fatalf("exit: %v, want 1 (a cell failed)\nstdout: %s\nstderr: %s", err, so.String(), se.String())
-	}
-	matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json"))
-	if len(matches) != 1 {
-		t.Fatalf("result files: %v", matches)
-	}
-	res, err := result.Read(matches[0])
-	if err != nil {
-		t.Fatalf("result.json not valid after a server died: %v", err)
-	}
-	if len(res.Cells) != 4 {
-		t.Fatalf("cells = %d, want 4 (the run must go on after the failure): %+v", len(res.Cells), res.Cells)
-	}
-	dead := res.Cells[0]
-	if dead.Status != result.CellFailed || !strings.Contains(dead.Error, "died") || dead.ServerLog == "" {
-		t.Errorf("killed cell: status %s error %q log tail %q", dead.Status, dead.Error, dead.ServerLog)
-	}
-	if len(dead.Phases) == 0 || dead.Phases[0].Ops == 0 {
-		t.Errorf("killed cell keeps no partial metrics: %+v", dead.Phases)
-	}
-	for _, c := range res.Cells[1:] {
-		if c.Status != result.CellOK {
-			t.Errorf("cell %s after the failure: %s %s", c.ID, c.Status, c.Error)
-		}
-	}
-	if len(res.Targets) < 2 || res.Targets[1].ServerPID == pid {
-		t.Errorf("the next redis cell should run on a fresh server: targets %+v", res.Targets)
-	}
-	if procs := processesUnder(data); len(procs) > 0 {
-		t.Errorf("processes left: %v", procs)
-	}
-	if entries, _ := os.ReadDir(data); len(entries) > 0 {
-		t.Errorf("left in the data dir: %v", entries)
-	}
-}
-
 // TestPinnedPlacementIsRecorded: the client pinned to one CPU may still start
 // a server pinned to another, and both placements land in the result.
 func TestPinnedPlacementIsRecorded(t *testing.T) {
@@ -276,7 +206,7 @@ func TestReaderGoneCleansUp(t *testing.T) {
 	if matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json")); len(matches) != 1 {
 		t.Errorf("result files: %v", matches)
 	}
-	if procs := processesUnder(data); len(procs) > 0 {
+	if procs := servertest.ProcessesUnder(data); len(procs) > 0 {
 		t.Errorf("processes left: %v", procs)
 	}
 	if entries, _ := os.ReadDir(data); len(entries) > 0 {

@@ -45,6 +45,10 @@ var rules = []rule{
 		why: "a workload reaches a server through a narrow interface, never the command layer or the server manager"},
 	{from: "internal/store/storetest", to: []string{"internal/workload/...", "internal/cli/...", "internal/run/..."},
 		why: "the store conformance suites test stores, not what drives them"},
+	{from: "internal/run/...", to: []string{"internal/cli/...", "cmd/..."},
+		why: "the runner knows no command line: the CLI fills run.Options and shows what a run.Observer is told"},
+	{from: "internal/cli/...", to: []string{"internal/store/..."}, allow: []string{"internal/store"},
+		why: "the command layer opens no store: the binary's registry (cmd/storebench/stores.go) names the backends"},
 	{from: "...", except: testSupport, to: testSupport,
 		why: "test support is for _test.go files only"},
 }
@@ -147,7 +151,8 @@ func TestLayering(t *testing.T) {
 
 // The rules catch what they are written for: a store importing a workload,
 // metrics importing a store, a workload importing the server manager, a
-// package importing test support.
+// package importing test support, the runner importing the command layer,
+// the command layer importing a store backend.
 func TestLayeringRules(t *testing.T) {
 	graph := map[string][]string{
 		"internal/store/redis":           {"internal/store", "internal/workload"},
@@ -155,13 +160,17 @@ func TestLayeringRules(t *testing.T) {
 		"internal/metrics":               {"internal/errclass", "internal/store/redis"},
 		"internal/workload/kv":           {"internal/server"},
 		"internal/workload/workloadtest": {"internal/server/servertest"},
-		"internal/cli":                   {"internal/store/storetest"},
+		"internal/cli":                   {"internal/store/storetest", "internal/store", "internal/store/redis", "internal/run"},
+		"internal/run":                   {"internal/cli", "internal/target"},
 		"internal/report":                {"internal/result"},
 	}
 	broken, _ := violations(graph)
 	want := []string{
+		"internal/cli imports internal/store/redis: the command layer opens no store: the binary's registry (cmd/storebench/stores.go) names the backends",
 		"internal/cli imports internal/store/storetest: test support is for _test.go files only",
+		"internal/cli imports internal/store/storetest: the command layer opens no store: the binary's registry (cmd/storebench/stores.go) names the backends",
 		"internal/metrics imports internal/store/redis: metrics counts errors by errclass, not by store",
+		"internal/run imports internal/cli: the runner knows no command line: the CLI fills run.Options and shows what a run.Observer is told",
 		"internal/store/redis imports internal/workload: a store is the bottom floor: it knows no workload, target, metrics or result",
 		"internal/store/redis imports internal/workload: store imports none of our other packages but the leaf errclass (DESIGN.md)",
 		"internal/workload/kv imports internal/server: a workload reaches a server through a narrow interface, never the command layer or the server manager",

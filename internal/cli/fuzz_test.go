@@ -51,7 +51,7 @@ func checkRunFlags(name string, args []string) error {
 	if err := cmd.ParseFlags(args); err != nil {
 		return &UsageError{Err: err} // as the root command's flag error func makes it
 	}
-	_, err := inProcessApp().planRun(cmd, name, f)
+	_, err := inProcessApp().planRun(cmd, name, *f)
 	return err
 }
 

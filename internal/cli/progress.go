@@ -1,7 +1,6 @@
 package cli
 
 import (
-	"encoding/json"
 	"fmt"
 	"io"
 	"os"
@@ -14,6 +13,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/report"
+	"github.com/storebench/storebench/internal/run"
 )
 
 // progress is what run shows while it works: the log lines ("starting redis",
@@ -36,7 +36,7 @@ type progress struct {
 	width func() int
 	now   func() time.Time
 
-	cells     []cell
+	cells     []run.CellInfo
 	secs      []float64 // wall time of each finished cell; -1 if not finished
 	start     time.Time
 	cur       int // the running cell, -1 between cells
@@ -77,8 +77,8 @@ func isTerminal(w io.Writer) bool {
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 
-// logf prints one log line (to stderr), keeping the live line below it.
-func (p *progress) logf(format string, args ...any) {
+// Logf prints one log line (to stderr), keeping the live line below it.
+func (p *progress) Logf(format string, args ...any) {
 	if p.quiet {
 		return
 	}
@@ -89,8 +89,8 @@ func (p *progress) logf(format string, args ...any) {
 	p.drawLocked()
 }
 
-// begin starts the clock for the planned cells.
-func (p *progress) begin(cells []cell) {
+// Begin starts the clock for the planned cells.
+func (p *progress) Begin(cells []run.CellInfo) {
 	p.mu.Lock()
 	p.cells = cells
 	p.secs = make([]float64, len(cells))
@@ -123,8 +123,8 @@ func (p *progress) tick() {
 	}
 }
 
-// cellStarted marks cell i as running.
-func (p *progress) cellStarted(i int) {
+// CellStarted marks cell i as running.
+func (p *progress) CellStarted(i int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cur, p.cellStart, p.phase, p.haveLast = i, p.now(), "", false
@@ -132,11 +132,11 @@ func (p *progress) cellStarted(i int) {
 	p.drawLocked()
 }
 
-// onSecond receives each completed second of the running cell's phases
+// Second receives each completed second of the running cell's phases
 // (workload.Hooks.OnSecond); it is called from the engine's goroutine. A
 // phase's last second is usually partial: its ops are divided by the time
 // since the previous second arrived (at most 1 s), which is its length.
-func (p *progress) onSecond(phase string, s metrics.Second) {
+func (p *progress) Second(phase string, s metrics.Second) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -145,8 +145,8 @@ func (p *progress) onSecond(phase string, s metrics.Second) {
 	p.drawLocked()
 }
 
-// cellDone records how long cell i took and clears the live line.
-func (p *progress) cellDone(i int, seconds float64) {
+// CellDone records how long cell i took and clears the live line.
+func (p *progress) CellDone(i int, seconds float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if i >= 0 && i < len(p.secs) {
@@ -192,7 +192,7 @@ func (p *progress) statusLocked() string {
 	now := p.now()
 	parts := []part{
 		{fmt.Sprintf("[%d/%d]", p.cur+1, len(p.cells)), "1"},
-		{p.cells[p.cur].label(), "1"},
+		{p.cells[p.cur].Label, "1"},
 	}
 	if p.haveLast {
 		live := fmt.Sprintf("%s %s ops/s", p.phase, report.Whole(p.rate))
@@ -240,62 +240,9 @@ func (p *progress) statusLocked() string {
 	return b.String()
 }
 
-// weight is how much work a cell is, relative to others of its target.
-func (c cell) weight() float64 {
-	if v, ok := c.params["keys"]; ok {
-		switch n := v.(type) {
-		case int64:
-			return float64(n)
-		case int:
-			return float64(n)
-		case float64:
-			return n
-		case json.Number:
-			f, _ := n.Float64()
-			return f
-		}
-	}
-	return 1
-}
-
-// remainingLocked estimates the time left: each unfinished cell costs what
-// finished cells of its target cost per unit of weight, or, for a target
-// with none finished yet, what all finished cells cost on average.
+// remainingLocked estimates the time left (run.Remaining).
 func (p *progress) remainingLocked(now time.Time) (time.Duration, bool) {
-	perTarget := map[string][2]float64{} // label -> seconds, weight
-	var allS, allW float64
-	for i, s := range p.secs {
-		if s < 0 {
-			continue
-		}
-		c := p.cells[i]
-		t := perTarget[c.Target.Spec.Label()]
-		t[0] += s
-		t[1] += c.weight()
-		perTarget[c.Target.Spec.Label()] = t
-		allS += s
-		allW += c.weight()
-	}
-	if allW == 0 {
-		return 0, false
-	}
-	var left float64
-	for i, s := range p.secs {
-		if s >= 0 {
-			continue
-		}
-		c := p.cells[i]
-		rate := allS / allW
-		if t, ok := perTarget[c.Target.Spec.Label()]; ok && t[1] > 0 {
-			rate = t[0] / t[1]
-		}
-		est := rate * c.weight()
-		if i == p.cur {
-			est = max(0, est-now.Sub(p.cellStart).Seconds())
-		}
-		left += est
-	}
-	return time.Duration(left * float64(time.Second)), true
+	return run.Remaining(p.cells, p.secs, p.cur, now.Sub(p.cellStart))
 }
 
 // clock prints a duration as m:ss or h:mm:ss.

@@ -2,21 +2,20 @@ package cli
 
 import (
 	"bytes"
-	"github.com/storebench/storebench/internal/workload"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
-	"github.com/storebench/storebench/internal/scenario"
-	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/run"
 )
 
-func progressCells() []cell {
-	mk := func(store string, keys int64) cell {
-		return cell{Cell: scenario.Cell{Target: scenario.Target{Spec: target.Spec{Store: store}}, Type: "kv", Entry: "kv", Cell: workload.Cell{Names: []string{"keys"}}}, params: map[string]any{"keys": keys}}
+func progressCells() []run.CellInfo {
+	mk := func(store string, keys int64) run.CellInfo {
+		return run.CellInfo{Label: fmt.Sprintf("%s/kv/keys=%d", store, keys), Target: store, Weight: float64(keys)}
 	}
-	return []cell{mk("memory", 1000), mk("memory", 10000), mk("redis", 1000), mk("redis", 10000)}
+	return []run.CellInfo{mk("memory", 1000), mk("memory", 10000), mk("redis", 1000), mk("redis", 10000)}
 }
 
 // fakeClock is a clock a test moves by hand.
@@ -34,17 +33,17 @@ func TestProgressLine(t *testing.T) {
 	p := newProgressTo(&b, false, true, false)
 	p.now = clk.now
 	cells := progressCells()
-	p.begin(cells)
+	p.Begin(cells)
 	defer p.close()
 
-	p.logf("[%d/%d] %s", 1, 4, cells[0].id())
-	p.cellStarted(0)
+	p.Logf("[%d/%d] %s", 1, 4, cells[0].Label)
+	p.CellStarted(0)
 	clk.advance(2 * time.Second)
-	p.cellDone(0, 2) // memory: 2 s per 1,000 keys
-	p.logf("[%d/%d] %s", 2, 4, cells[1].id())
-	p.cellStarted(1)
+	p.CellDone(0, 2) // memory: 2 s per 1,000 keys
+	p.Logf("[%d/%d] %s", 2, 4, cells[1].Label)
+	p.CellStarted(1)
 	clk.advance(5 * time.Second)
-	p.onSecond("write", metrics.Second{T: 4, Ops: 12345, P99: 1500})
+	p.Second("write", metrics.Second{T: 4, Ops: 12345, P99: 1500})
 	out := b.String()
 	last := out[strings.LastIndex(out, "\r\x1b[K")+4:]
 	// 10,000 keys at 2 s per 1,000 = 20 s, 5 s done: 15 s left for this
@@ -58,7 +57,7 @@ func TestProgressLine(t *testing.T) {
 		t.Errorf("colour with colour off: %q", out)
 	}
 	// A log line first clears the live line, then the line comes back.
-	p.logf("a message")
+	p.Logf("a message")
 	out = b.String()
 	if !strings.Contains(out, "\r\x1b[Ka message\n\r\x1b[K[2/4]") {
 		t.Errorf("log line not written between clearing and redrawing the live line: %q", out[len(out)-200:])
@@ -66,12 +65,12 @@ func TestProgressLine(t *testing.T) {
 	// The phase's last, partial second: 500 ops in the 10 ms since the
 	// previous second arrived.
 	clk.advance(10 * time.Millisecond)
-	p.onSecond("write", metrics.Second{T: 5, Ops: 500})
+	p.Second("write", metrics.Second{T: 5, Ops: 500})
 	out = b.String()
 	if last := out[strings.LastIndex(out, "\r\x1b[K")+4:]; !strings.Contains(last, "write 50,000 ops/s") {
 		t.Errorf("partial second: %q, want 50,000 ops/s", last)
 	}
-	p.cellDone(1, 20)
+	p.CellDone(1, 20)
 	if !strings.HasSuffix(b.String(), "\r\x1b[K") {
 		t.Errorf("live line not cleared when the cell ended: %q", b.String())
 	}
@@ -82,10 +81,10 @@ func TestProgressNarrow(t *testing.T) {
 	var b bytes.Buffer
 	p := newProgressTo(&b, false, true, true)
 	p.width = func() int { return 40 }
-	p.begin(progressCells())
+	p.Begin(progressCells())
 	defer p.close()
-	p.cellStarted(3)
-	p.onSecond("read", metrics.Second{Ops: 99999, P99: 250})
+	p.CellStarted(3)
+	p.Second("read", metrics.Second{Ops: 99999, P99: 250})
 	line := b.String()[strings.LastIndex(b.String(), "\r\x1b[K")+4:]
 	plain := strings.NewReplacer("\x1b[0m", "", "\x1b[1m", "", "\x1b[2m", "", "\x1b[36m", "").Replace(line)
 	if n := len([]rune(plain)); n > 39 {
@@ -105,11 +104,11 @@ func TestProgressQuietAndNotATerminal(t *testing.T) {
 		quiet, live bool
 	}{{&quiet, true, false}, {&plain, false, false}} {
 		p := newProgressTo(c.buf, c.quiet, c.live, true)
-		p.begin(progressCells())
-		p.logf("starting %s", "memory")
-		p.cellStarted(0)
-		p.onSecond("write", metrics.Second{Ops: 5})
-		p.cellDone(0, 1)
+		p.Begin(progressCells())
+		p.Logf("starting %s", "memory")
+		p.CellStarted(0)
+		p.Second("write", metrics.Second{Ops: 5})
+		p.CellDone(0, 1)
 		p.close()
 	}
 	if quiet.Len() != 0 {

@@ -118,12 +118,3 @@ func loadResult(path string) (*result.Result, error) {
 	}
 	return r, nil
 }
-
-// writeHTMLReport writes report.html into dir, beside result.json.
-func writeHTMLReport(r *result.Result, dir string) (string, error) {
-	path := filepath.Join(dir, "report.html")
-	if err := result.WriteFileAtomic(path, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
-		return "", fmt.Errorf("write %s: %w", path, err)
-	}
-	return path, nil
-}

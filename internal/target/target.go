@@ -121,7 +121,6 @@ type Kind struct {
 	CheapList bool
 }
 
-
 // Registry is the list of store kinds this binary knows.
 type Registry []Kind
 

@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -50,4 +51,20 @@ func BaseDir(t testing.TB) string {
 		}
 	}
 	return dir
+}
+
+// ProcessesUnder lists the processes whose command line or working
+// directory is under dir: what a test that starts servers there must not
+// leave running.
+func ProcessesUnder(dir string) []string {
+	var found []string
+	procs, _ := filepath.Glob("/proc/[0-9]*")
+	for _, p := range procs {
+		cmdline, _ := os.ReadFile(p + "/cmdline")
+		cwd, _ := os.Readlink(p + "/cwd")
+		if strings.Contains(string(cmdline), dir) || strings.HasPrefix(cwd, dir) {
+			found = append(found, filepath.Base(p)+" "+strings.ReplaceAll(string(cmdline), "\x00", " "))
+		}
+	}
+	return found
 }

@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"fmt"
@@ -86,9 +86,9 @@ func repeatCells(cells []cell, n int) []cell {
 	return out
 }
 
-// plan takes the resolved cells of the targets that can run here, with
+// planCells takes the resolved cells of the targets that can run here, with
 // their parameters as recorded.
-func plan(r *scenario.Resolved, targets []scenario.Target) ([]cell, error) {
+func planCells(r *scenario.Resolved, targets []scenario.Target) ([]cell, error) {
 	var cells []cell
 	for _, c := range r.Cells {
 		if !slices.ContainsFunc(targets, func(t scenario.Target) bool { return t.Spec.Label() == c.Target.Spec.Label() }) {

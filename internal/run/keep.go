@@ -1,10 +1,8 @@
-package cli
+package run
 
 import (
 	"fmt"
-	"io"
 
-	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/target"
 )
@@ -13,7 +11,7 @@ import (
 // the scenario's keep, or a payments section's keep), and refuses, before
 // any work, a target whose data cannot outlive the run. Kept, payments
 // tables are not dropped either.
-func (a *App) keepData(r *scenario.Resolved, flag bool) (bool, error) {
+func keepData(reg target.Registry, r *scenario.Resolved, flag bool) (bool, error) {
 	s := r.Scenario
 	origin := "--keep"
 	switch {
@@ -26,7 +24,7 @@ func (a *App) keepData(r *scenario.Resolved, flag bool) (bool, error) {
 		return false, nil
 	}
 	for _, t := range s.Targets {
-		k, _ := a.Registry.Lookup(t.Spec.Store)
+		k, _ := reg.Lookup(t.Spec.Store)
 		if !t.Spec.Managed() {
 			continue
 		}
@@ -42,7 +40,7 @@ func (a *App) keepData(r *scenario.Resolved, flag bool) (bool, error) {
 		default:
 			why = "in storebench's own memory: nothing of it outlives the run"
 		}
-		return false, usagef("%s: target %s is %s", origin, t.Spec.Label(), why)
+		return false, inputf("%s: target %s is %s", origin, t.Spec.Label(), why)
 	}
 	return true, nil
 }
@@ -53,13 +51,4 @@ func specsOf(targets []scenario.Target) []target.Spec {
 		specs[i] = t.Spec
 	}
 	return specs
-}
-
-// printKept says where each kept target's data stays, and how it goes.
-func printKept(out io.Writer, r *result.Result) {
-	for _, t := range r.Targets {
-		if t.Kept != "" {
-			fmt.Fprintf(out, "kept: %s; storebench clean --stores with that URL removes it\n", t.Kept)
-		}
-	}
 }

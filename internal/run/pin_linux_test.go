@@ -1,4 +1,4 @@
-package cli
+package run
 
 import (
 	"errors"
@@ -36,7 +36,7 @@ func TestCannotPin(t *testing.T) {
 }
 
 // A CPU list goes through the one parser (server.ParseCPUList): one past the
-// CPU set's 1024 CPUs is a usage error that says the limit, and one naming a
+// CPU set's 1024 CPUs is an input error that says the limit, and one naming a
 // CPU this machine lacks says which it has.
 func TestCPUChoiceBounds(t *testing.T) {
 	last := runtime.NumCPU() - 1
@@ -52,8 +52,8 @@ func TestCPUChoiceBounds(t *testing.T) {
 			}
 			continue
 		}
-		if _, usage := errors.AsType[*UsageError](err); !usage || !strings.Contains(err.Error(), want) {
-			t.Errorf("cpus(%q) = %v, want a usage error saying %q", list, err, want)
+		if _, usage := errors.AsType[*InputError](err); !usage || !strings.Contains(err.Error(), want) {
+			t.Errorf("cpus(%q) = %v, want an input error saying %q", list, err, want)
 		}
 	}
 }

@@ -1,0 +1,340 @@
+package cli
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/storebench/storebench/internal/scenario"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/suites"
+)
+
+type runFlags struct {
+	stores        string
+	keys          string
+	valueSize     int
+	keyMode       string
+	batch         int
+	readRatio     float64
+	keyDist       string
+	clients       int
+	pipeline      int
+	connectPerOp  bool
+	rate          float64
+	ops           int64
+	duration      time.Duration
+	warmup        time.Duration
+	warmupOps     int64
+	seed          uint64
+	out           string
+	dataDir       string
+	serverCPUs    string
+	clientCPUs    string
+	clientThreads int
+	quick         bool
+	quiet         bool
+	failFast      bool
+	replica       bool
+	timeScale     float64
+	rtt           time.Duration
+	jitter        time.Duration
+	bandwidth     string
+	netMechanism  string
+	stall         string
+	repeat        int
+	keep          bool
+}
+
+func (a *App) runCmd() *cobra.Command {
+	f := new(runFlags)
+	cmd := &cobra.Command{
+		Use:   "run [SUITE | SCENARIO.yaml | WORKLOAD]",
+		Short: "Run a suite, a scenario file or one workload and write result.json",
+		Long: `Run measures every target of a scenario and writes results/<time>/result.json,
+cell by cell, then prints a summary. With no argument it runs the quick suite:
+every store that can run here, the kv experiment at 1k and 10k keys.
+
+Managed servers are started from the installed binaries on free loopback ports
+in fresh temporary directories, and removed afterwards (also on Ctrl-C).`,
+		Example: `  storebench run
+  storebench run kv --stores memory,files,sqlite,postgres,redis,memcached --keys 1000,10000,100000
+  storebench run kv --stores redis://127.0.0.1:6379,postgres://me:secret@db:5432/app --keys 1k,10k
+  storebench run my-scenario.yaml --clients 4`,
+		Args: cobraArgs(cobra.MaximumNArgs(1)),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := "quick"
+			if len(args) == 1 {
+				name = args[0]
+			}
+			return a.run(cmd, name, *f)
+		},
+	}
+	f.bind(cmd)
+	return cmd
+}
+
+// bind defines the run command's flags on cmd, with f receiving their values.
+func (f *runFlags) bind(cmd *cobra.Command) {
+	fl := cmd.Flags()
+	fl.StringVar(&f.stores, "stores", "", "comma-separated targets: store[:profile] or URL (overrides the scenario's targets)")
+	fl.StringVar(&f.keys, "keys", "", "kv: comma-separated key counts, e.g. 1000,10000 or 1k,10k,1M")
+	fl.IntVar(&f.valueSize, "value-size", 0, "kv: bytes per value (default 100)")
+	fl.StringVar(&f.keyMode, "key-mode", "", "kv: random-float (the article's keys) or sequential")
+	fl.IntVar(&f.batch, "batch", 0, "kv: write in bulk, N keys per call (PostgreSQL COPY, Redis/Memcached pipelines) instead of one by one")
+	fl.Float64Var(&f.readRatio, "read-ratio", 0, "mix: share of ops that are gets, 0 (all sets) to 1 (all gets) (default 0.9)")
+	fl.StringVar(&f.keyDist, "key-dist", "", "mix: key distribution: uniform (default), zipfian (YCSB's, 0.99, hot keys scattered) or sequential")
+	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default: 1; throughput, mix: 50)")
+	fl.IntVar(&f.pipeline, "pipeline", 0, "ops per round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline mode")
+	fl.BoolVar(&f.connectPerOp, "connect-per-op", false, "connect, do one op, close (no connection reuse, like a PHP page per request)")
+	fl.Float64Var(&f.rate, "rate", 0, "open loop: total ops/s; latency counts from each op's intended start (0 = closed loop)")
+	fl.Int64Var(&f.ops, "ops", 0, "measured ops per phase (throughput, mix, hotkey)")
+	fl.DurationVar(&f.duration, "duration", 0, "measured time per phase instead of an op count, e.g. 30s")
+	fl.DurationVar(&f.warmup, "warmup", 0, "timed warm-up before each measured phase (with --duration), not counted")
+	fl.Int64Var(&f.warmupOps, "warmup-ops", 0, "ops run before each measured phase, not counted")
+	fl.StringVar(&f.serverCPUs, "server-cpus", "", "pin managed servers to these CPUs, e.g. 1 or 0-1, or \"none\" to leave them unpinned where the scenario pins them (recorded)")
+	fl.StringVar(&f.clientCPUs, "client-cpus", "", "pin storebench itself to these CPUs, e.g. 0, or \"none\" to leave it unpinned where the scenario pins it (recorded)")
+	fl.IntVar(&f.clientThreads, "client-threads", 0, "OS threads running storebench's Go code (GOMAXPROCS; default: one per CPU it may use); with servers on the same small machine, fewer can leave them more CPU (recorded)")
+	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
+	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
+	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
+	fl.IntVar(&f.repeat, "repeat", 1, "run every cell N times (default: the scenario's repeat, else once), in rounds over a target's cells (one server start); tables show the median repeat, the cells table each one, and compare their spread")
+	fl.BoolVar(&f.keep, "keep", false, "leave each target's data (schema, database, keys, files) in place after the run, for your own queries; targets named by URL only; recorded, and removed later by storebench clean")
+	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
+	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network path, no delay; recorded with the measured round trip)")
+	fl.DurationVar(&f.jitter, "jitter", 0, "with --rtt: vary each round trip by up to ± this much")
+	fl.StringVar(&f.bandwidth, "bandwidth", "", "with --rtt: limit each direction, e.g. 100mbit, 1gbit or 10MB/s")
+	fl.StringVar(&f.netMechanism, "net-mechanism", "auto", "with --rtt: how the delay is made: netem (veth pair into a network namespace with the kernel's netem qdisc), proxy (in-process delaying TCP proxy) or auto (netem where the kernel has it)")
+	fl.StringVar(&f.stall, "stall", "", "stop each managed server AFTER into every measured phase for FOR (SIGSTOP, then SIGCONT), e.g. 1s:500ms; needs --duration")
+	fl.BoolVar(&f.replica, "replica", false, "sessions: also run PostgreSQL designs with reads on a managed streaming replica")
+	fl.Float64Var(&f.timeScale, "time-scale", 0, "sessions: shrink the TTL and every interval by this factor (e.g. 0.01), so a short run still sees expiry and vacuum")
+	fl.BoolVar(&f.quick, "quick", false, "the suite's quick mode: same shape, fewer keys and ops")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print only the summary")
+}
+
+// loadScenario resolves the run's argument: a suite, a YAML file or a workload name.
+func (a *App) loadScenario(name string, f runFlags) (*scenario.Scenario, string, error) {
+	if b, ok := suites.Open(name); ok {
+		s, err := scenario.Parse(name+".yaml (built-in suite)", bytes.NewReader(b))
+		return s, name, err
+	}
+	for _, w := range a.Workloads.Names() {
+		if w == name {
+			stores := f.stores
+			if stores == "" {
+				return nil, "", usagef("run %s: say which stores with --stores (valid: %s)", name, strings.Join(a.Registry.Names(), ", "))
+			}
+			return &scenario.Scenario{Name: name, Source: "command line", Workloads: []scenario.Workload{{Type: name}}}, "", nil
+		}
+	}
+	if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.ContainsRune(name, os.PathSeparator) {
+		fh, err := os.Open(name)
+		if err != nil {
+			return nil, "", usagef("scenario %s: %v", name, errors.Unwrap(err))
+		}
+		defer fh.Close()
+		s, err := scenario.Parse(name, fh)
+		return s, "", err
+	}
+	return nil, "", usagef("unknown suite, workload or scenario file %q (suites: %s; workloads: %s; or a path to a .yaml file)",
+		name, strings.Join(suites.Names(), ", "), strings.Join(a.Workloads.Names(), ", "))
+}
+
+// applyFlags lets the command line override the scenario. Its parts run in
+// this order, so that of several bad flags the first is the one reported.
+func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
+	changed := cmd.Flags().Changed
+	if err := applyStores(changed, s, f); err != nil {
+		return err
+	}
+	if err := overrideFields(changed, s, f); err != nil {
+		return err
+	}
+	over, err := loadOverlay(changed, f)
+	if err != nil {
+		return err
+	}
+	for i := range s.Workloads {
+		w := &s.Workloads[i]
+		merged := scenario.Load{}.Overlay(w.Load).Overlay(&over)
+		w.Load = &merged
+	}
+	if changed("stall") {
+		st, err := parseStall(f.stall)
+		if err != nil {
+			return usagef("--stall: %v", err)
+		}
+		for i := range s.Workloads {
+			s.Workloads[i].Stall = &st
+		}
+	}
+	if changed("seed") {
+		s.Seed = f.seed
+	}
+	return nil
+}
+
+func applyStores(changed func(flag string) bool, s *scenario.Scenario, f runFlags) error {
+	if changed("stores") {
+		s.Targets = nil
+		for _, t := range strings.Split(f.stores, ",") {
+			if strings.TrimSpace(t) == "" {
+				return usagef("--stores: empty entry in %q", store.RedactURL(f.stores))
+			}
+			s.Targets = append(s.Targets, scenario.Target{Raw: strings.TrimSpace(t)})
+		}
+		// Stores named on the command line are wanted: a missing one is an error.
+		s.SkipUnavailable = false
+	}
+	return nil
+}
+
+// fieldFlags are the run flags that set a workload entry's field, by its
+// path in a scenario entry; each lands on every entry that has the field.
+var fieldFlags = []struct {
+	flag string
+	path []string
+	val  func(f runFlags) (any, error)
+}{
+	{"keys", []string{"keys"}, func(f runFlags) (any, error) {
+		keys, err := parseCounts(f.keys)
+		if err != nil {
+			return nil, usagef("--keys: %v", err)
+		}
+		for _, n := range keys {
+			if err := workload.CheckKeys("--keys", n); err != nil {
+				return nil, &UsageError{Err: err}
+			}
+		}
+		return keys, nil
+	}},
+	{"value-size", []string{"value_size"}, func(f runFlags) (any, error) { return f.valueSize, nil }},
+	{"key-mode", []string{"key_mode"}, func(f runFlags) (any, error) { return f.keyMode, nil }},
+	{"batch", []string{"batch"}, func(f runFlags) (any, error) { return f.batch, nil }},
+	{"read-ratio", []string{"read_ratio"}, func(f runFlags) (any, error) { return f.readRatio, nil }},
+	{"key-dist", []string{"key_dist"}, func(f runFlags) (any, error) { return f.keyDist, nil }},
+	{"time-scale", []string{"sessions", "time_scale"}, func(f runFlags) (any, error) {
+		if f.timeScale <= 0 {
+			return nil, usagef("--time-scale must be positive, got %v", f.timeScale)
+		}
+		return f.timeScale, nil
+	}},
+	{"replica", []string{"sessions", "replica"}, func(f runFlags) (any, error) { return f.replica, nil }},
+}
+
+// overrideFields lays the workload-field flags given over the scenario's
+// entries (scenario.Override): the flags know a field's name, not which
+// workloads have it.
+func overrideFields(changed func(flag string) bool, s *scenario.Scenario, f runFlags) error {
+	for _, ff := range fieldFlags {
+		if !changed(ff.flag) {
+			continue
+		}
+		v, err := ff.val(f)
+		if err != nil {
+			return err
+		}
+		for i := len(ff.path) - 1; i >= 0; i-- {
+			v = map[string]any{ff.path[i]: v}
+		}
+		if err := s.Override("--"+ff.flag, v.(map[string]any)); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
+	return nil
+}
+
+// loadOverlay is the load the flags give: flags beat the file, they land in
+// every workload's own load.
+func loadOverlay(changed func(flag string) bool, f runFlags) (scenario.Load, error) {
+	var over scenario.Load
+	// Each value is checked by its parameter's bound, the one a scenario
+	// file's field goes through, here with the flag's name; how the values
+	// combine (a rate with a duration, the memory) is Validate's to check.
+	for _, c := range []struct {
+		flag string
+		err  error
+	}{
+		{"clients", workload.CheckClients("--clients", f.clients)},
+		{"pipeline", workload.CheckPipeline("--pipeline", f.pipeline)},
+		{"batch", workload.CheckBatch("--batch", f.batch)},
+		{"value-size", workload.CheckValueSize("--value-size", f.valueSize)},
+		{"ops", workload.CheckOps("--ops", f.ops, 1)},
+		{"warmup-ops", workload.CheckOps("--warmup-ops", f.warmupOps, 0)},
+		{"duration", workload.CheckDuration("--duration", f.duration)},
+		{"warmup", workload.CheckDuration("--warmup", f.warmup)},
+		{"rate", workload.CheckRate("--rate", f.rate, 0, 0)},
+	} {
+		if changed(c.flag) && c.err != nil {
+			return over, &UsageError{Err: c.err}
+		}
+	}
+	// The overlay below reads 0 as unset: the scenario's depth would stay.
+	if changed("pipeline") && f.pipeline == 0 {
+		return over, usagef("--pipeline must be positive, got 0 (1 sends one op per round trip)")
+	}
+	if changed("ops") && changed("duration") {
+		return over, usagef("give --ops or --duration, not both")
+	}
+	over.Clients, over.Pipeline, over.Rate = f.clients, f.pipeline, f.rate
+	over.Ops, over.Duration = f.ops, scenario.Duration(f.duration)
+	over.Warmup, over.WarmupOps = scenario.Duration(f.warmup), f.warmupOps
+	if changed("rtt") {
+		rtt := scenario.Duration(f.rtt)
+		over.RTT = &rtt
+	}
+	over.Jitter, over.Bandwidth = scenario.Duration(f.jitter), f.bandwidth
+	if changed("connect-per-op") {
+		over.ConnectPerOp = &f.connectPerOp
+	}
+	return over, nil
+}
+
+// parseCounts reads "1000,10k,1M"; workload.CheckKeys bounds the counts.
+func parseCounts(s string) ([]int64, error) {
+	var out []int64
+	for _, count := range strings.Split(s, ",") {
+		p := strings.TrimSpace(count)
+		mult := int64(1)
+		switch {
+		case strings.HasSuffix(p, "k"), strings.HasSuffix(p, "K"):
+			mult, p = 1000, p[:len(p)-1]
+		case strings.HasSuffix(p, "M"), strings.HasSuffix(p, "m"):
+			mult, p = 1000000, p[:len(p)-1]
+		}
+		n, err := strconv.ParseInt(strings.ReplaceAll(p, "_", ""), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a count", p)
+		}
+		if n > math.MaxInt64/mult || n < math.MinInt64/mult {
+			return nil, fmt.Errorf("%q is more than a count can hold", strings.TrimSpace(count))
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
+}
+
+// parseStall reads --stall AFTER:FOR, e.g. 1s:500ms.
+func parseStall(v string) (scenario.Stall, error) {
+	a, f, ok := strings.Cut(v, ":")
+	after, err1 := time.ParseDuration(strings.TrimSpace(a))
+	dur, err2 := time.ParseDuration(strings.TrimSpace(f))
+	if !ok || err1 != nil || err2 != nil {
+		return scenario.Stall{}, fmt.Errorf("want AFTER:FOR, e.g. 1s:500ms (stop the server 1 s into each measured phase for 500 ms), got %q", v)
+	}
+	switch {
+	case dur <= 0:
+		return scenario.Stall{}, fmt.Errorf("FOR must be positive, got %v", dur)
+	case after < 0:
+		return scenario.Stall{}, errors.New("AFTER must not be negative")
+	}
+	return scenario.Stall{After: scenario.Duration(after), For: scenario.Duration(dur)}, nil
+}

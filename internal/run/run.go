@@ -1,0 +1,391 @@
+// Package run plans and runs a scenario: its cells, each target's server
+// lifecycle, repeats in rounds, pinning, the network, stalls, the watch on
+// servers and the result written cell by cell. It knows no command line:
+// the CLI fills Options from its flags and shows what an Observer is told.
+package run
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"runtime"
+	"time"
+
+	"github.com/storebench/storebench/internal/errclass"
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/netem"
+	"github.com/storebench/storebench/internal/owner"
+	"github.com/storebench/storebench/internal/report"
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/scenario"
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload"
+)
+
+// Plan is a run read, checked and planned, before any work.
+type Plan struct {
+	reg            target.Registry
+	s              *scenario.Scenario
+	opts           Options
+	targets        []scenario.Target // those that can run here
+	cells          []cell
+	skipped        []result.Skipped
+	keep           bool // leave the targets' data in place
+	repeat         int
+	server, client cpuChoice
+	clientCPUs     []int
+	mechanism      netem.Mechanism
+}
+
+// NewPlan checks everything a run is given (the scenario, the options, the
+// targets' binaries and URLs, the network) and plans its cells, starting
+// nothing and writing nothing. Every error it returns is an *InputError.
+// It completes s with its defaults.
+func NewPlan(ctx context.Context, reg target.Registry, types workload.Registry, s *scenario.Scenario, opts Options) (*Plan, error) {
+	s.Defaults()
+	resolved, err := s.Resolve(reg, types, opts.Keep || s.Keep)
+	if err != nil {
+		return nil, asInput(err)
+	}
+	s = resolved.Scenario
+	repeat, err := opts.check(s)
+	if err != nil {
+		return nil, err
+	}
+	p := &Plan{reg: reg, s: s, opts: opts, repeat: repeat}
+	p.server = pickCPUs(opts.ServerCPUs, "--server-cpus", s.ServerCPUs, "server_cpus", s.Source)
+	p.client = pickCPUs(opts.ClientCPUs, "--client-cpus", s.ClientCPUs, "client_cpus", s.Source)
+	if _, err := p.server.cpus(); err != nil {
+		return nil, err
+	}
+	if p.clientCPUs, err = p.client.cpus(); err != nil {
+		return nil, err
+	}
+	if p.keep, err = keepData(reg, resolved, opts.Keep); err != nil {
+		return nil, err
+	}
+	if p.targets, p.skipped, err = preflight(ctx, reg, s, opts.DataDir, p.server.list); err != nil {
+		return nil, err
+	}
+	planned, err := planCells(resolved, p.targets)
+	if err != nil {
+		return nil, asInput(err)
+	}
+	p.cells = repeatCells(planned, repeat)
+	if p.mechanism, err = networkMechanism(ctx, p.cells, opts.mechanism()); err != nil {
+		return nil, inputf("--net-mechanism: %v", err)
+	}
+	return p, nil
+}
+
+// Cells describes the planned cells, in the order they run.
+func (p *Plan) Cells() []CellInfo {
+	infos := make([]CellInfo, len(p.cells))
+	for i, c := range p.cells {
+		infos[i] = CellInfo{Label: c.label(), Target: c.Target.Spec.Label(), Weight: c.weight()}
+	}
+	return infos
+}
+
+// Outcome is what a finished (or interrupted) run leaves.
+type Outcome struct {
+	Result *result.Result // the result as written, read back
+	Path   string         // of result.json
+	Failed int            // cells that failed
+	Cells  int            // cells planned
+	// Interrupted says the run's context ended before every cell ran.
+	Interrupted bool
+	// Report is the path of report.html beside result.json, or ReportErr
+	// why it could not be written (the result is safe all the same).
+	Report    string
+	ReportErr error
+}
+
+// Execute runs the plan's cells and writes the result, telling obs what
+// it does; a plan is executed once. An *InputError comes before any work (the client CPUs cannot be
+// pinned, the result or scratch dir cannot be made); any other error means
+// the result could not be finished.
+func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
+	if p.client.list != "" {
+		if err := pinProcess(p.client.list); err != nil {
+			return nil, inputf("%s: %v", p.client.origin, err)
+		}
+	}
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(p.opts.ClientThreads, p.s.ClientThreads, len(p.clientCPUs))))
+
+	started := time.Now().UTC()
+	w, err := result.Create(p.opts.Out, p.newResult(started))
+	if err != nil {
+		return nil, inputf("--out %s: %v", p.opts.Out, err)
+	}
+	p.logBefore(ctx, obs)
+	scratch, err := owner.MakeDir(p.opts.DataDir, "storebench-run-*", "run scratch dir")
+	if err != nil {
+		return nil, inputf("--data-dir %s: %v", p.opts.DataDir, err)
+	}
+	defer os.RemoveAll(scratch)
+
+	obs.Begin(p.Cells())
+	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep}
+	failed := runCells(ctx, p.reg, p.cells, w, args, obs, p.opts.FailFast)
+	return p.finish(ctx, w, failed)
+}
+
+// newResult is the result's head, before any cell.
+func (p *Plan) newResult(started time.Time) *result.Result {
+	res := &result.Result{
+		Schema: result.Schema, ID: started.Format("20060102T150405Z"), Status: result.StatusRunning, StartedAt: started,
+		Command: redactArgs(p.opts.Command), Suite: p.opts.Suite, Seed: p.s.Seed,
+		Storebench:  result.Build{Version: p.opts.Version, Commit: p.opts.Commit, GoVersion: runtime.Version()},
+		Environment: result.ReadEnvironment(p.server.list),
+		Scenario:    p.s, Skipped: p.skipped, Article: p.s.Article, Quick: p.opts.Quick,
+	}
+	if p.repeat > 1 {
+		res.Repeat = p.repeat
+	}
+	return res
+}
+
+// logBefore says, before the first cell, what the run leaves out: skipped
+// targets, what earlier runs left behind, CPU lists it cannot apply.
+func (p *Plan) logBefore(ctx context.Context, obs Observer) {
+	for _, sk := range p.skipped {
+		obs.Logf("skipping %s: %s", sk.Target, sk.Reason)
+	}
+	reportLeftovers(ctx, p.reg, p.opts.DataDir, specsOf(p.targets), obs.Logf)
+	for _, c := range []cpuChoice{p.server, p.client} {
+		if c.dropped != "" {
+			obs.Logf("%s: %s not applied: %s; the run is unpinned (see the environment's CPUs)", p.s.Source, c.dropped, c.why)
+		}
+	}
+}
+
+// finish closes the result with the run's status and writes report.html.
+func (p *Plan) finish(ctx context.Context, w *result.Writer, failed int) (*Outcome, error) {
+	status := result.StatusComplete
+	switch {
+	case ctx.Err() != nil:
+		status = result.StatusInterrupted
+	case failed > 0:
+		status = result.StatusFailed
+	}
+	if err := w.Finish(status); err != nil {
+		return nil, err
+	}
+	final, err := result.Read(w.Path())
+	if err != nil {
+		return nil, err
+	}
+	o := &Outcome{Result: final, Path: w.Path(), Failed: failed, Cells: len(p.cells), Interrupted: ctx.Err() != nil}
+	o.Report, o.ReportErr = writeHTMLReport(final, filepath.Dir(w.Path()))
+	return o, nil
+}
+
+// writeHTMLReport writes report.html into dir, beside result.json.
+func writeHTMLReport(r *result.Result, dir string) (string, error) {
+	path := filepath.Join(dir, "report.html")
+	if err := result.WriteFileAtomic(path, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
+		return "", fmt.Errorf("write %s: %w", path, err)
+	}
+	return path, nil
+}
+
+// runCells runs every cell, starting each target once, and returns how many
+// failed. A managed server that dies is recorded in its cell, and the next
+// cell of that target gets a fresh server; with failFast the run stops at
+// the first failed cell.
+func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, obs Observer, failFast bool) int {
+	logf := obs.Logf
+	failed := 0
+	var inst *target.Instance
+	stop := func() {
+		if inst == nil {
+			return
+		}
+		stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+		if err := inst.Stop(stopCtx); err != nil {
+			logf("  %v", err)
+		}
+		cancel()
+		inst = nil
+	}
+	defer stop()
+	for k := 0; k < len(cells) && ctx.Err() == nil; k++ {
+		c := cells[k]
+		spec := c.Target.Spec
+		if inst != nil && inst.Spec.Label() != spec.Label() {
+			stop()
+		}
+		if inst == nil {
+			logf("starting %s", spec.Label())
+			var err error
+			if inst, err = reg.Start(ctx, spec, args); err != nil {
+				if ctx.Err() != nil {
+					break
+				}
+				failed++
+				logWriteErr(w.AddCell(c.failed(c.params, err)), logf)
+				logf("  %v", err)
+				if failFast {
+					break
+				}
+				continue
+			}
+			logWriteErr(w.Update(func(r *result.Result) { r.Targets = append(r.Targets, targetRecord(inst)) }), logf)
+		}
+		logf("[%d/%d] %s", k+1, len(cells), c.label())
+		params, err := setNetwork(ctx, inst, c, logf)
+		if err != nil {
+			if ctx.Err() != nil {
+				break
+			}
+			failed++
+			logWriteErr(w.AddCell(c.failed(params, err)), logf)
+			logf("  %v", err)
+			if inst.Store == nil {
+				stop() // could not reopen the store: the next cell starts the target anew
+			}
+			if failFast {
+				break
+			}
+			continue
+		}
+		obs.CellStarted(k)
+		rc := runCell(ctx, inst, c, obs.Second)
+		rc.Params = params
+		obs.CellDone(k, rc.Seconds)
+		if ctx.Err() != nil && rc.Status != result.CellOK {
+			break // interrupted half-way: keep only finished cells
+		}
+		if rc.Status != result.CellOK {
+			failed++
+			logf("  failed: %s", rc.Error)
+		}
+		logWriteErr(w.AddCell(rc), logf)
+		if inst.Server != nil && !inst.Server.Running() {
+			stop() // removes the dead server's directory; the next cell starts a fresh one
+		}
+		if failFast && rc.Status != result.CellOK {
+			break
+		}
+	}
+	return failed
+}
+
+// logWriteErr says when the result file could not be written (a full disk):
+// the run goes on, and the next write tries again with every cell so far.
+func logWriteErr(err error, logf func(string, ...any)) {
+	if err != nil {
+		logf("  %v", err)
+	}
+}
+
+// errServerDied cancels a cell whose managed server exited under it.
+var errServerDied = errors.New("the managed server died during the cell")
+
+func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(string, metrics.Second)) result.Cell {
+	rc := c.record(c.params)
+	cellCtx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	if inst.Server != nil && !c.KillsServer {
+		go watchServer(cellCtx, inst, cancel)
+	}
+	hooks := workload.Hooks{Probe: inst.Probe, OnSecond: onSecond}
+	if c.Stall != nil {
+		hooks.Probe = stallHook(cellCtx, inst, *c.Stall)
+		defer resumeServer(inst) // a server is never left stopped, whatever happened to the phase
+	}
+	out, err := runWorkload(cellCtx, inst, c, hooks)
+	phases := out.Phases
+	rc.Seconds = time.Since(rc.StartedAt).Seconds()
+	rc.Phases = phases
+	if out.Summary != nil {
+		out.Summary(&rc)
+	}
+	rc.Status = result.CellOK
+	died := inst.Server != nil && !c.KillsServer && (errors.Is(context.Cause(cellCtx), errServerDied) || !inst.Server.Running())
+	switch {
+	case died:
+		rc.Status, rc.Error = result.CellFailed, errServerDied.Error()+"; the phases hold what was measured until then"
+		rc.ServerLog = inst.Server.LogTail(20)
+	case err != nil:
+		rc.Status, rc.Error = result.CellFailed, err.Error()
+	case mismatches(phases) > 0:
+		rc.Status, rc.Error = result.CellFailed, fmt.Sprintf("%d reads did not return what was written", mismatches(phases))
+	}
+	return rc
+}
+
+// runWorkload runs the cell's workload on inst, with a streaming replica
+// of its server started for it when the cell asks for one.
+func runWorkload(ctx context.Context, inst *target.Instance, c cell, hooks workload.Hooks) (workload.Outcome, error) {
+	e := env(inst)
+	if c.Replica {
+		if inst.Server == nil || inst.Server.Kind != server.Postgres {
+			return workload.Outcome{}, fmt.Errorf("%s: a replica needs a managed PostgreSQL primary; %s is not one", c.Type, inst.Spec.Label())
+		}
+		replica, err := server.StartReplica(ctx, inst.Server, server.Options{BaseDir: filepath.Dir(inst.Server.DataDir), CPUs: inst.Server.CPUs})
+		if err != nil {
+			return workload.Outcome{}, err
+		}
+		defer func() {
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			replica.Stop(stopCtx)
+		}()
+		e.ReplicaURL = replica.URL
+	}
+	return c.Run(ctx, e, hooks)
+}
+
+// watchServer cancels the cell as soon as its managed server is gone, so a
+// dead server fails the cell at once instead of after every op has failed.
+func watchServer(ctx context.Context, inst *target.Instance, cancel context.CancelCauseFunc) {
+	t := time.NewTicker(100 * time.Millisecond)
+	defer t.Stop()
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+			if !inst.Server.Running() {
+				cancel(errServerDied)
+				return
+			}
+		}
+	}
+}
+
+func mismatches(phases []metrics.Phase) int64 {
+	var n int64
+	for _, p := range phases {
+		n += p.Errors[string(errclass.ClassMismatch)]
+	}
+	return n
+}
+
+func targetRecord(inst *target.Instance) result.Target {
+	t := result.Target{Name: inst.Spec.Label(), Store: inst.Spec.Store, Profile: inst.Spec.Profile, Managed: inst.Spec.Managed(), Options: inst.Spec.Options, Info: inst.Info}
+	if t.Managed && inst.Kind.Server != "" && t.Profile == "" {
+		t.Profile = "default"
+	}
+	if inst.Server != nil {
+		t.ServerPID = inst.Server.PID
+	}
+	t.Location = store.RedactURL(t.Location)
+	t.Kept = inst.Kept()
+	return t
+}
+
+func redactArgs(args []string) []string {
+	out := make([]string, len(args))
+	for i, a := range args {
+		out[i] = store.RedactURL(a)
+	}
+	return out
+}
