@@ -3,6 +3,7 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"github.com/storebench/storebench/internal/progress"
 	"io"
 	"os"
 
@@ -60,9 +61,9 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 		return err
 	}
 	out := cmd.OutOrStdout()
-	prog := newProgress(out, cmd.ErrOrStderr(), f.quiet) // progress.go: log lines, and a live line on a terminal
+	prog := progress.New(out, cmd.ErrOrStderr(), f.quiet) // log lines, and a live line on a terminal
 	o, err := p.Execute(cmd.Context(), prog)
-	prog.close()
+	prog.Close()
 	if _, input := errors.AsType[*run.InputError](err); input {
 		return &UsageError{Err: err}
 	} else if err != nil {

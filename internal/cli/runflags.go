@@ -3,10 +3,7 @@ package cli
 import (
 	"bytes"
 	"errors"
-	"fmt"
-	"math"
 	"os"
-	"strconv"
 	"strings"
 	"time"
 
@@ -168,7 +165,7 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 		w.Load = &merged
 	}
 	if changed("stall") {
-		st, err := parseStall(f.stall)
+		st, err := scenario.ParseStall(f.stall)
 		if err != nil {
 			return usagef("--stall: %v", err)
 		}
@@ -205,7 +202,7 @@ var fieldFlags = []struct {
 	val  func(f runFlags) (any, error)
 }{
 	{"keys", []string{"keys"}, func(f runFlags) (any, error) {
-		keys, err := parseCounts(f.keys)
+		keys, err := workload.ParseCounts(f.keys)
 		if err != nil {
 			return nil, usagef("--keys: %v", err)
 		}
@@ -298,43 +295,4 @@ func loadOverlay(changed func(flag string) bool, f runFlags) (scenario.Load, err
 	return over, nil
 }
 
-// parseCounts reads "1000,10k,1M"; workload.CheckKeys bounds the counts.
-func parseCounts(s string) ([]int64, error) {
-	var out []int64
-	for _, count := range strings.Split(s, ",") {
-		p := strings.TrimSpace(count)
-		mult := int64(1)
-		switch {
-		case strings.HasSuffix(p, "k"), strings.HasSuffix(p, "K"):
-			mult, p = 1000, p[:len(p)-1]
-		case strings.HasSuffix(p, "M"), strings.HasSuffix(p, "m"):
-			mult, p = 1000000, p[:len(p)-1]
-		}
-		n, err := strconv.ParseInt(strings.ReplaceAll(p, "_", ""), 10, 64)
-		if err != nil {
-			return nil, fmt.Errorf("%q is not a count", p)
-		}
-		if n > math.MaxInt64/mult || n < math.MinInt64/mult {
-			return nil, fmt.Errorf("%q is more than a count can hold", strings.TrimSpace(count))
-		}
-		out = append(out, n*mult)
-	}
-	return out, nil
-}
 
-// parseStall reads --stall AFTER:FOR, e.g. 1s:500ms.
-func parseStall(v string) (scenario.Stall, error) {
-	a, f, ok := strings.Cut(v, ":")
-	after, err1 := time.ParseDuration(strings.TrimSpace(a))
-	dur, err2 := time.ParseDuration(strings.TrimSpace(f))
-	if !ok || err1 != nil || err2 != nil {
-		return scenario.Stall{}, fmt.Errorf("want AFTER:FOR, e.g. 1s:500ms (stop the server 1 s into each measured phase for 500 ms), got %q", v)
-	}
-	switch {
-	case dur <= 0:
-		return scenario.Stall{}, fmt.Errorf("FOR must be positive, got %v", dur)
-	case after < 0:
-		return scenario.Stall{}, errors.New("AFTER must not be negative")
-	}
-	return scenario.Stall{After: scenario.Duration(after), For: scenario.Duration(dur)}, nil
-}

@@ -353,3 +353,20 @@ func (e oneLine) Error() string {
 }
 
 func (e oneLine) Unwrap() error { return e.err }
+
+// ParseStall reads a stall written AFTER:FOR (--stall), e.g. 1s:500ms.
+func ParseStall(v string) (Stall, error) {
+	a, f, ok := strings.Cut(v, ":")
+	after, err1 := time.ParseDuration(strings.TrimSpace(a))
+	dur, err2 := time.ParseDuration(strings.TrimSpace(f))
+	if !ok || err1 != nil || err2 != nil {
+		return Stall{}, fmt.Errorf("want AFTER:FOR, e.g. 1s:500ms (stop the server 1 s into each measured phase for 500 ms), got %q", v)
+	}
+	switch {
+	case dur <= 0:
+		return Stall{}, fmt.Errorf("FOR must be positive, got %v", dur)
+	case after < 0:
+		return Stall{}, errors.New("AFTER must not be negative")
+	}
+	return Stall{After: Duration(after), For: Duration(dur)}, nil
+}

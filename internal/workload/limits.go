@@ -2,6 +2,9 @@ package workload
 
 import (
 	"fmt"
+	"math"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/storebench/storebench/internal/load"
@@ -127,4 +130,28 @@ func within(field string, n, lo, hi int64, unit, why string) error {
 		return fmt.Errorf("%s %d: at most %d%s: %s", field, n, hi, unit, why)
 	}
 	return nil
+}
+
+// ParseCounts reads "1000,10k,1M"; workload.CheckKeys bounds the counts.
+func ParseCounts(s string) ([]int64, error) {
+	var out []int64
+	for _, count := range strings.Split(s, ",") {
+		p := strings.TrimSpace(count)
+		mult := int64(1)
+		switch {
+		case strings.HasSuffix(p, "k"), strings.HasSuffix(p, "K"):
+			mult, p = 1000, p[:len(p)-1]
+		case strings.HasSuffix(p, "M"), strings.HasSuffix(p, "m"):
+			mult, p = 1000000, p[:len(p)-1]
+		}
+		n, err := strconv.ParseInt(strings.ReplaceAll(p, "_", ""), 10, 64)
+		if err != nil {
+			return nil, fmt.Errorf("%q is not a count", p)
+		}
+		if n > math.MaxInt64/mult || n < math.MinInt64/mult {
+			return nil, fmt.Errorf("%q is more than a count can hold", strings.TrimSpace(count))
+		}
+		out = append(out, n*mult)
+	}
+	return out, nil
 }

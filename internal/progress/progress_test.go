@@ -1,4 +1,4 @@
-package cli
+package progress
 
 import (
 	"bytes"
@@ -34,7 +34,7 @@ func TestProgressLine(t *testing.T) {
 	p.now = clk.now
 	cells := progressCells()
 	p.Begin(cells)
-	defer p.close()
+	defer p.Close()
 
 	p.Logf("[%d/%d] %s", 1, 4, cells[0].Label)
 	p.CellStarted(0)
@@ -82,7 +82,7 @@ func TestProgressNarrow(t *testing.T) {
 	p := newProgressTo(&b, false, true, true)
 	p.width = func() int { return 40 }
 	p.Begin(progressCells())
-	defer p.close()
+	defer p.Close()
 	p.CellStarted(3)
 	p.Second("read", metrics.Second{Ops: 99999, P99: 250})
 	line := b.String()[strings.LastIndex(b.String(), "\r\x1b[K")+4:]
@@ -109,7 +109,7 @@ func TestProgressQuietAndNotATerminal(t *testing.T) {
 		p.CellStarted(0)
 		p.Second("write", metrics.Second{Ops: 5})
 		p.CellDone(0, 1)
-		p.close()
+		p.Close()
 	}
 	if quiet.Len() != 0 {
 		t.Errorf("--quiet printed %q", quiet.String())
@@ -117,8 +117,8 @@ func TestProgressQuietAndNotATerminal(t *testing.T) {
 	if plain.String() != "starting memory\n" {
 		t.Errorf("off a terminal: %q, want the log line alone", plain.String())
 	}
-	// newProgress itself: a bytes.Buffer is not a terminal.
-	if p := newProgress(&plain, &plain, false); p.live {
+	// New itself: a bytes.Buffer is not a terminal.
+	if p := New(&plain, &plain, false); p.live {
 		t.Error("live progress on a buffer")
 	}
 }

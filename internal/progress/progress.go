@@ -1,4 +1,6 @@
-package cli
+// Package progress is what storebench run shows on the terminal while it
+// works; its Display is the run's Observer.
+package progress
 
 import (
 	"fmt"
@@ -16,7 +18,7 @@ import (
 	"github.com/storebench/storebench/internal/run"
 )
 
-// progress is what run shows while it works: the log lines ("starting redis",
+// Display is what run shows while it works: the log lines ("starting redis",
 // "[3/12] redis/kv/keys=1000") and, on a terminal, one live status line under
 // them, redrawn every second:
 //
@@ -27,7 +29,7 @@ import (
 // TERM is not dumb; --quiet silences the log and the line; NO_COLOR turns
 // colour off. The remaining time is estimated from the finished cells: per
 // target, time per key (or per cell where cells have no key count).
-type progress struct {
+type Display struct {
 	mu    sync.Mutex
 	w     io.Writer
 	quiet bool
@@ -51,8 +53,8 @@ type progress struct {
 	stopped   chan struct{}
 }
 
-// newProgress decides from the streams and the environment how to show progress.
-func newProgress(stdout, stderr io.Writer, quiet bool) *progress {
+// New decides from the streams and the environment how to show progress.
+func New(stdout, stderr io.Writer, quiet bool) *Display {
 	live := !quiet && isTerminal(stdout) && isTerminal(stderr) && os.Getenv("TERM") != "dumb"
 	p := newProgressTo(stderr, quiet, live, os.Getenv("NO_COLOR") == "")
 	if f, ok := stderr.(*os.File); ok && live {
@@ -66,9 +68,9 @@ func newProgress(stdout, stderr io.Writer, quiet bool) *progress {
 	return p
 }
 
-// newProgressTo is newProgress with every choice made by the caller (tests).
-func newProgressTo(w io.Writer, quiet, live, color bool) *progress {
-	return &progress{w: w, quiet: quiet, live: live, color: color && live, cur: -1,
+// newProgressTo is New with every choice made by the caller (tests).
+func newProgressTo(w io.Writer, quiet, live, color bool) *Display {
+	return &Display{w: w, quiet: quiet, live: live, color: color && live, cur: -1,
 		width: func() int { return 100 }, now: time.Now}
 }
 
@@ -78,7 +80,7 @@ func isTerminal(w io.Writer) bool {
 }
 
 // Logf prints one log line (to stderr), keeping the live line below it.
-func (p *progress) Logf(format string, args ...any) {
+func (p *Display) Logf(format string, args ...any) {
 	if p.quiet {
 		return
 	}
@@ -90,7 +92,7 @@ func (p *progress) Logf(format string, args ...any) {
 }
 
 // Begin starts the clock for the planned cells.
-func (p *progress) Begin(cells []run.CellInfo) {
+func (p *Display) Begin(cells []run.CellInfo) {
 	p.mu.Lock()
 	p.cells = cells
 	p.secs = make([]float64, len(cells))
@@ -107,7 +109,7 @@ func (p *progress) Begin(cells []run.CellInfo) {
 
 // tick redraws the line every second, so elapsed time moves while a
 // server starts or a phase prepares.
-func (p *progress) tick() {
+func (p *Display) tick() {
 	defer close(p.stopped)
 	t := time.NewTicker(time.Second)
 	defer t.Stop()
@@ -124,7 +126,7 @@ func (p *progress) tick() {
 }
 
 // CellStarted marks cell i as running.
-func (p *progress) CellStarted(i int) {
+func (p *Display) CellStarted(i int) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.cur, p.cellStart, p.phase, p.haveLast = i, p.now(), "", false
@@ -136,7 +138,7 @@ func (p *progress) CellStarted(i int) {
 // (workload.Hooks.OnSecond); it is called from the engine's goroutine. A
 // phase's last second is usually partial: its ops are divided by the time
 // since the previous second arrived (at most 1 s), which is its length.
-func (p *progress) Second(phase string, s metrics.Second) {
+func (p *Display) Second(phase string, s metrics.Second) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	now := p.now()
@@ -146,7 +148,7 @@ func (p *progress) Second(phase string, s metrics.Second) {
 }
 
 // CellDone records how long cell i took and clears the live line.
-func (p *progress) CellDone(i int, seconds float64) {
+func (p *Display) CellDone(i int, seconds float64) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if i >= 0 && i < len(p.secs) {
@@ -157,7 +159,7 @@ func (p *progress) CellDone(i int, seconds float64) {
 }
 
 // close stops the ticker and leaves the terminal clean.
-func (p *progress) close() {
+func (p *Display) Close() {
 	if p.stop != nil {
 		close(p.stop)
 		<-p.stopped
@@ -169,14 +171,14 @@ func (p *progress) close() {
 	p.clearLocked()
 }
 
-func (p *progress) clearLocked() {
+func (p *Display) clearLocked() {
 	if p.drawn {
 		fmt.Fprint(p.w, "\r\x1b[K")
 		p.drawn = false
 	}
 }
 
-func (p *progress) drawLocked() {
+func (p *Display) drawLocked() {
 	if !p.live || p.cur < 0 || p.cur >= len(p.cells) {
 		return
 	}
@@ -187,7 +189,7 @@ func (p *progress) drawLocked() {
 
 // statusLocked composes the live line, cut to the terminal's width so it
 // never wraps (a wrapped line could not be redrawn in place).
-func (p *progress) statusLocked() string {
+func (p *Display) statusLocked() string {
 	type part struct{ text, sgr string }
 	now := p.now()
 	parts := []part{
@@ -241,7 +243,7 @@ func (p *progress) statusLocked() string {
 }
 
 // remainingLocked estimates the time left (run.Remaining).
-func (p *progress) remainingLocked(now time.Time) (time.Duration, bool) {
+func (p *Display) remainingLocked(now time.Time) (time.Duration, bool) {
 	return run.Remaining(p.cells, p.secs, p.cur, now.Sub(p.cellStart))
 }
 
