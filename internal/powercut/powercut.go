@@ -100,6 +100,10 @@ func Mount(ctx context.Context, backing, mountpoint string) (*FS, error) {
 	return f, nil
 }
 
+// Check says what is missing when this process cannot mount (nil: it can),
+// for a plan to refuse a power cut before any work.
+func Check() error { return requireFUSE() }
+
 // requireFUSE says what is missing when this process cannot mount.
 func requireFUSE() error {
 	if _, err := os.Stat("/dev/fuse"); err != nil {

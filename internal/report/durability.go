@@ -58,29 +58,59 @@ func newDurabilityModel(r *result.Result) *durabilityModel {
 		column{head: "lost max", m: "lost_max"}, column{head: "lost mean", m: "lost_mean"}, column{head: "lost per trial", left: true},
 		column{head: "lost all", left: true}, column{head: "window max", left: true},
 		column{head: "recovery mean", m: "recovery_mean_s"}, column{head: "recovery max", m: "recovery_max_s"})
+	power, kill := 0, 0
+	for _, c := range cells {
+		if s := durabilityOf(c); s != nil && s.Fault == "power" {
+			power++
+			if pc := s.PowerCuts; pc != nil {
+				m.legend = append(m.legend, fmt.Sprintf("%s: %d power cuts discarded %s bytes written since their file's last fsync (%s files rolled back) and %s names created, removed or renamed since their directory's last fsync.",
+					durRowName(c), pc.Cuts, thousands(pc.BytesDiscarded), thousands(pc.FilesRolledBack), thousands(pc.NamesUndone)))
+			}
+		} else {
+			kill++
+		}
+	}
 	for _, c := range cells {
 		m.lost.add(durabilityRow(c)...)
 		if c.Status != result.CellOK && c.Error != "" {
-			m.failed = append(m.failed, fmt.Sprintf("%s failed: %s", rowName(c), durFirstLine(c.Error)))
+			m.failed = append(m.failed, fmt.Sprintf("%s failed: %s", durRowName(c), durFirstLine(c.Error)))
 		}
 		if s := durabilityOf(c); s != nil && m.notPowerLoss == "" {
 			m.notPowerLoss = s.NotPowerLoss
 		}
 		if s := durabilityOf(c); s != nil && (s.Verdict != "" || s.ProcessCrash != "") {
-			m.verdicts = append(m.verdicts, durabilityVerdict{rowName(c), s.Verdict, s.ProcessCrash, s.PowerLoss, s.Filesystem})
+			m.verdicts = append(m.verdicts, durabilityVerdict{durRowName(c), s.Verdict, s.ProcessCrash, s.PowerLoss, s.Filesystem})
 		}
 	}
-	if m.notPowerLoss == "" {
+	switch {
+	case power > 0 && kill == 0:
+		m.notPowerLoss = powerCutNote
+	case m.notPowerLoss == "":
 		m.notPowerLoss = durability.NotPowerLoss
 	}
+	if power > 0 && kill > 0 {
+		m.notPowerLoss += " " + powerCutNote
+	}
 	return m
+}
+
+// powerCutNote says what a power-cut cell measured.
+const powerCutNote = "The cells marked (power cut) cut the power instead: storebench SIGKILLed the server, then discarded every write and name change that no fsync had made durable (a FUSE filesystem under its data dir that keeps track of fsyncs, as a power loss would) and restarted it on what survived: their losses are a power loss's, measured."
+
+// durRowName names a durability cell's row: its target, and (power cut)
+// for a power-fault cell.
+func durRowName(c *result.Cell) string {
+	if s := durabilityOf(c); s != nil && s.Fault == "power" {
+		return rowName(c) + " (power cut)"
+	}
+	return rowName(c)
 }
 
 // durabilityRow is one target's row of the lost-writes table.
 func durabilityRow(c *result.Cell) []cell {
 	s := durabilityOf(c)
 	none := textCell("—")
-	row := []cell{textCell(rowName(c))}
+	row := []cell{textCell(durRowName(c))}
 	if s == nil {
 		return append(row, none, none, none, none, none, none, none, none, none)
 	}

@@ -3,6 +3,7 @@ package run
 import (
 	"context"
 	"fmt"
+	"github.com/storebench/storebench/internal/powercut"
 	"strings"
 	"time"
 
@@ -24,6 +25,12 @@ func FindLeftovers(ctx context.Context, reg target.Registry, dataDir, stores str
 	specs, err := cleanTargets(reg, stores)
 	if err != nil {
 		return nil, nil, err
+	}
+	// A power-cut mount whose run was SIGKILLed answers nothing and would
+	// stop the listing: it is unmounted first, even by a dry run (it holds
+	// no data of its own: that is in its backing directory, listed below).
+	if _, err := powercut.CleanStale(dataDir); err != nil {
+		return nil, nil, inputf("--data-dir %s: %v", dataDir, err)
 	}
 	found, unmarked, err = target.LocalLeftovers(dataDir, "/tmp")
 	if err != nil {

@@ -109,6 +109,8 @@ type Env struct {
 type Server interface {
 	Reconfigure(ctx context.Context, settings map[string]string) error
 	Kill() error
+	// Shutdown stops it cleanly, keeping its data dir for Restart.
+	Shutdown(ctx context.Context) error
 	Restart(ctx context.Context) error
 	// Describe names the server for a report: its kind and process id.
 	Describe() (kind string, pid int)

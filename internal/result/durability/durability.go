@@ -24,8 +24,13 @@ type Summary struct {
 	KillWindowS float64 `json:"kill_window_s"`
 	Seed        uint64  `json:"seed"`
 
+	// Fault is what a trial did: "kill" (SIGKILL; the OS page cache
+	// survives) or "power" (a power cut: unsynced writes are lost).
+	Fault string `json:"fault,omitempty"`
 	// Crash says what was killed, and how.
 	Crash string `json:"crash"`
+	// PowerCuts is what the cuts of a power-fault cell discarded.
+	PowerCuts *Cuts `json:"power_cuts,omitempty"`
 	// NotPowerLoss is the NotPowerLoss text.
 	NotPowerLoss string `json:"not_power_loss"`
 	// ProcessCrash is what this configuration is expected to lose on a
@@ -97,4 +102,18 @@ type Trial struct {
 	// RecoveryS is the time from the restart (for an in-process store: from
 	// the writer's death) to the first successful read.
 	RecoveryS float64 `json:"recovery_s"`
+}
+
+// Cuts sums what the power cuts of a cell discarded, over its trials.
+type Cuts struct {
+	Cuts int `json:"cuts"`
+	// FilesRolledBack: surviving files whose content went back to their
+	// last fsync; BytesDiscarded: bytes written since their file's last
+	// fsync; NamesUndone: names created, removed or renamed since their
+	// directory's last fsync, taken back; WritesRefused: writes refused
+	// because their undo would not fit in memory.
+	FilesRolledBack int64 `json:"files_rolled_back"`
+	BytesDiscarded  int64 `json:"bytes_discarded"`
+	NamesUndone     int64 `json:"names_undone"`
+	WritesRefused   int64 `json:"writes_refused,omitempty"`
 }

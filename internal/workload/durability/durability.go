@@ -20,6 +20,7 @@ package durability
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -70,7 +71,7 @@ func Run(ctx context.Context, env workload.Env, p Params, h Hooks) (schema.Summa
 		return schema.Summary{}, nil, err
 	}
 	p = p.WithDefaults()
-	c, err := newCrasher(env, p)
+	c, err := newCrasher(ctx, env, p)
 	if err != nil {
 		return schema.Summary{}, nil, err
 	}
@@ -93,9 +94,15 @@ type crasher interface {
 	dataDir() string
 }
 
-func newCrasher(env workload.Env, p Params) (crasher, error) {
+func newCrasher(ctx context.Context, env workload.Env, p Params) (crasher, error) {
 	if env.Store == nil {
 		return nil, errors.New("durability: no store")
+	}
+	if p.Fault == FaultPower {
+		if env.Server == nil {
+			return nil, errors.New("durability: a power cut needs a managed server")
+		}
+		return newPowerCrasher(ctx, env.Store, env.Server)
 	}
 	if env.Server != nil {
 		return &serverCrasher{st: env.Store, srv: env.Server}, nil
@@ -209,10 +216,15 @@ func (r *runner) run(ctx context.Context) (schema.Summary, []metrics.Phase, erro
 	s := schema.Summary{
 		TrialsAsked: p.Trials, Writers: p.Writers, ValueSize: p.ValueSize, MinAcked: p.MinAcked,
 		KillWindowS: p.KillWindow.Seconds(), Seed: p.Seed,
-		Crash: r.crash.crash(), NotPowerLoss: schema.NotPowerLoss, Claim: r.env.Info.Durability,
+		Fault: cmp.Or(p.Fault, FaultKill), Crash: r.crash.crash(), NotPowerLoss: schema.NotPowerLoss, Claim: r.env.Info.Durability,
 		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
 	}
 	s.ProcessCrash, s.PowerLoss = expectations(r.env.Kind, r.env.Info.Settings)
+	if pc, ok := r.crash.(*powerCrasher); ok {
+		// Measured, not expected: the cell's losses are a power cut's.
+		s.NotPowerLoss = ""
+		s.PowerCuts = &pc.cuts // filled as the trials cut
+	}
 	s.Verdict = verdict(&s)
 	var phases []metrics.Phase
 	for i := 1; i <= p.Trials; i++ {

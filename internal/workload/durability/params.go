@@ -51,6 +51,9 @@ type Params struct {
 	// RecoveryTimeout bounds restart → first successful read; 0 means
 	// DefaultRecoveryTimeout.
 	RecoveryTimeout time.Duration
+	// Fault is FaultKill (default) or FaultPower: a power cut under a
+	// managed server (package powercut).
+	Fault string
 	// ChildCommand starts the writer process of an in-process store (files,
 	// sqlite): the program and its arguments, run with the environment
 	// variable ChildEnv set. nil means this executable with ChildArg, which
@@ -83,6 +86,9 @@ func (p Params) Validate() error {
 	}
 	if p.KillWindow >= 0 && p.TrialTimeout >= 0 && d.KillWindow >= d.TrialTimeout {
 		bad("kill window (%v) must be shorter than the trial timeout (%v)", d.KillWindow, d.TrialTimeout)
+	}
+	if p.Fault != "" && p.Fault != FaultKill && p.Fault != FaultPower {
+		bad("fault %q: want %s (SIGKILL of the server) or %s (a power cut)", p.Fault, FaultKill, FaultPower)
 	}
 	if len(p.ChildCommand) > 0 && p.ChildCommand[0] == "" {
 		bad("child command has an empty program name")

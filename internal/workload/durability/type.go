@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/storebench/storebench/internal/powercut"
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
@@ -34,6 +35,8 @@ type Section struct {
 	KillWindow      time.Duration `yaml:"kill_window,omitempty" json:"kill_window,omitempty"`
 	TrialTimeout    time.Duration `yaml:"trial_timeout,omitempty" json:"trial_timeout,omitempty"`
 	RecoveryTimeout time.Duration `yaml:"recovery_timeout,omitempty" json:"recovery_timeout,omitempty"`
+	// Fault is kill (default) or power (--fault power).
+	Fault string `yaml:"fault,omitempty" json:"fault,omitempty"`
 }
 
 func (s *Spec) Defaults() {}
@@ -45,7 +48,7 @@ func (s *Spec) params(l workload.Load, seed uint64) Params {
 	}
 	return Params{
 		Trials: d.Trials, Writers: l.Clients, ValueSize: s.ValueSize, MinAcked: d.MinAcked,
-		KillWindow: d.KillWindow, Seed: seed, TrialTimeout: d.TrialTimeout, RecoveryTimeout: d.RecoveryTimeout,
+		KillWindow: d.KillWindow, Seed: seed, TrialTimeout: d.TrialTimeout, RecoveryTimeout: d.RecoveryTimeout, Fault: d.Fault,
 	}.WithDefaults()
 }
 
@@ -65,8 +68,16 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 		return nil, err
 	}
 	params := s.params(p.Load, p.Seed)
+	if params.Fault == FaultPower {
+		if p.Kind.Server == "" || !p.Spec.Managed() {
+			return nil, fmt.Errorf("durability: a power cut needs a managed server, whose data dir storebench mounts; %s is not one (in-process stores are not cut yet)", p.Spec.Label())
+		}
+		if err := powercut.Check(); err != nil {
+			return nil, fmt.Errorf("durability --fault power: %w", err)
+		}
+	}
 	return []workload.Cell{{
-		Params: params, Memory: params.Memory(), KillsServer: true,
+		Params: params, Names: []string{"fault"}, Memory: params.Memory(), KillsServer: true,
 		Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
 			sum, phases, err := Run(ctx, env, params, h)
 			return workload.Outcome{Phases: phases, Summary: func(c *result.Cell) { c.Durability = &sum }}, err
@@ -76,6 +87,10 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 
 // MarshalJSON records the parameters as a result cell's params.
 func (p Params) MarshalJSON() ([]byte, error) {
-	return json.Marshal(map[string]any{"trials": p.Trials, "writers": p.Writers, "value_size": p.ValueSize,
-		"min_acked": p.MinAcked, "kill_window": p.KillWindow.String(), "seed": p.Seed})
+	m := map[string]any{"trials": p.Trials, "writers": p.Writers, "value_size": p.ValueSize,
+		"min_acked": p.MinAcked, "kill_window": p.KillWindow.String(), "seed": p.Seed}
+	if p.Fault == FaultPower {
+		m["fault"] = p.Fault // names the cell; a kill is the default
+	}
+	return json.Marshal(m)
 }
