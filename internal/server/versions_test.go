@@ -41,6 +41,9 @@ func TestVersionsStart(t *testing.T) {
 			if !strings.HasPrefix(s.Settings["mem_allocator"], tc.allocator) {
 				t.Errorf("mem_allocator = %q, want %s…", s.Settings["mem_allocator"], tc.allocator)
 			}
+			if tc.kind == server.Postgres && tc.version == "18" && s.Settings["io_method"] == "" {
+				t.Errorf("postgres 18: io_method not read back: %v", s.Settings)
+			}
 			if tc.kind == server.Postgres && s.Settings["shared_preload_libraries"] != "pg_stat_statements" {
 				t.Errorf("%s@%s: pg_stat_statements not loaded (notes: %v)", tc.kind, tc.version, s.Notes)
 			}
@@ -220,5 +223,39 @@ func TestVersionMatches(t *testing.T) {
 		if got := server.VersionMatches(tc.have, tc.want); got != tc.ok {
 			t.Errorf("VersionMatches(%q, %q) = %v", tc.have, tc.want, got)
 		}
+	}
+}
+
+// TestBinariesReachable: as root the server runs as an unprivileged
+// account, which must be able to reach its binary: a build under a 0700
+// dir (as /root is) is refused before anything starts, in one line.
+func TestBinariesReachable(t *testing.T) {
+	t.Parallel()
+	src, err := server.LocateFor(server.Valkey, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	private := filepath.Join(t.TempDir(), "private")
+	if err := os.Mkdir(private, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	b, err := os.ReadFile(src.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := filepath.Join(private, "valkey-server")
+	if err := os.WriteFile(bin, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	err = server.Check(server.Valkey, server.Options{BinDir: bin, BaseDir: servertest.BaseDir(t)})
+	if os.Geteuid() != 0 {
+		// As ourselves, the server can run what we can.
+		if err != nil {
+			t.Errorf("Check = %v, want nil", err)
+		}
+		return
+	}
+	if err == nil || !strings.Contains(err.Error(), "not searchable by user") || !strings.Contains(err.Error(), "put the binaries elsewhere") {
+		t.Errorf("Check with a binary under a 0700 dir = %v", err)
 	}
 }
