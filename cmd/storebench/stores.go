@@ -137,8 +137,33 @@ func stores() target.Registry {
 				return mysql.DropNamespace(ctx, a.URL, a.Namespace)
 			},
 		},
+		{
+			// Valkey speaks Redis's protocol: the redis store and driver, its
+			// own managed server (binary, version, build). No URL scheme: a
+			// redis:// URL reaches a Valkey server as the redis store.
+			Name: "valkey", Batches: true, Description: "Valkey through rueidis (the redis store), keys under a storebench prefix", Server: server.Valkey,
+			Prototype:     (*redis.Store)(nil),
+			ServerOptions: map[string]string{"io-threads": "I/O threads (Valkey 8+ asynchronous I/O), default 1: the main thread only"},
+			CheckOptions: func(o map[string]string) error {
+				if v, ok := o["io-threads"]; ok {
+					// Valkey's own ceiling (IO_THREADS_MAX_NUM), refused here
+					// rather than by a server that will not start.
+					if n, err := strconv.Atoi(v); err != nil || n < 1 || n > maxValkeyIOThreads {
+						return fmt.Errorf("option io-threads=%q: want 1 to %d (Valkey's limit)", v, maxValkeyIOThreads)
+					}
+				}
+				return nil
+			},
+			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
+			},
+			Namespace: "keys " + redis.KeyPrefix + "%s:*",
+		},
 	}
 }
+
+// maxValkeyIOThreads is valkey-server's IO_THREADS_MAX_NUM.
+const maxValkeyIOThreads = 256
 
 func boolOption(opts map[string]string, name string) (bool, error) {
 	v, ok := opts[name]

@@ -2,6 +2,7 @@ package cli
 
 import (
 	"fmt"
+	"io"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/suites"
 )
 
@@ -27,6 +29,9 @@ func (a *App) listCmd() *cobra.Command {
 				runsAs, here, profiles := "in-process", "ready", "-"
 				if k.Server != "" {
 					runsAs = "managed server or URL"
+					if len(k.Schemes) == 0 { // valkey: a URL to it is a redis:// URL
+						runsAs = "managed server"
+					}
 					profiles = strings.Join(server.Profiles(k.Server), ", ")
 					if _, err := server.Locate(k.Server); err != nil {
 						here = "missing: " + server.InstallHint(k.Server) + " (or give a URL)"
@@ -37,6 +42,7 @@ func (a *App) listCmd() *cobra.Command {
 				fmt.Fprintf(w, "%s\t%s\t%s\t%s\t%s\n", k.Name, runsAs, here, profiles, strings.Join(k.Schemes, ", "))
 			}
 			w.Flush()
+			listVersions(cmd.OutOrStdout(), a.Registry)
 
 			fmt.Fprintln(cmd.OutOrStdout(), "\nWORKLOADS")
 			for _, wl := range a.Workloads {
@@ -66,4 +72,30 @@ func (a *App) listCmd() *cobra.Command {
 			return nil
 		},
 	}
+}
+
+// listVersions prints every installed version of each managed server and
+// where it was found, the default (what a target without @version runs)
+// marked.
+func listVersions(out io.Writer, reg target.Registry) {
+	fmt.Fprintln(out, "\nSERVER VERSIONS (a target picks one with store@version, e.g. postgres@18; make deps installs Valkey 9.1 and PostgreSQL 18)")
+	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
+	for _, k := range reg {
+		if k.Server == "" {
+			continue
+		}
+		all := server.Installed(k.Server)
+		if len(all) == 0 {
+			fmt.Fprintf(w, "  %s\t-\tnone found: %s\n", k.Name, server.InstallHint(k.Server))
+		}
+		def, _ := server.Locate(k.Server)
+		for _, in := range all {
+			found := in.Source
+			if in.Binaries == def {
+				found += ", default"
+			}
+			fmt.Fprintf(w, "  %s\t%s\t%s (%s)\n", k.Name, in.Version, in.Dir(), found)
+		}
+	}
+	w.Flush()
 }

@@ -42,6 +42,7 @@ type runFlags struct {
 	failFast      bool
 	replica       bool
 	fault         string
+	serverBins    []string
 	timeScale     float64
 	rtt           time.Duration
 	jitter        time.Duration
@@ -113,6 +114,7 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.netMechanism, "net-mechanism", "auto", "with --rtt: how the delay is made: netem (veth pair into a network namespace with the kernel's netem qdisc), proxy (in-process delaying TCP proxy) or auto (netem where the kernel has it)")
 	fl.StringVar(&f.stall, "stall", "", "stop each managed server AFTER into every measured phase for FOR (SIGSTOP, then SIGCONT), e.g. 1s:500ms; needs --duration")
 	fl.StringVar(&f.fault, "fault", "", "durability: kill (SIGKILL the server; the OS page cache survives; default) or power (a power cut: what no fsync made durable is lost; needs root and /dev/fuse)")
+	fl.StringArrayVar(&f.serverBins, "server-bin", nil, "run your own build of a managed server: store=path, e.g. postgres=/opt/pg17/bin or valkey=/opt/valkey/bin/valkey-server (repeatable; recorded)")
 	fl.BoolVar(&f.replica, "replica", false, "sessions: also run PostgreSQL designs with reads on a managed streaming replica")
 	fl.Float64Var(&f.timeScale, "time-scale", 0, "sessions: shrink the TTL and every interval by this factor (e.g. 0.01), so a short run still sees expiry and vacuum")
 	fl.BoolVar(&f.quick, "quick", false, "the suite's quick mode: same shape, fewer keys and ops")

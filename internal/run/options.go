@@ -32,6 +32,10 @@ type Options struct {
 	// takes the scenario's repeat, else once.
 	Repeat *int
 
+	// ServerBins are --server-bin's values, store=path: a user's own build
+	// of a managed server, checked by NewPlan.
+	ServerBins []string
+
 	Keep         bool   // leave URL targets' data in place after the run
 	FailFast     bool   // stop at the first failed cell
 	NetMechanism string // how a network is made: auto, netem or proxy ("" is auto)

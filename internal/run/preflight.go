@@ -12,14 +12,14 @@ import (
 
 // preflight checks everything a run needs before any work: binaries of
 // managed servers, reachability of external ones, writable directories.
-func preflight(ctx context.Context, reg target.Registry, s *scenario.Scenario, baseDir, serverCPUs string) ([]scenario.Target, []result.Skipped, error) {
+func preflight(ctx context.Context, reg target.Registry, s *scenario.Scenario, args target.StartArgs) ([]scenario.Target, []result.Skipped, error) {
 	var keep []scenario.Target
 	var skipped []result.Skipped
 	for _, t := range s.Targets {
 		k, _ := reg.Lookup(t.Spec.Store)
 		switch {
 		case t.Spec.Managed() && k.Server != "":
-			if err := server.Check(k.Server, k.ServerOptionsFor(t.Spec, target.StartArgs{BaseDir: baseDir, CPUs: serverCPUs})); err != nil {
+			if err := server.Check(k.Server, k.ServerOptionsFor(t.Spec, args)); err != nil {
 				var missing *server.MissingError
 				if !errors.As(err, &missing) {
 					return nil, nil, inputf("target %s: %v", t.Spec.Label(), err)

@@ -40,6 +40,7 @@ type Plan struct {
 	server, client cpuChoice
 	clientCPUs     []int
 	mechanism      netem.Mechanism
+	serverBins     map[server.Kind]string // --server-bin
 }
 
 // NewPlan checks everything a run is given (the scenario, the options, the
@@ -69,7 +70,10 @@ func NewPlan(ctx context.Context, reg target.Registry, types workload.Registry, 
 	if p.keep, err = keepData(reg, resolved, opts.Keep); err != nil {
 		return nil, err
 	}
-	if p.targets, p.skipped, err = preflight(ctx, reg, s, opts.DataDir, p.server.list); err != nil {
+	if p.serverBins, err = reg.ParseServerBins(opts.ServerBins); err != nil {
+		return nil, asInput(err)
+	}
+	if p.targets, p.skipped, err = preflight(ctx, reg, s, target.StartArgs{BaseDir: opts.DataDir, CPUs: p.server.list, ServerBins: p.serverBins}); err != nil {
 		return nil, err
 	}
 	planned, err := planCells(resolved, p.targets)
@@ -131,7 +135,7 @@ func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 	defer os.RemoveAll(scratch)
 
 	obs.Begin(p.Cells())
-	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep}
+	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep, ServerBins: p.serverBins}
 	failed := runCells(ctx, p.reg, p.cells, w, args, obs, p.opts.FailFast)
 	return p.finish(ctx, w, failed)
 }

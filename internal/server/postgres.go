@@ -161,6 +161,8 @@ var pgAlways = []string{
 	"wal_writer_delay", "commit_delay", "wal_buffers", "shared_buffers", "work_mem",
 	"max_wal_size", "checkpoint_timeout", "max_connections", "huge_pages", "jit",
 	"data_checksums", "shared_preload_libraries", "track_io_timing", "server_encoding", "lc_collate",
+	// PostgreSQL 18's asynchronous I/O; absent before 18, so not read back there.
+	"io_method", "io_workers",
 }
 
 func (postgresDriver) inspect(ctx context.Context, s *Server) (string, map[string]string, error) {

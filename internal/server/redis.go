@@ -42,7 +42,8 @@ func (redisDriver) url(s *Server) string       { return "redis://" + s.Addr }
 
 func (redisDriver) init(context.Context, *Server) error { return nil }
 
-func redisConfPath(s *Server) string { return filepath.Join(s.DataDir, "redis.conf") }
+// redisConfPath is redis.conf, or valkey.conf for a Valkey server.
+func redisConfPath(s *Server) string { return filepath.Join(s.DataDir, string(s.Kind)+".conf") }
 
 // command writes redis.conf (it holds the port, so per launch) and runs it.
 // The conf file, not flags, so the data dir documents the run.
@@ -90,6 +91,14 @@ var redisAlways = []string{
 }
 
 func (redisDriver) inspect(ctx context.Context, s *Server) (string, map[string]string, error) {
+	return inspectRESP(ctx, s, "redis_version")
+}
+
+// inspectRESP reads back a Redis or Valkey server: its version from the
+// INFO server field versionField, its allocator (INFO memory's
+// mem_allocator, recorded as a setting: jemalloc or libc malloc changes
+// memory use and speed), and its settings one CONFIG GET at a time.
+func inspectRESP(ctx context.Context, s *Server, versionField string) (string, map[string]string, error) {
 	c, err := respDial(ctx, s.Addr)
 	if err != nil {
 		return "", nil, err
@@ -99,7 +108,11 @@ func (redisDriver) inspect(ctx context.Context, s *Server) (string, map[string]s
 	if err != nil {
 		return "", nil, err
 	}
-	settings := map[string]string{}
+	mem, err := c.info("memory")
+	if err != nil {
+		return "", nil, err
+	}
+	settings := map[string]string{"mem_allocator": mem["mem_allocator"]}
 	// One name per CONFIG GET: Redis before 7 takes a single pattern.
 	for _, name := range append(append([]string{}, redisAlways...), sortedKeys(s.want)...) {
 		reply, err := c.do("CONFIG", "GET", name)
@@ -113,7 +126,18 @@ func (redisDriver) inspect(ctx context.Context, s *Server) (string, map[string]s
 			settings[k] = v
 		}
 	}
-	return info["redis_version"], settings, nil
+	return info[versionField], settings, nil
+}
+
+// valkeyDriver runs valkey-server like redis-server: the same profiles and
+// config file. Valkey reports redis_version 7.2.4 for clients' sake; its
+// own version is valkey_version.
+type valkeyDriver struct{ redisDriver }
+
+func (valkeyDriver) users() []string { return []string{"valkey", "redis"} }
+
+func (valkeyDriver) inspect(ctx context.Context, s *Server) (string, map[string]string, error) {
+	return inspectRESP(ctx, s, "valkey_version")
 }
 
 func (redisDriver) durability(st map[string]string) string {

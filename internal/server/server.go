@@ -33,10 +33,13 @@ const (
 	Redis     Kind = "redis"
 	Memcached Kind = "memcached"
 	MariaDB   Kind = "mariadb"
+	// Valkey is the Redis fork: the same protocol and configuration, its
+	// own binary, version and build (INFO's mem_allocator).
+	Valkey Kind = "valkey"
 )
 
 // Kinds returns every kind of managed server.
-func Kinds() []Kind { return []Kind{Postgres, Redis, Memcached, MariaDB} }
+func Kinds() []Kind { return []Kind{Postgres, Redis, Valkey, Memcached, MariaDB} }
 
 // Defaults applied by Start.
 const (
@@ -63,6 +66,12 @@ type Options struct {
 	// CPUs, like "0" or "0-1,3", pins the server (and its children) to
 	// those CPUs from its first instruction. Linux only.
 	CPUs string
+	// Version picks an installed version, e.g. "18" (matches 18.6) or
+	// "7.0"; "" means the default binary (Locate).
+	Version string
+	// BinDir is a user's own build (--server-bin): a dir holding the kind's
+	// binaries, or the server binary itself; it replaces discovery.
+	BinDir string
 }
 
 // Server is a running (or killed) managed server. Its methods are safe for
@@ -76,6 +85,8 @@ type Server struct {
 	PID     int
 	// Version is what the server reports about itself.
 	Version string
+	// Binary is the path of the server program that runs.
+	Binary string
 	// Settings are the effective settings read back from the running server.
 	Settings map[string]string
 	// Durability says in a few words what a crash loses under Settings.
@@ -146,6 +157,8 @@ func driverFor(k Kind) (driver, error) {
 		return memcachedDriver{}, nil
 	case MariaDB:
 		return mariadbDriver{}, nil
+	case Valkey:
+		return valkeyDriver{}, nil
 	}
 	return nil, fmt.Errorf("unknown server kind %q (known: %v)", k, Kinds())
 }
@@ -228,6 +241,7 @@ type plan struct {
 	want    map[string]string
 	cpuSet  []int
 	bins    Binaries
+	version string // asked for: the server must report it
 	account string
 	cred    *syscall.Credential
 }
@@ -251,11 +265,19 @@ func resolve(k Kind, opts Options) (*plan, error) {
 	if err := checkCPUs(p.cpuSet); err != nil {
 		return nil, err
 	}
-	if p.bins, err = Locate(k); err != nil {
+	if p.bins, err = LocateFor(k, opts); err != nil {
 		return nil, err
 	}
+	p.version = opts.Version
 	if p.account, p.cred, err = runAccount(d.users()); err != nil {
 		return nil, err
+	}
+	if p.cred != nil {
+		// A build under /root (STOREBENCH_DEPS, --server-bin) cannot be run
+		// by the unprivileged account.
+		if err := checkTraversable(filepath.Dir(p.bins.Server), p.account, p.cred, "put the binaries elsewhere (make deps as root uses /usr/local/lib/storebench)"); err != nil {
+			return nil, err
+		}
 	}
 	return p, nil
 }
@@ -277,7 +299,7 @@ func checkBaseDir(base, account string, cred *syscall.Credential) error {
 		return fmt.Errorf("base dir %s: cannot create the data dir in it: %w", base, err)
 	}
 	if cred != nil {
-		return checkTraversable(base, account, cred)
+		return checkTraversable(base, account, cred, "choose another base dir")
 	}
 	return nil
 }
@@ -309,7 +331,7 @@ func startPlan(ctx context.Context, k Kind, p *plan, opts Options, role string) 
 		return nil, err
 	}
 	s := &Server{
-		Kind: k, Profile: p.profile, DataDir: dir, CPUs: opts.CPUs, User: p.account,
+		Kind: k, Profile: p.profile, DataDir: dir, CPUs: opts.CPUs, User: p.account, Binary: p.bins.Server,
 		drv: p.d, bins: p.bins, want: p.want, cred: p.cred, cpuSet: p.cpuSet, timeout: timeout,
 		logPath: filepath.Join(dir, "server.log"),
 	}
@@ -352,6 +374,11 @@ func startPlan(ctx context.Context, k Kind, p *plan, opts Options, role string) 
 	}
 	if s.Version, s.Settings, err = p.d.inspect(ctx, s); err != nil {
 		return nil, s.withLog(fmt.Errorf("read back settings: %w", err))
+	}
+	// --version and the running server could disagree (a wrapper script):
+	// the version measured is the one the server reports.
+	if p.version != "" && !VersionMatches(s.Version, p.version) {
+		return nil, fmt.Errorf("%s reports version %s, not %s", s.Binary, s.Version, p.version)
 	}
 	s.Durability = p.d.durability(s.Settings)
 	return s, nil

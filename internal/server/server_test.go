@@ -31,6 +31,11 @@ var want = map[string]map[string]string{
 	"redis/aof-everysec":    {"save": "", "appendonly": "yes", "appendfsync": "everysec", "aof-use-rdb-preamble": "no"},
 	"redis/aof-always":      {"appendonly": "yes", "appendfsync": "always", "aof-use-rdb-preamble": "no"},
 	"redis/aof-rdb":         {"save": "3600 1 300 100 60 10000", "appendonly": "yes", "appendfsync": "everysec", "aof-use-rdb-preamble": "yes"},
+	"valkey/none":           {"save": "", "appendonly": "no", "mem_allocator": "libc"},
+	"valkey/rdb":            {"save": "3600 1 300 100 60 10000", "appendonly": "no"},
+	"valkey/aof-everysec":   {"save": "", "appendonly": "yes", "appendfsync": "everysec", "aof-use-rdb-preamble": "no"},
+	"valkey/aof-always":     {"appendonly": "yes", "appendfsync": "always", "aof-use-rdb-preamble": "no"},
+	"valkey/aof-rdb":        {"save": "3600 1 300 100 60 10000", "appendonly": "yes", "appendfsync": "everysec", "aof-use-rdb-preamble": "yes"},
 	"memcached/default":     {"maxbytes": "1073741824", "num_threads": "4", "maxconns": "4096", "udpport": "0"},
 	"mariadb/default":       {"innodb_flush_log_at_trx_commit": "1", "innodb_buffer_pool_size": "134217728", "max_connections": "200"},
 	"mariadb/relaxed":       {"innodb_flush_log_at_trx_commit": "2", "sync_binlog": "0"},
@@ -98,7 +103,7 @@ func busyStats(t *testing.T, s *server.Server) server.ProcStats {
 			t.Fatalf("Stats CPU still 0 after load: %+v", st)
 		}
 		switch s.Kind {
-		case server.Redis:
+		case server.Redis, server.Valkey:
 			textLoad(t, s.Addr, "PING\r\n", 2000)
 		case server.Memcached:
 			textLoad(t, s.Addr, "version\r\n", 2000)
@@ -207,6 +212,7 @@ func TestLocateBogusOverride(t *testing.T) {
 	}{
 		{server.Postgres, server.EnvPostgresBin},
 		{server.Redis, server.EnvRedisServer},
+		{server.Valkey, server.EnvValkeyServer},
 		{server.Memcached, server.EnvMemcached},
 		{server.MariaDB, server.EnvMariaDBBin},
 	} {

@@ -62,10 +62,12 @@ func chownTree(dir string, cred *syscall.Credential) error {
 	})
 }
 
-// checkTraversable fails when an ancestor of the data dir cannot be searched
-// by the server's account (t.TempDir and MkdirTemp parents are 0700), since
-// the server would then fail with a less clear "permission denied".
-func checkTraversable(dir, account string, cred *syscall.Credential) error {
+// checkTraversable fails when an ancestor of dir (the data dir, or the
+// binaries' dir) cannot be searched by the server's account (t.TempDir and
+// MkdirTemp parents are 0700, and so is /root), since the server would then
+// fail with a less clear "permission denied". other is the alternative the
+// message offers.
+func checkTraversable(dir, account string, cred *syscall.Credential, other string) error {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return err
@@ -76,7 +78,7 @@ func checkTraversable(dir, account string, cred *syscall.Credential) error {
 			return err
 		}
 		if !searchable(fi, cred) {
-			return fmt.Errorf("directory %s is not searchable by user %s, who runs the server: chmod o+x %s, or choose another base dir", d, account, d)
+			return fmt.Errorf("directory %s is not searchable by user %s, who runs the server: chmod o+x %s, or %s", d, account, d, other)
 		}
 		if d == filepath.Dir(d) {
 			return nil

@@ -5,6 +5,8 @@ import (
 	"strings"
 	"testing"
 	"unicode/utf8"
+
+	"github.com/storebench/storebench/internal/server"
 )
 
 // FuzzParseTarget plants a password in every position a target string can
@@ -66,6 +68,20 @@ var plantings = func() []func(string) string {
 			},
 		)
 	}
+	// A version's "@" where a URL's user information would be. Digits and
+	// dots there are a version, which a label shows, not a password.
+	atVersion := func(pw, rest string) string {
+		if server.CheckVersion(pw) == nil {
+			return ""
+		}
+		return pw + rest
+	}
+	p = append(p,
+		func(pw string) string { return "postgres@" + atVersion(pw, "") },
+		func(pw string) string { return "valkey@" + atVersion(pw, ":none") },
+		func(pw string) string { return "pg@bench:" + pw + "@db.example:5432/app" },
+		func(pw string) string { return "redis@7.0@" + pw },
+	)
 	return append(p,
 		func(pw string) string { return "host=db.example password=" + pw + " dbname=app" },
 		func(pw string) string {
@@ -107,4 +123,38 @@ func rotate(s string) string {
 		}
 	}
 	return string(b)
+}
+
+// FuzzParseVersion: store@version[:profile] targets, the brief's cases
+// among the seeds. Nothing panics; an error is one line; a target that
+// parses prints as a label that parses back to the same target.
+func FuzzParseVersion(f *testing.F) {
+	for _, in := range []string{
+		"postgres@", "postgres@abc", "postgres@99", "memory@1", "postgres@18", "postgres@15", "redis@7.0",
+		"valkey@9.1", "valkey", "valkey@9.1:aof-always", "pg@18:async-commit", "postgres@18.6.1.2",
+		"redis@7.0@x", "postgres:async-commit@18", "mysql@10.11:relaxed", "redis:default", "@18", "postgres@@",
+	} {
+		f.Add(in)
+	}
+	r := testRegistry()
+	f.Fuzz(func(t *testing.T, in string) {
+		spec, err := r.Parse(in)
+		if err != nil {
+			if strings.Contains(err.Error(), "\n") {
+				t.Errorf("Parse(%q) error is not one line: %q", in, err)
+			}
+			return
+		}
+		if spec.URL != "" {
+			return // a URL's label is redacted: it does not parse back
+		}
+		if spec.Version != "" && server.CheckVersion(spec.Version) != nil {
+			t.Errorf("Parse(%q) accepted version %q", in, spec.Version)
+		}
+		back, err := r.Parse(spec.Label())
+		profile := func(s Spec) string { return strings.TrimPrefix(s.Profile, "default") }
+		if err != nil || back.Store != spec.Store || back.Version != spec.Version || profile(back) != profile(spec) {
+			t.Errorf("Parse(%q) = %+v, whose label %q parses to %+v, %v", in, spec, spec.Label(), back, err)
+		}
+	})
 }

@@ -38,6 +38,10 @@ type StartArgs struct {
 	// Keep leaves each target's data in place when it stops (store.Detacher):
 	// run --keep, for targets named by URL.
 	Keep bool
+	// ServerBins are the users' own builds (run --server-bin, see
+	// Registry.ParseServerBins): per server kind, the dir of its binaries,
+	// used instead of the installed ones for every managed target of the kind.
+	ServerBins map[server.Kind]string
 }
 
 // ExternalTimeout bounds how long an external server may take to answer.
@@ -88,6 +92,9 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 		for k, v := range info.Settings {
 			merged[k] = v
 		}
+		// The binary that ran: which build was measured (--server-bin, a
+		// version's dir, the distribution's).
+		merged["server_binary"] = inst.Server.Binary
 		info.Settings = merged
 		if info.Version == "" {
 			info.Version = inst.Server.Version
@@ -148,7 +155,7 @@ func (i *Instance) Kept() string {
 
 // ServerOptionsFor is what a managed server of this target is started with.
 func (k Kind) ServerOptionsFor(spec Spec, a StartArgs) server.Options {
-	o := server.Options{Profile: spec.Profile, BaseDir: a.BaseDir, CPUs: a.CPUs}
+	o := server.Options{Profile: spec.Profile, Version: spec.Version, BinDir: a.ServerBins[k.Server], BaseDir: a.BaseDir, CPUs: a.CPUs}
 	for name, v := range spec.Options {
 		if _, ok := k.ServerOptions[name]; ok {
 			if o.Settings == nil {

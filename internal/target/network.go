@@ -178,6 +178,7 @@ func (i *Instance) measureNetwork(ctx context.Context, upstream string, n *Netwo
 var exchanges = map[server.Kind]netem.Exchange{
 	server.Postgres:  netem.PostgresExchange,
 	server.Redis:     netem.RedisExchange,
+	server.Valkey:    netem.RedisExchange,
 	server.Memcached: netem.MemcachedExchange,
 }
 

@@ -1,5 +1,5 @@
 // Package target turns what a user names ("postgres", "redis:aof-always",
-// "redis://cache:6379") into a running store: a managed server started from
+// "postgres@18", "redis://cache:6379") into a running store: a managed server started from
 // the installed binaries, or the user's own server reached by URL.
 package target
 
@@ -25,6 +25,9 @@ type Spec struct {
 	Store string `yaml:"store" json:"store"`
 	// Profile selects a managed server's configuration; "" is the kind's default.
 	Profile string `yaml:"profile,omitempty" json:"profile,omitempty"`
+	// Version picks an installed version of a managed server, e.g. "18"
+	// (matches 18.6) or "7.0"; "" is the default binary (the distribution's).
+	Version string `yaml:"version,omitempty" json:"version,omitempty"`
 	// URL points at an external server or path; "" means managed (or in-process).
 	URL string `yaml:"url,omitempty" json:"url,omitempty"`
 	// Options are store-specific, e.g. fsync=true for files, design=unlogged for postgres.
@@ -42,10 +45,14 @@ func (s Spec) Label() string {
 	if s.URL != "" {
 		return s.Store + "@" + store.RedactURL(s.URL)
 	}
-	if s.Profile != "" && s.Profile != "default" {
-		return s.Store + ":" + s.Profile
+	label := s.Store
+	if s.Version != "" {
+		label += "@" + s.Version
 	}
-	return s.Store
+	if s.Profile != "" && s.Profile != "default" {
+		label += ":" + s.Profile
+	}
+	return label
 }
 
 // String is the label, so a Spec printed with %v or %s shows no password.
@@ -53,7 +60,7 @@ func (s Spec) String() string { return s.Label() }
 
 // GoString keeps %#v from printing the URL's password.
 func (s Spec) GoString() string {
-	return fmt.Sprintf("target.Spec{Name:%q, Store:%q, Profile:%q, URL:%q, Options:%#v}", s.Name, s.Store, s.Profile, store.RedactURL(s.URL), s.Options)
+	return fmt.Sprintf("target.Spec{Name:%q, Store:%q, Profile:%q, Version:%q, URL:%q, Options:%#v}", s.Name, s.Store, s.Profile, s.Version, store.RedactURL(s.URL), s.Options)
 }
 
 // MarshalJSON records the spec with its URL's password redacted.
@@ -186,7 +193,10 @@ func (r Registry) unknownStore(name string) error {
 }
 
 // Parse reads one target as written on the command line: "store",
-// "store:profile", or a URL ("redis://host:6379", "sqlite:///tmp/x.db").
+// "store:profile", "store@version", "store@version:profile", or a URL
+// ("redis://host:6379", "sqlite:///tmp/x.db"). A version is checked for its
+// form here; whether it is installed, by server.Check before the run (so a
+// suite may skip a version this machine lacks).
 // Its errors quote no part of the input that may hold a password.
 func (r Registry) Parse(s string) (Spec, error) {
 	s = strings.TrimSpace(s)
@@ -200,14 +210,47 @@ func (r Registry) Parse(s string) (Spec, error) {
 		return Spec{}, errors.New("a key=value connection string is not a target: write it as a URL, e.g. postgres://user:password@host:5432/db (percent-encode / ? # @ % and spaces in the password)")
 	}
 	name, profile, _ := strings.Cut(s, ":")
+	name, version, versioned := strings.Cut(name, "@")
 	k, ok := r.Lookup(name)
 	if !ok {
 		return Spec{}, r.unknownStore(name)
 	}
+	if versioned {
+		if err := checkVersion(k, version); err != nil {
+			return Spec{}, err
+		}
+	}
 	if profile != "" && !wordRE.MatchString(profile) {
 		return Spec{}, fmt.Errorf("target %s:…: a profile is a name (%s); a URL starts with scheme://", k.Name, profileNames(k))
 	}
-	return Spec{Store: k.Name, Profile: profile}, r.Check(Spec{Store: k.Name, Profile: profile})
+	spec := Spec{Store: k.Name, Profile: profile, Version: version}
+	return spec, r.Check(spec)
+}
+
+// checkVersion checks a version a target names for kind k: only managed
+// servers have versions, and a version is a number. The version is quoted
+// only once it is one: "postgres@…" may be a URL that lost its "//".
+func checkVersion(k Kind, version string) error {
+	if k.Server == "" {
+		return fmt.Errorf("store %s has no versions: it runs inside storebench (versions pick a managed server's binaries)", k.Name)
+	}
+	if version == "" {
+		return fmt.Errorf("target %s@: no version after @ (e.g. %s@%s; storebench list shows the installed ones)", k.Name, k.Name, versionExample(k))
+	}
+	if err := server.CheckVersion(version); err != nil {
+		return fmt.Errorf("target %s@…: %v (storebench list shows the installed ones)", k.Name, err)
+	}
+	return nil
+}
+
+func versionExample(k Kind) string {
+	switch k.Server {
+	case server.Postgres:
+		return "18"
+	case server.Valkey:
+		return "9.1"
+	}
+	return "7.0"
 }
 
 // parseURL reads a target given as a URL: the scheme picks the kind, the
@@ -264,6 +307,14 @@ func (r Registry) Check(s Spec) error {
 	}
 	if s.Profile != "" && s.URL != "" {
 		return fmt.Errorf("target %s: a profile configures a managed server; an external URL keeps its own settings", s.Label())
+	}
+	if s.Version != "" {
+		if s.URL != "" {
+			return fmt.Errorf("target %s: a version picks a managed server's binaries; an external URL's server is what it is", store.RedactURL(s.URL))
+		}
+		if err := checkVersion(k, s.Version); err != nil {
+			return err
+		}
 	}
 	if s.Profile != "" && s.Profile != "default" {
 		if k.Server == "" {

@@ -25,6 +25,7 @@ func testRegistry() Registry {
 		{Name: "postgres", Server: server.Postgres, Schemes: []string{"postgres", "postgresql"}, Open: open, CheckURL: postgres.CheckURL},
 		{Name: "redis", Server: server.Redis, Schemes: []string{"redis", "rediss"}, Open: open, CheckURL: redis.CheckURL},
 		{Name: "mariadb", Server: server.MariaDB, Schemes: []string{"mysql", "mariadb"}, Open: open, CheckURL: mysql.CheckURL},
+		{Name: "valkey", Server: server.Valkey, Open: open, ServerOptions: map[string]string{"io-threads": ""}},
 	}
 }
 
@@ -46,7 +47,7 @@ func TestParse(t *testing.T) {
 	}
 	for in, wantErr := range map[string]string{
 		"":                     "empty target",
-		"mongo":                `unknown store "mongo" (valid: memory, sqlite, postgres, redis, mariadb)`,
+		"mongo":                `unknown store "mongo" (valid: memory, sqlite, postgres, redis, mariadb, valkey)`,
 		"redis:turbo":          `unknown profile "turbo" for redis`,
 		"memory:fast":          "store memory has no profiles",
 		"ftp://h/x":            `unknown URL scheme "ftp"`,
@@ -108,6 +109,10 @@ var passwordShapes = []string{
 	"host=127.0.0.1 password='Wr0ng " + secret + "' dbname=db",
 	"postgres:bench:" + secret + "@127.0.0.1:5432/db",
 	"password=" + secret,
+	// A version's "@" where a URL's user information would be.
+	"postgres@bench:" + secret + "@127.0.0.1:5432/db",
+	"redis@" + secret,
+	"valkey@" + secret + ":none",
 }
 
 // TestParseNeverEchoesAPassword: each shape is refused with one line that

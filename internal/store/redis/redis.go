@@ -231,14 +231,22 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 	info := store.Info{Kind: "redis", Location: s.loc, Namespace: s.cfg.Namespace, Settings: map[string]string{
 		"client": "rueidis, one connection per client, no client-side cache, synchronous round trips; a connection per op: RESP2 on a bare connection, its one command only (no HELLO, no closing PING)",
 	}}
+	valkey := ""
 	for _, line := range strings.Split(raw, "\n") {
 		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
 		switch {
 		case ok && k == "redis_version":
 			info.Version = v
-		case ok && (k == "redis_mode" || k == "multiplexing_api" || k == "arch_bits"):
+		case ok && k == "valkey_version":
+			valkey = v
+		case ok && (k == "redis_mode" || k == "multiplexing_api" || k == "arch_bits" || k == "server_name"):
 			info.Settings[k] = v
 		}
+	}
+	if valkey != "" {
+		// Valkey reports redis_version 7.2.4 to old clients; its own
+		// version is the one measured.
+		info.Version = valkey
 	}
 	conf := map[string]string{}
 	for _, name := range configNames {
