@@ -204,3 +204,22 @@ func TestStampede(t *testing.T) {
 		t.Errorf("lease: %d database queries for %d expiries (max %d for one), want exactly 1 per expiry", lease.DBQueries, lease.Expiries, lease.MaxDBQueriesPerExpiry)
 	}
 }
+
+// TestKeyspaceLargerThanTheCache: a Redis limited to 2 MB (maxmemory,
+// allkeys-lru) in front of 40,000 rows of ~10 MB cannot hold them: reads
+// keep missing as the cache evicts, every miss refills without an error,
+// and the hit ratio stays near the share of the rows that fit.
+func TestKeyspaceLargerThanTheCache(t *testing.T) {
+	cache := workloadtest.RedisWith(t, map[string]string{"maxmemory": "2mb", "maxmemory-policy": "allkeys-lru"})
+	s := run(t, Env{DB: workloadtest.Openers["postgres"](t), Cache: cache}, Params{
+		Keyspace: workload.Keyspace{Keys: 40_000, ValueSize: 200}, KeyDist: keydist.Uniform, ReadRatio: f64(1), TTL: dur(time.Hour),
+		Load: workload.Load{Clients: 4, Ops: 20_000, WarmupOps: 20_000},
+	})
+	t.Logf("hit ratio %.3f, database reads per read %.3f", s.HitRatio, s.DBReadsPerRead)
+	if s.HitRatio > 0.5 || s.HitRatio == 0 {
+		t.Errorf("hit ratio %.3f: a 2 MB cache holds some of 10 MB of rows drawn uniformly, want above 0 and at most 0.5", s.HitRatio)
+	}
+	if s.DBReads != s.Misses || s.Misses+s.Hits != s.Reads {
+		t.Errorf("reads %d = hits %d + misses %d, database reads %d: every miss must read the database once", s.Reads, s.Hits, s.Misses, s.DBReads)
+	}
+}
