@@ -97,8 +97,9 @@ func cpuCell(v *float64) cell {
 }
 
 // savedCell is the share of the database's queries per second that the
-// cache saved against the database-alone cell of the same database at the
-// same offered rate (open loop); "—" without one. A closed loop offers no
+// cache saved against the database-alone cell of the same database, the
+// same requests (keys, sizes, distribution, read ratio) and the same
+// offered rate (open loop); "—" without one. A closed loop offers no
 // fixed rate: its queries/s grow with the cache's speed, so they compare
 // with nothing.
 func savedCell(s *cacheaside.Summary, cells []*result.Cell) cell {
@@ -107,12 +108,19 @@ func savedCell(s *cacheaside.Summary, cells []*result.Cell) cell {
 	}
 	for _, c := range cells {
 		a := cacheAsideOf(c)
-		if !a.CacheUsed && a.Database == s.Database && a.Params.RateOpsS == s.Params.RateOpsS && a.DBQueriesPerS > 0 {
+		if !a.CacheUsed && a.Database == s.Database && sameRequests(a.Params, s.Params) && a.DBQueriesPerS > 0 {
 			saved := 1 - s.DBQueriesPerS/a.DBQueriesPerS
 			return figureCell(fixed(100*saved, 1)+"%", saved)
 		}
 	}
 	return textCell("—")
+}
+
+// sameRequests is whether two cells offered the same requests at the same
+// rate, whatever their cache, policy and TTL.
+func sameRequests(a, b cacheaside.CellParams) bool {
+	return a.RateOpsS == b.RateOpsS && a.Keys == b.Keys && a.ValueSize == b.ValueSize && a.ValueSizeMax == b.ValueSizeMax &&
+		a.KeyDist == b.KeyDist && a.Theta == b.Theta && a.ReadRatio == b.ReadRatio && a.Seed == b.Seed
 }
 
 // stampedeTable is a row per cell and protection; nil without one.

@@ -67,18 +67,22 @@ func TestCacheAsideInEveryFormat(t *testing.T) {
 }
 
 // TestCacheAsideSaved: the database load saved compares with the
-// database-alone cell of the same database at the same offered rate, and
+// database-alone cell of the same database, requests and offered rate, and
 // only then; server CPU per request shows where measured.
 func TestCacheAsideSaved(t *testing.T) {
 	cpu := 12.5
 	alone := &cacheaside.Summary{Database: "postgres", Params: cacheaside.CellParams{RateOpsS: 1000}, DBQueriesPerS: 1000}
 	cached := &cacheaside.Summary{Database: "postgres", Cache: "redis", CacheUsed: true, Params: cacheaside.CellParams{RateOpsS: 1000}, DBQueriesPerS: 100,
 		CPU: cacheaside.CPU{CacheUsPerRequest: &cpu}}
-	other := &cacheaside.Summary{Database: "postgres", Cache: "redis", CacheUsed: true, Params: cacheaside.CellParams{RateOpsS: 2000}, DBQueriesPerS: 100}
+	otherRate := &cacheaside.Summary{Database: "postgres", Cache: "redis", CacheUsed: true, Params: cacheaside.CellParams{RateOpsS: 2000}, DBQueriesPerS: 100}
+	otherKeys := &cacheaside.Summary{Database: "postgres", Cache: "redis", CacheUsed: true, Params: cacheaside.CellParams{RateOpsS: 1000, Keys: 5}, DBQueriesPerS: 100}
+	otherDB := &cacheaside.Summary{Database: "mysql", Cache: "redis", CacheUsed: true, Params: cacheaside.CellParams{RateOpsS: 1000}, DBQueriesPerS: 100}
 	r := &result.Result{Cells: []result.Cell{
 		{ID: "a", Target: "pg", Workload: "cache-aside", CacheAside: alone},
 		{ID: "b", Target: "pg+redis", Workload: "cache-aside", CacheAside: cached},
-		{ID: "c", Target: "pg+redis", Workload: "cache-aside", Name: "fast", CacheAside: other},
+		{ID: "c", Target: "pg+redis", Workload: "cache-aside", Name: "fast", CacheAside: otherRate},
+		{ID: "d", Target: "pg+redis", Workload: "cache-aside", Name: "keys", CacheAside: otherKeys},
+		{ID: "e", Target: "mysql+redis", Workload: "cache-aside", CacheAside: otherDB},
 	}}
 	m := newCacheAsideModel(r, nil)
 	col := func(head string) int {
@@ -91,7 +95,7 @@ func TestCacheAsideSaved(t *testing.T) {
 		return -1
 	}
 	saved, cacheCPU := col("db load saved"), col("cache CPU µs/req")
-	for i, want := range []string{"—", "90.0%", "—"} {
+	for i, want := range []string{"—", "90.0%", "—", "—", "—"} {
 		if got := m.verdict.rows[i][saved].text; got != want {
 			t.Errorf("row %d: db load saved %q, want %q", i, got, want)
 		}
