@@ -165,7 +165,14 @@ func (w *hotWorker) fill(ctx context.Context) error {
 	now := time.Now()
 	ttl := h.p.Stampede.TTL
 	restamp(w.got, now.Add(ttl).UnixNano(), int64(now.Sub(start)), h.fillGen.Add(1))
-	return w.cache.Set(ctx, h.key, w.got, ttl)
+	keep := ttl
+	if h.protection == ProtectXFetch {
+		// XFetch decides by the expiry in the value; the cache keeps the
+		// entry twice as long, so a coarse expiry clock (Memcached's whole
+		// seconds) cannot remove it before XFetch has had its chance.
+		keep = 2 * ttl
+	}
+	return w.cache.Set(ctx, h.key, w.got, keep)
 }
 
 // lease refills under a lease: the client whose Add of the lease key
