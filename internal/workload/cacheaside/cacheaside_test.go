@@ -178,7 +178,8 @@ func TestInvalidateConcurrentWritersStaleReadsAreReal(t *testing.T) {
 
 // TestStampede: 50 clients read one hot key whose entry expires every
 // second. Without protection an expiry costs the database more than one
-// query; with the lease exactly one.
+// query; with the lease exactly one; with XFetch every query is an early
+// recomputation.
 func TestStampede(t *testing.T) {
 	s := run(t, env(t, "redis"), Params{
 		Keyspace: workload.Keyspace{Keys: 100, ValueSize: 64},
@@ -199,6 +200,11 @@ func TestStampede(t *testing.T) {
 	}
 	if none := s.Stampede[by[ProtectNone]]; none.DBQueriesPerExpiry <= 1 {
 		t.Errorf("no protection: %.2f database queries per expiry, want more than 1", none.DBQueriesPerExpiry)
+	}
+	// XFetch decides by the value's own expiry, and the cache keeps its
+	// entry past it: every refill is an early recomputation, none a miss.
+	if x := s.Stampede[by[ProtectXFetch]]; x.EarlyRecomputes != x.DBQueries {
+		t.Errorf("xfetch: %d of %d database queries were early recomputations, want all", x.EarlyRecomputes, x.DBQueries)
 	}
 	if lease := s.Stampede[by[ProtectLease]]; lease.DBQueries != lease.Expiries || lease.MaxDBQueriesPerExpiry != 1 {
 		t.Errorf("lease: %d database queries for %d expiries (max %d for one), want exactly 1 per expiry", lease.DBQueries, lease.Expiries, lease.MaxDBQueriesPerExpiry)
