@@ -43,8 +43,8 @@ const (
 	OpWrite   = "write"
 )
 
-// kinds are the main phase's kinds, indexed by mainWorker.kind.
-var kinds = []string{OpHit, OpMiss, OpWrite}
+// Kinds are the main phase's kinds of request, indexed by mainWorker.kind.
+var Kinds = []string{OpHit, OpMiss, OpWrite}
 
 const (
 	kindHit = iota
@@ -306,7 +306,7 @@ func runMain(ctx context.Context, env Env, p Params, sp *keydist.Space, hooks wo
 		ws[i], workers[i] = w, w
 	}
 	cfg := hooks.Apply(p.Load.Config(PhaseMain))
-	cfg.Kinds = kinds
+	cfg.Kinds = Kinds
 	cfg.ClientIO = workload.ClientIO(db)
 	g.inner, cfg.Probe = cfg.Probe, g
 	ph, err := load.Run(ctx, cfg, workers)
@@ -314,7 +314,7 @@ func runMain(ctx context.Context, env Env, p Params, sp *keydist.Space, hooks wo
 	return ph, err
 }
 
-// Kind is the kind of the last op, an index into kinds.
+// Kind is the kind of the last op, an index into Kinds.
 func (w *mainWorker) Kind() int { return w.kind }
 
 func (w *mainWorker) Do(ctx context.Context, _ int64) error {

@@ -285,7 +285,7 @@ func (p Params) Memory() workload.Estimate {
 	buffers := workload.KeyBytes + 4*size + 16*monotonicSlots(p.Keys)
 	clients := max(p.Load.Clients, p.Stampede.Clients)
 	return workload.Estimate{
-		Clients: clients, PerClient: workload.ClientBytes(len(kinds), buffers) + workload.ConnBytes, // two connections
+		Clients: clients, PerClient: workload.ClientBytes(len(Kinds), buffers) + workload.ConnBytes, // two connections
 		Shared: p.Keys*TrackBytesPerKey + populateBytes(size),
 		Data:   2 * p.Keys * workload.EntryBytes(int(size)),
 	}

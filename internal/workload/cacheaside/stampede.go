@@ -16,12 +16,13 @@ import (
 	"github.com/storebench/storebench/internal/workload/keydist"
 )
 
-// The stampede phases' kinds of request.
+// The stampede phases' kinds of request: a hit, or a refill (OpRefill).
 const (
 	OpRefill = "refill" // did not find a fresh entry at once
 )
 
-var stampedeKinds = []string{OpHit, OpRefill}
+// StampedeKinds are a stampede phase's kinds, indexed by hotWorker.kind.
+var StampedeKinds = []string{OpHit, OpRefill}
 
 const (
 	stampedeHit = iota
@@ -263,7 +264,7 @@ func runStampede(ctx context.Context, env Env, p Params, protection string, hook
 	h.lastSeen.Store(1)
 	clear(h.queries)
 
-	cfg := hooks.Apply(load.Config{Name: name, Workers: len(db), Duration: s.Duration, Rate: s.Rate, Kinds: stampedeKinds})
+	cfg := hooks.Apply(load.Config{Name: name, Workers: len(db), Duration: s.Duration, Rate: s.Rate, Kinds: StampedeKinds})
 	cfg.ClientIO = workload.ClientIO(ca)
 	ph, err := load.Run(ctx, cfg, workers)
 
