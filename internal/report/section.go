@@ -297,5 +297,8 @@ func workloadSections(r *result.Result, colorOf map[string]int) []workloadSectio
 	if m := newSessionsModel(r); m != nil {
 		out = append(out, workloadSection{"sessions", "Sessions", "sessions", m.render})
 	}
+	if m := newCacheAsideModel(r, colorOf); m != nil {
+		out = append(out, workloadSection{"cache-aside", "Cache-aside", "cache-aside", m.render})
+	}
 	return out
 }

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result/cacheaside"
 	"github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/result/sessions"
@@ -134,6 +135,9 @@ type Cell struct {
 	// what a process crash (what it tests) and a power loss (what it does
 	// not) mean for the configuration.
 	Durability *durability.Summary `json:"durability,omitempty"`
+	// CacheAside is the cache-aside workload's own result: hit ratio,
+	// database load, latency of hits and misses, staleness, stampedes.
+	CacheAside *cacheaside.Summary `json:"cache_aside,omitempty"`
 }
 
 // Phase returns the cell's phase of that name.

@@ -46,6 +46,19 @@ type KV interface {
 	Delete(ctx context.Context, key []byte) error
 }
 
+// Adder is the optional capability of a KV client to store a value only
+// where its key holds none, or only an expired one, atomically on the
+// server: Redis SET NX PX, Memcached add, PostgreSQL INSERT … ON CONFLICT
+// that overwrites an expired row only. A lease or lock is built on it: of
+// the clients that race to add one key, exactly one gets added = true.
+// A store whose configuration cannot (PostgreSQL's hash-index design has
+// no unique key) returns an error wrapping ErrUnsupported.
+type Adder interface {
+	// Add stores val under key unless key holds an unexpired value; added
+	// says whether it did. ttl 0 means no expiry.
+	Add(ctx context.Context, key, val []byte, ttl time.Duration) (added bool, err error)
+}
+
 // Info describes a target as measured, for the result file.
 type Info struct {
 	// Kind is the store kind: memory, files, sqlite, postgres, redis, memcached, mysql.

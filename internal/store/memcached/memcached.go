@@ -331,7 +331,10 @@ type Client struct {
 	wbuf     int  // size of bw
 }
 
-var _ store.KV = (*Client)(nil)
+var (
+	_ store.KV    = (*Client)(nil)
+	_ store.Adder = (*Client)(nil)
+)
 
 // Close closes the connection.
 func (c *Client) Close() error {
@@ -417,6 +420,22 @@ func expiration(ttl time.Duration) int32 {
 		sec += time.Now().Unix()
 	}
 	return int32(min(sec, 1<<31-1))
+}
+
+// Add stores val with the add command, which the server refuses
+// (NOT_STORED) where the key holds an unexpired item; ttl as Set's.
+func (c *Client) Add(ctx context.Context, key, val []byte, ttl time.Duration) (bool, error) {
+	if err := ctx.Err(); err != nil {
+		return false, opErr("add", err)
+	}
+	err := c.mc.Add(&memcache.Item{Key: c.keyFor(key), Value: val, Expiration: expiration(ttl)})
+	switch {
+	case err == memcache.ErrNotStored:
+		return false, nil
+	case err != nil:
+		return false, opErr("add", err)
+	}
+	return true, nil
 }
 
 // Delete removes key; a missing key is not an error.

@@ -99,6 +99,10 @@ func TestMemcached(t *testing.T) {
 		},
 	}
 	storetest.RunKVPaths(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
+	t.Run("Add", func(t *testing.T) {
+		t.Parallel()
+		storetest.RunAdd(t, func(t *testing.T) store.Store { return open(t, url) })
+	})
 
 	t.Run("KeyEncoding", func(t *testing.T) {
 		t.Parallel()

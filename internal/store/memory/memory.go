@@ -141,7 +141,10 @@ type Client struct {
 	s *Store
 }
 
-var _ store.KV = (*Client)(nil)
+var (
+	_ store.KV    = (*Client)(nil)
+	_ store.Adder = (*Client)(nil)
+)
 
 // Close does nothing: there is no connection.
 func (c *Client) Close() error { return nil }
@@ -183,4 +186,22 @@ func (c *Client) Delete(_ context.Context, key []byte) error {
 	delete(sh.m, string(key))
 	sh.mu.Unlock()
 	return nil
+}
+
+// Add stores a copy of val unless key holds an unexpired value, under the
+// shard's lock, so of racing Adds exactly one succeeds.
+func (c *Client) Add(_ context.Context, key, val []byte, ttl time.Duration) (bool, error) {
+	e := entry{val: append(make([]byte, 0, len(val)), val...)}
+	now := time.Now()
+	if ttl > 0 {
+		e.exp = now.Add(ttl).UnixNano()
+	}
+	sh := c.s.shard(key)
+	sh.mu.Lock()
+	defer sh.mu.Unlock()
+	if old, ok := sh.m[string(key)]; ok && (old.exp == 0 || now.UnixNano() < old.exp) {
+		return false, nil
+	}
+	sh.m[string(key)] = e
+	return true, nil
 }

@@ -21,6 +21,10 @@ func TestKV(t *testing.T) {
 	storetest.RunKV(t, func(t *testing.T) store.Store { return open(t) })
 }
 
+func TestAdd(t *testing.T) {
+	storetest.RunAdd(t, func(t *testing.T) store.Store { return open(t) })
+}
+
 func TestConfigValidate(t *testing.T) {
 	for _, c := range []Config{{}, {Namespace: "Bad"}, {Namespace: "9x"}, {Namespace: "a-b"}, {Namespace: "ok", Shards: 3}} {
 		if err := c.Validate(); err == nil {

@@ -175,6 +175,7 @@ type Store struct {
 	getSQL   string
 	setSQL   string
 	delSQL   string
+	addSQL   string // "" where the design has no unique key (hash-index)
 
 	mu     sync.Mutex // guards admin (a pgx.Conn is not safe for concurrent use) and closed
 	admin  *pgx.Conn
@@ -209,6 +210,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		// give each key to one writer.
 		s.setSQL = `WITH u AS (UPDATE ` + table + ` SET v = $2, expires_at = ` + expiry + ` WHERE k = $1 RETURNING 1)
 		INSERT INTO ` + table + ` (k, v, expires_at) SELECT $1, $2, ` + expiry + ` WHERE NOT EXISTS (SELECT 1 FROM u)`
+		// No unique key: no ON CONFLICT, so no Add (addSQL stays "").
 	case d.covering:
 		s.ddlStmts = []string{`CREATE ` + unlogged + `TABLE ` + table + ` (k bytea NOT NULL, v bytea NOT NULL, expires_at timestamptz, PRIMARY KEY (k) INCLUDE (v, expires_at))`}
 	default:
@@ -217,6 +219,13 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if s.setSQL == "" {
 		s.setSQL = `INSERT INTO ` + table + ` (k, v, expires_at) VALUES ($1, $2, ` + expiry + `)
 		ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, expires_at = EXCLUDED.expires_at`
+	}
+	if !d.hash {
+		// Add inserts, or overwrites a row only while it is expired: a
+		// racing Add waits for the row lock, then sees the new row unexpired.
+		s.addSQL = `INSERT INTO ` + table + ` AS t (k, v, expires_at) VALUES ($1, $2, ` + expiry + `)
+		ON CONFLICT (k) DO UPDATE SET v = EXCLUDED.v, expires_at = EXCLUDED.expires_at
+		WHERE t.expires_at IS NOT NULL AND t.expires_at <= now()`
 	}
 	s.ddl = strings.Join(s.ddlStmts, ";\n")
 	s.getSQL = `SELECT v FROM ` + table + ` WHERE k = $1 AND (expires_at IS NULL OR expires_at > now())`
@@ -410,11 +419,16 @@ func (s *Store) open(ctx context.Context, block bool) (*Client, error) {
 		return nil, err
 	}
 	const bytea, int8 = 17, 20
+	var add *pgconn.StatementDescription
+	if s.addSQL != "" {
+		add = &pgconn.StatementDescription{Name: addName, SQL: s.addSQL, ParamOIDs: []uint32{bytea, bytea, int8}}
+	}
 	return &Client{
 		conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}, blocking: block,
 		get: &pgconn.StatementDescription{Name: "sb_get", SQL: s.getSQL, ParamOIDs: []uint32{bytea}},
 		set: &pgconn.StatementDescription{Name: "sb_set", SQL: s.setSQL, ParamOIDs: []uint32{bytea, bytea, int8}},
 		del: &pgconn.StatementDescription{Name: "sb_del", SQL: s.delSQL, ParamOIDs: []uint32{bytea}},
+		add: add,
 	}, nil
 }
 
@@ -531,7 +545,9 @@ type Client struct {
 	conn          *pgx.Conn
 	pg            *pgconn.PgConn
 	get, set, del *pgconn.StatementDescription
-	unnamed       bool // a per-request client: get, set and del are not prepared
+	add           *pgconn.StatementDescription // nil: the design cannot add
+	addPrepared   bool                         // add is prepared (on the first Add)
+	unnamed       bool                         // a per-request client: get, set and del are not prepared
 	params        [3][]byte
 	ttl           [8]byte
 	table         pgx.Identifier // schema.kv, for COPY (batch.go)
@@ -540,7 +556,10 @@ type Client struct {
 	blocking      bool           // its socket blocks (blockio.Wrap)
 }
 
-var _ store.KV = (*Client)(nil)
+var (
+	_ store.KV    = (*Client)(nil)
+	_ store.Adder = (*Client)(nil)
+)
 
 // Close closes the connection.
 func (c *Client) Close() error {
@@ -590,6 +609,48 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 	return dst, ok, nil
 }
 
+// addName is Add's prepared statement.
+const addName = "sb_add"
+
+// Add inserts key unless it holds an unexpired row; ttl as Set's. The
+// hash-index design has no unique key to conflict on: it cannot add. A
+// client's first Add prepares the statement: one more round trip.
+func (c *Client) Add(ctx context.Context, key, val []byte, ttl time.Duration) (bool, error) {
+	if c.add == nil {
+		return false, opErr("add", fmt.Errorf("the %s design has no unique key to add on: %w", DesignHashIndex, store.ErrUnsupported))
+	}
+	ctx, err := store.SyncContext(ctx)
+	if err != nil {
+		return false, opErr("add", err)
+	}
+	if !c.unnamed && !c.addPrepared {
+		// Prepared on first use, not at Open: only the cache-aside lease
+		// adds, and every other workload's clients would pay the round trip.
+		if c.add, err = c.pg.Prepare(ctx, c.add.Name, c.add.SQL, c.add.ParamOIDs); err != nil {
+			return false, opErr("prepare "+addName, err)
+		}
+		c.addPrepared = true
+	}
+	c.setParams(key, val, ttl)
+	tag, err := c.exec(ctx, c.add, 3).Close()
+	c.params[0], c.params[1] = nil, nil
+	if err != nil {
+		return false, opErr("add", err)
+	}
+	return tag.RowsAffected() == 1, nil
+}
+
+// setParams puts Set's and Add's parameters in c.params: key, val, and the
+// ttl in milliseconds, rounded up (NULL: no expiry).
+func (c *Client) setParams(key, val []byte, ttl time.Duration) {
+	c.params[0], c.params[1], c.params[2] = nonNil(key), nonNil(val), nil
+	if ttl > 0 {
+		ms := (ttl + time.Millisecond - 1) / time.Millisecond
+		binary.BigEndian.PutUint64(c.ttl[:], uint64(ms))
+		c.params[2] = c.ttl[:]
+	}
+}
+
 // Set upserts key; ttl > 0 becomes expires_at = now() + ttl on the server,
 // in whole milliseconds (rounded up, so a tiny ttl does not mean "expired").
 func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
@@ -597,12 +658,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 	if err != nil {
 		return opErr("set", err)
 	}
-	c.params[0], c.params[1], c.params[2] = nonNil(key), nonNil(val), nil
-	if ttl > 0 {
-		ms := (ttl + time.Millisecond - 1) / time.Millisecond
-		binary.BigEndian.PutUint64(c.ttl[:], uint64(ms))
-		c.params[2] = c.ttl[:]
-	}
+	c.setParams(key, val, ttl)
 	_, err = c.exec(ctx, c.set, 3).Close()
 	c.params[0], c.params[1] = nil, nil
 	if err != nil {

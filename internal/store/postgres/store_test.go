@@ -97,6 +97,19 @@ func TestPostgres(t *testing.T) {
 			storetest.RunKVOptions(t, func(t *testing.T) store.Store { return open(t, url, design) }, opts)
 		})
 	}
+	for _, design := range []string{DesignLogged, DesignUnlogged, DesignCovering} {
+		t.Run("Add/"+design, func(t *testing.T) {
+			t.Parallel()
+			storetest.RunAdd(t, func(t *testing.T) store.Store { return open(t, url, design) })
+		})
+	}
+	t.Run("Add/hash-index", func(t *testing.T) {
+		t.Parallel()
+		// No unique key: Add must say it cannot, not insert a duplicate row.
+		_, a := storetest.AdderClient(t, open(t, url, DesignHashIndex))
+		_, err := a.Add(context.Background(), []byte("k"), []byte("v"), 0)
+		storetest.ErrIs(t, err, store.ErrUnsupported)
+	})
 	t.Run("KV/blocking-io", func(t *testing.T) {
 		t.Parallel()
 		storetest.RunKVOptions(t, storetest.Blocking(func(t *testing.T) store.Store { return open(t, url, DesignLogged) }), opts)

@@ -361,7 +361,10 @@ type Client struct {
 	cmds  []rueidis.Completed
 }
 
-var _ store.KV = (*Client)(nil)
+var (
+	_ store.KV    = (*Client)(nil)
+	_ store.Adder = (*Client)(nil)
+)
 
 // Close closes the connection.
 func (c *Client) Close() error {
@@ -440,6 +443,31 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 		return opErr("set", c.limit.explain(err, len(val)))
 	}
 	return nil
+}
+
+// Add stores val with SET NX (PX as Set's): the server sets it only where
+// the key does not exist, and expired keys do not exist for Redis.
+func (c *Client) Add(ctx context.Context, key, val []byte, ttl time.Duration) (bool, error) {
+	ctx, err := store.SyncContext(ctx)
+	if err == nil {
+		err = c.limit.check(len(val))
+	}
+	if err != nil {
+		return false, opErr("add", err)
+	}
+	args := []string{c.prefixed(key), rueidis.BinaryString(val), "NX"}
+	if px := pxOf(ttl); px > 0 {
+		args = append(args, "PX", strconv.FormatInt(px, 10))
+	}
+	err = c.rc.Do(ctx, c.rc.B().Arbitrary("SET").Args(args...).Build()).Error()
+	c.done(err)
+	switch {
+	case rueidis.IsRedisNil(err): // NX refused: the key holds a value
+		return false, nil
+	case err != nil:
+		return false, opErr("add", c.limit.explain(err, len(val)))
+	}
+	return true, nil
 }
 
 // Delete removes key; a missing key is not an error.

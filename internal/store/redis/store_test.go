@@ -116,6 +116,10 @@ func TestRedis(t *testing.T) {
 		},
 	}
 	storetest.RunKVPaths(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
+	t.Run("Add", func(t *testing.T) {
+		t.Parallel()
+		storetest.RunAdd(t, func(t *testing.T) store.Store { return open(t, url) })
+	})
 
 	t.Run("NeverTouchesOutsidePrefix", func(t *testing.T) {
 		// Not parallel: it writes the same foreign keys as KV's Foreign

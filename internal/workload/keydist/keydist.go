@@ -65,8 +65,29 @@ type zipf struct {
 	perm                           feistel
 }
 
-// New sets up a distribution over [0, n).
-func New(d Dist, n int64) (*Space, error) {
+// MinTheta and MaxTheta bound a zipfian's θ: Gray et al.'s closed-form
+// inverse divides by 1 − θ, so θ = 1 and above cannot be drawn this way,
+// and θ near 0 is a uniform in all but name.
+const (
+	MinTheta = 0.01
+	MaxTheta = 0.999
+)
+
+// CheckTheta refuses a zipfian θ outside [MinTheta, MaxTheta].
+func CheckTheta(theta float64) error {
+	if !(theta >= MinTheta && theta <= MaxTheta) { // NaN fails too
+		return fmt.Errorf("zipfian theta %v: want %g to %g (the generator's closed form divides by 1 - theta; YCSB's is %g)", theta, MinTheta, MaxTheta, ZipfianConstant)
+	}
+	return nil
+}
+
+// New sets up a distribution over [0, n); a zipfian has YCSB's θ, 0.99.
+func New(d Dist, n int64) (*Space, error) { return NewTheta(d, n, ZipfianConstant) }
+
+// NewTheta sets up a distribution over [0, n) whose zipfian, if d is one,
+// draws rank r with probability ∝ 1/(r+1)^theta. Other distributions
+// ignore theta.
+func NewTheta(d Dist, n int64, theta float64) (*Space, error) {
 	if _, err := Parse(string(d)); err != nil {
 		return nil, err
 	}
@@ -75,7 +96,9 @@ func New(d Dist, n int64) (*Space, error) {
 	}
 	s := &Space{dist: d, n: uint64(n)}
 	if d == Zipfian {
-		theta := ZipfianConstant
+		if err := CheckTheta(theta); err != nil {
+			return nil, err
+		}
 		zetan := Zeta(n, theta)
 		s.z = zipf{
 			theta: theta,
@@ -88,6 +111,9 @@ func New(d Dist, n int64) (*Space, error) {
 	}
 	return s, nil
 }
+
+// Theta is the zipfian's θ; 0 for the other distributions.
+func (s *Space) Theta() float64 { return s.z.theta }
 
 // Dist returns the distribution's name.
 func (s *Space) Dist() Dist { return s.dist }

@@ -62,9 +62,39 @@ func TestUniformFlat(t *testing.T) {
 }
 
 func TestZipfianSkew(t *testing.T) {
-	const n, draws = 100_000, 2_000_000
-	const hot = n / 100
-	s := space(t, Zipfian, n)
+	checkZipfian(t, space(t, Zipfian, 100_000), ZipfianConstant, 0.3)
+}
+
+// TestZipfianTheta checks that a stated θ draws its own shares: a θ that
+// were ignored would draw YCSB's 0.99 shares, far from these.
+func TestZipfianTheta(t *testing.T) {
+	for _, c := range []struct{ theta, minHot float64 }{{0.5, 0.02}, {0.8, 0.1}, {0.99, 0.3}} {
+		s, err := NewTheta(Zipfian, 100_000, c.theta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if s.Theta() != c.theta {
+			t.Errorf("Theta() = %v, want %v", s.Theta(), c.theta)
+		}
+		checkZipfian(t, s, c.theta, c.minHot)
+	}
+	for _, bad := range []float64{0, 1, 1.5, -0.5, math.NaN(), math.Inf(1)} {
+		if _, err := NewTheta(Zipfian, 10, bad); err == nil {
+			t.Errorf("NewTheta(zipfian, theta %v) = nil error", bad)
+		}
+	}
+	if _, err := NewTheta(Uniform, 10, 0); err != nil {
+		t.Errorf("a uniform ignores theta: %v", err)
+	}
+}
+
+// checkZipfian draws from a zipfian space of θ theta and checks the
+// hottest key's and the 1% hottest keys' shares against the theory.
+func checkZipfian(t *testing.T, s *Space, theta, minHot float64) {
+	t.Helper()
+	const draws = 2_000_000
+	n := int64(s.n)
+	hot := n / 100
 	g := s.Gen(42, 1, 0, 1)
 	counts := make([]int, n)
 	for range draws {
@@ -79,19 +109,19 @@ func TestZipfianSkew(t *testing.T) {
 		}
 		return float64(sum) / draws
 	}
-	zn := Zeta(n, ZipfianConstant)
+	zn := Zeta(n, theta)
 	// The hottest key is rank 0, whose probability YCSB draws exactly.
 	if got, want := share(1), 1/zn; math.Abs(got-want) > 0.05*want {
 		t.Errorf("hottest key took %.4f of draws, theory 1/zeta(n) = %.4f", got, want)
 	}
 	// The 1% hottest: Gray's approximation for ranks ≥ 2, so a looser bound.
-	if got, want := share(hot), Zeta(hot, ZipfianConstant)/zn; math.Abs(got-want) > 0.03 {
-		t.Errorf("1%% hottest keys took %.3f of draws, theory zeta(%d)/zeta(%d) = %.3f", got, hot, n, want)
+	if got, want := share(int(hot)), Zeta(hot, theta)/zn; math.Abs(got-want) > 0.03 {
+		t.Errorf("theta %v: 1%% hottest keys took %.3f of draws, theory zeta(%d)/zeta(%d) = %.3f", theta, got, hot, n, want)
 	}
-	t.Logf("hottest key %.4f (theory %.4f), 1%% hottest %.4f (theory %.4f)", share(1), 1/zn, share(hot), Zeta(hot, ZipfianConstant)/zn)
+	t.Logf("theta %v: hottest key %.4f (theory %.4f), 1%% hottest %.4f (theory %.4f)", theta, share(1), 1/zn, share(int(hot)), Zeta(hot, theta)/zn)
 	// Uniform would give the 1% hottest about 1%: make sure it is skewed.
-	if share(hot) < 0.3 {
-		t.Errorf("1%% hottest keys took only %.3f of draws", share(hot))
+	if share(int(hot)) < minHot {
+		t.Errorf("theta %v: 1%% hottest keys took only %.3f of draws", theta, share(int(hot)))
 	}
 	// Scrambled: the hot keys are spread over the keyspace, not the lowest
 	// indexes. Of the 1,000 hottest, about 1% should sit in each 1% slice.
@@ -101,7 +131,7 @@ func TestZipfianSkew(t *testing.T) {
 			low++
 		}
 	}
-	if low > hot/20 {
+	if int64(low) > hot/20 {
 		t.Errorf("%d of the %d hottest keys are among the lowest %d indexes: not scrambled", low, hot, hot)
 	}
 }

@@ -37,6 +37,14 @@ var Openers = map[string]func(t testing.TB) store.Store{
 	},
 }
 
+// RedisWith starts a fresh managed Redis without persistence and with
+// these settings on top (e.g. maxmemory and maxmemory-policy, for a cache
+// smaller than a workload's keys), and opens a store on it.
+func RedisWith(t testing.TB, settings map[string]string) store.Store {
+	url := servertest.Start(t, server.Redis, server.Options{Profile: "none", Settings: settings}).URL
+	return Closing(t)(redis.New(context.Background(), redis.Config{URL: url, Namespace: storetest.Namespace(t)}))
+}
+
 // Closing fails t on err and closes the store when t ends.
 func Closing(t testing.TB) func(store.Store, error) store.Store {
 	return func(s store.Store, err error) store.Store {

@@ -1,0 +1,493 @@
+// Package cacheaside is the cache-aside workload: the application loop a
+// client library runs in front of a database, measured end to end. A read
+// gets the key from the cache; on a miss it reads the row from the
+// database and fills the cache with a TTL. A write updates the database
+// row, then invalidates (deletes) or updates the cache entry, per Policy.
+//
+// Every value carries its version (value.go); the workload keeps, per key,
+// the last committed version and when recent versions committed (track.go),
+// so every read is checked: a read returning a version older than the last
+// one committed when it started is stale, and its age is the time since the
+// first newer version committed; a read older than one the same client had
+// already read of that key breaks monotonic reads.
+//
+// The main phase ("cache-aside") runs on the engine, closed or open loop,
+// with three kinds of request (hit, miss, write) recorded apart. Then, for
+// each stampede protection asked, a phase ("stampede-<protection>") has
+// every client read one hot key whose cache entry expires every
+// Stampede.TTL, and counts the database queries each expiry caused
+// (stampede.go).
+package cacheaside
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/storebench/storebench/internal/load"
+	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/cacheaside"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/keydist"
+)
+
+// Phase names and the kinds of request of the main phase.
+const (
+	PhaseMain = "cache-aside"
+	OpHit     = "hit"
+	OpMiss    = "miss"
+	OpWrite   = "write"
+)
+
+// Kinds are the main phase's kinds of request, indexed by mainWorker.kind.
+var Kinds = []string{OpHit, OpMiss, OpWrite}
+
+const (
+	kindHit = iota
+	kindMiss
+	kindWrite
+)
+
+// Env is the two stores of a cell: the database, the truth, and the cache
+// in front of it; Cache nil runs the database alone.
+type Env struct {
+	DB    store.Store
+	Cache store.Store
+}
+
+// Run checks p, writes the database's rows (unmeasured: keys [0, Keys) and
+// the stampede's hot key, version 0), measures the main phase, then one
+// stampede phase per protection. It returns the summary and the phases
+// measured so far, also on an error.
+func Run(ctx context.Context, env Env, p Params, hooks workload.Hooks) (*schema.Summary, []metrics.Phase, error) {
+	if err := p.Validate(); err != nil {
+		return nil, nil, err
+	}
+	if env.DB == nil {
+		return nil, nil, errors.New("cache-aside: no database")
+	}
+	p = p.WithDefaults()
+	sum := &schema.Summary{Params: p.CellParams(), CacheUsed: env.Cache != nil && p.ttl() > 0}
+	if info, err := env.DB.Info(ctx); err == nil {
+		sum.Database = info.Kind
+	}
+	if env.Cache != nil {
+		if info, err := env.Cache.Info(ctx); err == nil {
+			sum.Cache = info.Kind
+		}
+	}
+	switch {
+	case env.Cache == nil:
+		sum.Notes = append(sum.Notes, "the database alone: every read is a database query")
+	case p.ttl() == 0:
+		sum.Notes = append(sum.Notes, "TTL 0: the cache is not used, every read is a database query")
+	}
+	sp, err := keydist.NewTheta(p.KeyDist, p.Keys, p.Theta)
+	if err != nil {
+		return nil, nil, fmt.Errorf("cache-aside: %w", err)
+	}
+	if env.Cache != nil {
+		if err := env.Cache.Reset(ctx); err != nil {
+			return nil, nil, fmt.Errorf("cache-aside: reset the cache: %w", err)
+		}
+	}
+	if err := populate(ctx, env.DB, p); err != nil {
+		return nil, nil, err
+	}
+	var phases []metrics.Phase
+	ph, err := runMain(ctx, env, p, sp, hooks, sum)
+	phases = append(phases, ph)
+	if err != nil {
+		return sum, phases, fmt.Errorf("cache-aside: %s phase: %w", PhaseMain, err)
+	}
+	if len(p.Stampede.Protections) > 0 && !sum.CacheUsed {
+		sum.Notes = append(sum.Notes, "no stampede phases: there is no cache to stampede")
+		return sum, phases, nil
+	}
+	for _, pr := range p.Stampede.Protections {
+		ph, st, err := runStampede(ctx, env, p, pr, hooks)
+		phases = append(phases, ph)
+		if err != nil {
+			return sum, phases, fmt.Errorf("cache-aside: %s phase: %w", ph.Name, err)
+		}
+		sum.Stampede = append(sum.Stampede, st)
+	}
+	return sum, phases, nil
+}
+
+// populateConns bounds the connections that write the rows.
+const populateConns = 4
+
+// populateChunk is how many rows one bulk call writes.
+const populateChunk = 1000
+
+// populateBytes is populate's memory: each connection's buffers and a
+// chunk of keys and values.
+func populateBytes(valueSize int64) int64 {
+	return populateConns * (workload.ConnBytes + populateChunk*(workload.KeyBytes+valueSize))
+}
+
+// populate empties the database and writes every row, version 0: keys
+// [0, Keys) and the hot key Keys, in chunks through the store's bulk path
+// where it has one.
+func populate(ctx context.Context, db store.Store, p Params) error {
+	if err := db.Reset(ctx); err != nil {
+		return fmt.Errorf("cache-aside: reset the database: %w", err)
+	}
+	rows := p.Keys + 1 // the hot key
+	chunks := (rows + populateChunk - 1) / populateChunk
+	conns := int(min(populateConns, chunks))
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	var (
+		wg    sync.WaitGroup
+		once  sync.Once
+		first error
+	)
+	fail := func(err error) {
+		once.Do(func() { first = fmt.Errorf("cache-aside: write the rows: %w", err) })
+		cancel()
+	}
+	for w := range conns {
+		c, err := db.Open(ctx)
+		if err != nil {
+			fail(err)
+			break
+		}
+		wg.Go(func() {
+			defer c.Close()
+			kv, ok := c.(store.KV)
+			if !ok {
+				fail(fmt.Errorf("key-value operations: %w", store.ErrUnsupported))
+				return
+			}
+			write, err := workload.ChunkWriter(kv)
+			if err != nil {
+				write = func(ctx context.Context, keys, vals [][]byte) error { // one Set at a time
+					for i, k := range keys {
+						if err := kv.Set(ctx, k, vals[i], 0); err != nil {
+							return err
+						}
+					}
+					return nil
+				}
+			}
+			var keys, vals [][]byte
+			for ch := int64(w); ch < chunks; ch += int64(conns) {
+				keys, vals = keys[:0], vals[:0]
+				for i := ch * populateChunk; i < min((ch+1)*populateChunk, rows); i++ {
+					keys = append(keys, workload.AppendKey(nil, p.KeyMode, p.Seed, i))
+					vals = append(vals, appendValue(nil, p.Seed, i, header{fillSize: p.sizeOf(i)}))
+				}
+				if err := write(ctx, keys, vals); err != nil {
+					fail(err)
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+	return first
+}
+
+// clients opens n clients of the database and, when used, of the cache;
+// close them with the returned func.
+func clients(ctx context.Context, env Env, n int, cache bool) (db, ca []store.KV, closeAll func(), err error) {
+	l := workload.Load{Clients: n}
+	db, closeDB, err := workload.KVClients(ctx, env.DB, l)
+	if err != nil {
+		return nil, nil, nil, fmt.Errorf("database: %w", err)
+	}
+	if !cache {
+		return db, nil, closeDB, nil
+	}
+	ca, closeCache, err := workload.KVClients(ctx, env.Cache, l)
+	if err != nil {
+		closeDB()
+		return nil, nil, nil, fmt.Errorf("cache: %w", err)
+	}
+	return db, ca, func() { closeDB(); closeCache() }, nil
+}
+
+// gate tells the workers when the measured part began: the engine calls
+// Begin after the warm-up, right before the first measured op. It passes
+// Begin and End on to the caller's probe.
+type gate struct {
+	t0    atomic.Int64 // Unix ns of the measured start; 0 during the warm-up
+	inner load.Probe
+}
+
+func (g *gate) Begin() {
+	if g.inner != nil {
+		g.inner.Begin()
+	}
+	g.t0.Store(time.Now().UnixNano())
+}
+
+func (g *gate) End(p *metrics.Phase) {
+	if g.inner != nil {
+		g.inner.End(p)
+	}
+}
+
+// counts are one worker's measured figures, summed after the phase.
+type counts struct {
+	reads, writes, hits, misses int64
+	dbReads, dbWrites           int64
+	stale, lowerBound, broken   int64
+	ageSum, ageMax              time.Duration
+}
+
+func (c *counts) add(o counts) {
+	c.reads += o.reads
+	c.writes += o.writes
+	c.hits += o.hits
+	c.misses += o.misses
+	c.dbReads += o.dbReads
+	c.dbWrites += o.dbWrites
+	c.stale += o.stale
+	c.lowerBound += o.lowerBound
+	c.broken += o.broken
+	c.ageSum += o.ageSum
+	c.ageMax = max(c.ageMax, o.ageMax)
+}
+
+// second is one worker's second of the measured part.
+type second struct{ reads, hits, dbQueries, stale int64 }
+
+// mainWorker is one application client of the main phase.
+type mainWorker struct {
+	p       *Params
+	tr      *tracker
+	g       *gate
+	db      store.KV
+	cache   store.KV // nil: the database alone
+	ttl     time.Duration
+	keys    keydist.Gen
+	ops     keydist.Rand
+	reads   float64
+	seen    *seen
+	c       counts
+	perSec  []second
+	kind    int
+	measure bool // this op is measured
+	t0      int64
+
+	key, val, got, scratch []byte
+}
+
+// opStreams sets the read-or-write draws apart from the key streams.
+const opStreams = 1 << 62
+
+func runMain(ctx context.Context, env Env, p Params, sp *keydist.Space, hooks workload.Hooks, sum *schema.Summary) (metrics.Phase, error) {
+	db, ca, closeAll, err := clients(ctx, env, p.Load.Clients, sum.CacheUsed)
+	if err != nil {
+		return metrics.Phase{Name: PhaseMain}, err
+	}
+	defer closeAll()
+	tr := newTracker(p.Keys)
+	g := &gate{}
+	ws := make([]*mainWorker, len(db))
+	workers := make([]load.Worker, len(db))
+	size := max(p.ValueSize, p.ValueSizeMax)
+	for i := range db {
+		w := &mainWorker{
+			p: &p, tr: tr, g: g, db: db[i], ttl: p.ttl(), keys: sp.Gen(p.Seed, uint64(i), i, len(db)),
+			ops: keydist.NewRand(p.Seed, opStreams+uint64(i)), reads: p.readRatio(), seen: newSeen(p.Keys),
+			key: make([]byte, 0, workload.KeyBytes), val: make([]byte, 0, size), got: make([]byte, 0, size), scratch: make([]byte, 0, size),
+		}
+		if ca != nil {
+			w.cache = ca[i]
+		}
+		ws[i], workers[i] = w, w
+	}
+	cfg := hooks.Apply(p.Load.Config(PhaseMain))
+	cfg.Kinds = Kinds
+	cfg.ClientIO = workload.ClientIO(db)
+	g.inner, cfg.Probe = cfg.Probe, g
+	ph, err := load.Run(ctx, cfg, workers)
+	summarize(sum, &ph, ws)
+	return ph, err
+}
+
+// Kind is the kind of the last op, an index into Kinds.
+func (w *mainWorker) Kind() int { return w.kind }
+
+func (w *mainWorker) Do(ctx context.Context, _ int64) error {
+	w.t0 = w.g.t0.Load()
+	w.measure = w.t0 != 0
+	i := w.keys.Next()
+	w.key = workload.AppendKey(w.key[:0], w.p.KeyMode, w.p.Seed, i)
+	if w.ops.Float64() >= w.reads {
+		w.kind = kindWrite
+		return w.write(ctx, i)
+	}
+	return w.read(ctx, i)
+}
+
+// write commits the next version of row i, then invalidates or updates its
+// cache entry. Writes to one key are serialized in this process (a lock
+// per stripe of keys, held across the commit as the row lock would be), so
+// the versions commit in order.
+func (w *mainWorker) write(ctx context.Context, i int64) error {
+	m := w.tr.lock(i)
+	v := w.tr.next(i)
+	w.val = appendValue(w.val[:0], w.p.Seed, i, header{version: v, fillSize: w.p.sizeOf(i)})
+	err := w.db.Set(ctx, w.key, w.val, 0)
+	if err == nil {
+		w.tr.commit(i, v, time.Now())
+	}
+	m.Unlock()
+	if w.measure {
+		w.c.writes++
+		w.c.dbWrites++
+		w.tick(0, 1, 0)
+	}
+	if err != nil || w.cache == nil {
+		return err
+	}
+	if w.p.Policy == Invalidate {
+		return w.cache.Delete(ctx, w.key)
+	}
+	restamp(w.val, time.Now().Add(w.ttl).UnixNano(), 0, 0)
+	return w.cache.Set(ctx, w.key, w.val, w.ttl)
+}
+
+// read gets row i through the cache and checks the version it returns.
+func (w *mainWorker) read(ctx context.Context, i int64) error {
+	committed := w.tr.last(i) // at the read's start
+	size := w.p.sizeOf(i)
+	w.kind = kindMiss
+	if w.cache != nil {
+		got, ok, err := w.cache.Get(ctx, w.key, w.got[:0])
+		w.got = got
+		if err != nil {
+			return err
+		}
+		if ok {
+			w.kind = kindHit
+		}
+	}
+	if w.kind == kindMiss {
+		start := time.Now()
+		got, ok, err := w.db.Get(ctx, w.key, w.got[:0])
+		w.got = got
+		if w.measure {
+			w.c.dbReads++
+		}
+		if err != nil {
+			return err
+		}
+		if !ok {
+			return workload.Missing(w.key)
+		}
+		if w.cache != nil {
+			now := time.Now()
+			restamp(w.got, now.Add(w.ttl).UnixNano(), int64(now.Sub(start)), 0)
+			if err := w.cache.Set(ctx, w.key, w.got, w.ttl); err != nil {
+				return err
+			}
+		}
+	}
+	h, scratch, err := parseValue(w.key, w.got, w.p.Seed, i, size, w.scratch)
+	w.scratch = scratch
+	if err != nil {
+		return err
+	}
+	if !w.measure {
+		w.seen.read(i, h.version)
+		return nil
+	}
+	w.c.reads++
+	stale := int64(0)
+	if h.version < committed {
+		stale = 1
+		age, exact := w.tr.age(i, h.version, time.Now())
+		w.c.stale++
+		w.c.ageSum += age
+		w.c.ageMax = max(w.c.ageMax, age)
+		if !exact {
+			w.c.lowerBound++
+		}
+		if w.p.onStale != nil {
+			w.p.onStale(i, h.version, committed)
+		}
+	}
+	if w.seen.read(i, h.version) {
+		w.c.broken++
+	}
+	hit := int64(0)
+	if w.kind == kindHit {
+		w.c.hits++
+		hit = 1
+	} else {
+		w.c.misses++
+	}
+	w.tick(hit, 1-hit, stale)
+	return nil
+}
+
+// tick adds a measured request to its second: hits and database queries,
+// and whether it was a stale read; a read is any request but a write.
+func (w *mainWorker) tick(hit, dbQueries, stale int64) {
+	s := int((time.Now().UnixNano() - w.t0) / int64(time.Second))
+	for len(w.perSec) <= s {
+		w.perSec = append(w.perSec, second{})
+	}
+	sec := &w.perSec[s]
+	if w.kind != kindWrite {
+		sec.reads++
+	}
+	sec.hits += hit
+	sec.dbQueries += dbQueries
+	sec.stale += stale
+}
+
+// summarize fills the summary from the phase and the workers' counts.
+func summarize(sum *schema.Summary, ph *metrics.Phase, ws []*mainWorker) {
+	var c counts
+	var secs []second
+	for _, w := range ws {
+		c.add(w.c)
+		for s, v := range w.perSec {
+			for len(secs) <= s {
+				secs = append(secs, second{})
+			}
+			secs[s].reads += v.reads
+			secs[s].hits += v.hits
+			secs[s].dbQueries += v.dbQueries
+			secs[s].stale += v.stale
+		}
+	}
+	sum.DurationS = ph.DurationS
+	sum.Reads, sum.Writes, sum.Hits, sum.Misses = c.reads, c.writes, c.hits, c.misses
+	sum.Requests = c.reads + c.writes
+	sum.HitRatio = ratio(c.hits, c.reads)
+	for _, n := range ph.Errors {
+		sum.Errors += n
+	}
+	sum.DBReads, sum.DBWrites = c.dbReads, c.dbWrites
+	if ph.DurationS > 0 {
+		sum.DBQueriesPerS = float64(c.dbReads+c.dbWrites) / ph.DurationS
+	}
+	sum.DBQueriesPerRequest = ratio(c.dbReads+c.dbWrites, sum.Requests)
+	sum.DBReadsPerRead = ratio(c.dbReads, c.reads)
+	sum.Latency = schema.Latencies{
+		Hit: ph.ByOp[OpHit].LatencyUs, Miss: ph.ByOp[OpMiss].LatencyUs, Write: ph.ByOp[OpWrite].LatencyUs, All: ph.LatencyUs,
+	}
+	st := &sum.Staleness
+	st.Checked, st.Stale, st.AgesLowerBound, st.MonotonicBroken = c.reads, c.stale, c.lowerBound, c.broken
+	st.MaxAgeUs = float64(c.ageMax) / 1e3
+	if c.stale > 0 {
+		st.MeanAgeUs = float64(c.ageSum) / float64(c.stale) / 1e3
+	}
+	st.MonotonicSlots = monotonicSlots(sum.Params.Keys)
+	sum.PerSecond = make([]schema.Second, len(secs))
+	for i, s := range secs {
+		sum.PerSecond[i] = schema.Second{Reads: s.reads, Hits: s.hits, HitRatio: ratio(s.hits, s.reads), DBQueries: s.dbQueries, Stale: s.stale}
+	}
+}
