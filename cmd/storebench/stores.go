@@ -23,13 +23,13 @@ import (
 func stores() target.Registry {
 	return target.Registry{
 		{
-			Name: "memory", Batches: true, DataInProcess: true, Description: "in-process map: the floor, no I/O at all", Prototype: (*memory.Store)(nil),
+			Name: "memory", Batches: true, DataInProcess: true, Description: "in-process map: the floor, no I/O at all", Prototype: (*memory.Store)(nil), ClientPrototype: (*memory.Client)(nil),
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return memory.New(ctx, memory.Config{Namespace: a.Namespace})
 			},
 		},
 		{
-			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), CheckURL: files.CheckURL,
+			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), ClientPrototype: (*files.Client)(nil), CheckURL: files.CheckURL,
 			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns"},
 			CheckOptions: func(o map[string]string) error { _, err := boolOption(o, "fsync"); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
@@ -52,7 +52,7 @@ func stores() target.Registry {
 			},
 		},
 		{
-			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), CheckURL: sqlite.CheckURL,
+			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), ClientPrototype: (*sqlite.Client)(nil), CheckURL: sqlite.CheckURL,
 			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, OFF"},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
@@ -71,7 +71,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "postgres", Batches: true, Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
-			Schemes: []string{"postgres", "postgresql"}, Prototype: (*postgres.Store)(nil), CheckURL: postgres.CheckURL,
+			Schemes: []string{"postgres", "postgresql"}, Prototype: (*postgres.Store)(nil), ClientPrototype: (*postgres.Client)(nil), CheckURL: postgres.CheckURL,
 			Options: map[string]string{"design": "logged (default), unlogged, hash-index, covering; combine with commas, e.g. unlogged,covering"},
 			CheckOptions: func(o map[string]string) error {
 				return postgres.Config{URL: "postgres://check", Namespace: "check", Design: o["design"]}.Validate()
@@ -89,7 +89,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
-			Schemes: []string{"redis", "rediss"}, Prototype: (*redis.Store)(nil), CheckURL: redis.CheckURL,
+			Schemes: []string{"redis", "rediss"}, Prototype: (*redis.Store)(nil), ClientPrototype: (*redis.Client)(nil), CheckURL: redis.CheckURL,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 			},
@@ -104,7 +104,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
-			Schemes: []string{"memcached"}, Prototype: (*memcached.Store)(nil),
+			Schemes: []string{"memcached"}, Prototype: (*memcached.Store)(nil), ClientPrototype: (*memcached.Client)(nil),
 			CheckURL:      func(raw string) error { return memcached.Config{URL: raw, Namespace: "check"}.Validate() },
 			ServerOptions: map[string]string{"threads": "worker threads (-t), default 4", "memory_mb": "item memory in MiB (-m), default 1024"},
 			CheckOptions: func(o map[string]string) error {
@@ -125,7 +125,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "mariadb", Description: "MariaDB/MySQL (InnoDB) through go-sql-driver/mysql, its own database", Server: server.MariaDB,
-			Schemes: []string{"mysql", "mariadb"}, Prototype: (*mysql.Store)(nil), CheckURL: mysql.CheckURL,
+			Schemes: []string{"mysql", "mariadb"}, Prototype: (*mysql.Store)(nil), ClientPrototype: (*mysql.Client)(nil), CheckURL: mysql.CheckURL,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},
@@ -142,7 +142,7 @@ func stores() target.Registry {
 			// own managed server (binary, version, build). No URL scheme: a
 			// redis:// URL reaches a Valkey server as the redis store.
 			Name: "valkey", Batches: true, Description: "Valkey through rueidis (the redis store), keys under a storebench prefix", Server: server.Valkey,
-			Prototype:     (*redis.Store)(nil),
+			Prototype: (*redis.Store)(nil), ClientPrototype: (*redis.Client)(nil),
 			ServerOptions: map[string]string{"io-threads": "I/O threads (Valkey 8+ asynchronous I/O), default 1: the main thread only"},
 			CheckOptions: func(o map[string]string) error {
 				if v, ok := o["io-threads"]; ok {

@@ -91,7 +91,11 @@ func repeatCells(cells []cell, n int) []cell {
 func planCells(r *scenario.Resolved, targets []scenario.Target) ([]cell, error) {
 	var cells []cell
 	for _, c := range r.Cells {
-		if !slices.ContainsFunc(targets, func(t scenario.Target) bool { return t.Spec.Label() == c.Target.Spec.Label() }) {
+		kept := func(label string) bool {
+			return slices.ContainsFunc(targets, func(t scenario.Target) bool { return t.Spec.Label() == label })
+		}
+		// A cell runs only if its target, and the one beside it, can run here.
+		if !kept(c.Target.Spec.Label()) || c.CompanionTarget != nil && !kept(c.CompanionTarget.Spec.Label()) {
 			continue
 		}
 		params, err := workload.Record(c.Params)

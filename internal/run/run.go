@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"time"
 
 	"github.com/storebench/storebench/internal/errclass"
@@ -260,7 +261,7 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 			continue
 		}
 		obs.CellStarted(k)
-		rc := runCell(ctx, inst, c, obs.Second)
+		rc := runCell(ctx, inst, c, obs.Second, companionStarter(reg, args, obs, w))
 		rc.Params = params
 		obs.CellDone(k, rc.Seconds)
 		if ctx.Err() != nil && rc.Status != result.CellOK {
@@ -292,7 +293,7 @@ func logWriteErr(err error, logf func(string, ...any)) {
 // errServerDied cancels a cell whose managed server exited under it.
 var errServerDied = errors.New("the managed server died during the cell")
 
-func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(string, metrics.Second)) result.Cell {
+func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(string, metrics.Second), companion startFunc) result.Cell {
 	rc := c.record(c.params)
 	cellCtx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
@@ -304,7 +305,7 @@ func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(s
 		hooks.Probe = stallHook(cellCtx, inst, *c.Stall)
 		defer resumeServer(inst) // a server is never left stopped, whatever happened to the phase
 	}
-	out, err := runWorkload(cellCtx, inst, c, hooks)
+	out, err := runWorkload(cellCtx, inst, c, hooks, companion)
 	phases := out.Phases
 	rc.Seconds = time.Since(rc.StartedAt).Seconds()
 	rc.Phases = phases
@@ -327,8 +328,17 @@ func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(s
 
 // runWorkload runs the cell's workload on inst, with a streaming replica
 // of its server started for it when the cell asks for one.
-func runWorkload(ctx context.Context, inst *target.Instance, c cell, hooks workload.Hooks) (workload.Outcome, error) {
+func runWorkload(ctx context.Context, inst *target.Instance, c cell, hooks workload.Hooks, companion startFunc) (workload.Outcome, error) {
 	e := env(inst)
+	if c.CompanionTarget != nil {
+		other, stop, err := companion(ctx, c.CompanionTarget.Spec)
+		if err != nil {
+			return workload.Outcome{}, fmt.Errorf("start %s beside %s: %w", c.CompanionTarget.Spec.Label(), inst.Spec.Label(), err)
+		}
+		defer stop()
+		oe := env(other)
+		e.Companion = &oe
+	}
 	if c.Replica {
 		if inst.Server == nil || inst.Server.Kind != server.Postgres {
 			return workload.Outcome{}, fmt.Errorf("%s: a replica needs a managed PostgreSQL primary; %s is not one", c.Type, inst.Spec.Label())
@@ -345,6 +355,35 @@ func runWorkload(ctx context.Context, inst *target.Instance, c cell, hooks workl
 		e.ReplicaURL = replica.URL
 	}
 	return c.Run(ctx, e, hooks)
+}
+
+// startFunc starts a target for one cell and returns how to stop it.
+type startFunc func(ctx context.Context, spec target.Spec) (*target.Instance, func(), error)
+
+// companionStarter starts a cell's second target (cache-aside's cache)
+// for that cell alone: a fresh server, as every cell of a target's own
+// would get after a failure, so no cell sees another's cache contents.
+func companionStarter(reg target.Registry, args target.StartArgs, obs Observer, w *result.Writer) startFunc {
+	return func(ctx context.Context, spec target.Spec) (*target.Instance, func(), error) {
+		obs.Logf("  starting %s beside it", spec.Label())
+		inst, err := reg.Start(ctx, spec, args)
+		if err != nil {
+			return nil, nil, err
+		}
+		// Recorded once, as the targets a run starts are.
+		logWriteErr(w.Update(func(r *result.Result) {
+			if !slices.ContainsFunc(r.Targets, func(t result.Target) bool { return t.Name == spec.Label() }) {
+				r.Targets = append(r.Targets, targetRecord(inst))
+			}
+		}), obs.Logf)
+		return inst, func() {
+			stopCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 30*time.Second)
+			defer cancel()
+			if err := inst.Stop(stopCtx); err != nil {
+				obs.Logf("  %v", err)
+			}
+		}, nil
+	}
 }
 
 // watchServer cancels the cell as soon as its managed server is gone, so a

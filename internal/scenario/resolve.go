@@ -35,6 +35,8 @@ type Cell struct {
 	Net *netem.Config
 	// Stall stops the managed server in each measured phase; nil: none.
 	Stall *target.Stall
+	// CompanionTarget is the target of Cell.Companion; nil for none.
+	CompanionTarget *Target
 	workload.Cell
 }
 
@@ -358,6 +360,13 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 			return fail(fmt.Errorf("workload %s names target %q, which the scenario does not have", w.Label(), name))
 		}
 	}
+	others := map[string]workload.Target{}
+	byLabel := map[string]Target{}
+	for _, t := range s.Targets {
+		k, _ := stores.Lookup(t.Spec.Store)
+		others[t.Spec.Label()] = workload.Target{Spec: t.Spec, Kind: k}
+		byLabel[t.Spec.Label()] = t
+	}
 	var cells []Cell
 	for _, t := range s.Targets {
 		if !w.AppliesTo(t.Spec.Label()) {
@@ -378,7 +387,7 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		if wl.Pipeline > 1 && !k.Batches {
 			return fail(fmt.Errorf("store %s cannot send several ops per round trip (pipeline, batch); drop it from this workload's targets", k.Name))
 		}
-		wcells, err := w.Spec.Cells(workload.Plan{Load: wl, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep})
+		wcells, err := w.Spec.Cells(workload.Plan{Load: wl, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others})
 		if err != nil {
 			return fail(err)
 		}
@@ -386,7 +395,12 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 			if err := workload.CheckMemory(c.Memory, k.DataInProcess, budget, budgetWhy); err != nil {
 				return fail(fmt.Errorf("%s on %s %v", w.Label(), t.Spec.Label(), err))
 			}
-			cells = append(cells, Cell{Target: t, Type: w.Type, Entry: w.Label(), Named: w.Name != "" && w.Name != w.Type, Net: net, Stall: stall, Cell: c})
+			cell := Cell{Target: t, Type: w.Type, Entry: w.Label(), Named: w.Name != "" && w.Name != w.Type, Net: net, Stall: stall, Cell: c}
+			if c.Companion != "" {
+				ct := byLabel[c.Companion]
+				cell.CompanionTarget = &ct
+			}
+			cells = append(cells, cell)
 		}
 	}
 	return cells, nil

@@ -47,12 +47,16 @@ func everyStore() target.Registry {
 		schemes          []string
 		batches, inProcs bool
 		proto            store.Store
+		client           store.Client
 	}{
-		{"memory", "", nil, true, true, (*memory.Store)(nil)}, {"files", "", []string{"file"}, false, false, (*files.Store)(nil)}, {"sqlite", "", []string{"sqlite"}, false, false, (*sqlite.Store)(nil)},
-		{"postgres", server.Postgres, []string{"postgres", "postgresql"}, true, false, (*postgres.Store)(nil)}, {"redis", server.Redis, []string{"redis", "rediss"}, true, false, (*redis.Store)(nil)},
-		{"memcached", server.Memcached, []string{"memcached"}, true, false, (*memcached.Store)(nil)}, {"mariadb", server.MariaDB, []string{"mysql", "mariadb"}, false, false, (*mysql.Store)(nil)},
+		{"memory", "", nil, true, true, (*memory.Store)(nil), (*memory.Client)(nil)}, {"files", "", []string{"file"}, false, false, (*files.Store)(nil), (*files.Client)(nil)},
+		{"sqlite", "", []string{"sqlite"}, false, false, (*sqlite.Store)(nil), (*sqlite.Client)(nil)},
+		{"postgres", server.Postgres, []string{"postgres", "postgresql"}, true, false, (*postgres.Store)(nil), (*postgres.Client)(nil)},
+		{"redis", server.Redis, []string{"redis", "rediss"}, true, false, (*redis.Store)(nil), (*redis.Client)(nil)},
+		{"memcached", server.Memcached, []string{"memcached"}, true, false, (*memcached.Store)(nil), (*memcached.Client)(nil)},
+		{"mariadb", server.MariaDB, []string{"mysql", "mariadb"}, false, false, (*mysql.Store)(nil), (*mysql.Client)(nil)},
 	} {
-		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Schemes: k.schemes, Prototype: k.proto, Batches: k.batches, DataInProcess: k.inProcs, Open: open,
+		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Schemes: k.schemes, Prototype: k.proto, ClientPrototype: k.client, Batches: k.batches, DataInProcess: k.inProcs, Open: open,
 			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": ""}})
 	}
 	return reg
@@ -305,6 +309,46 @@ func TestRepeat(t *testing.T) {
 		}
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want an error with %q", src, err, want)
+		}
+	}
+}
+
+// A cache-aside entry names its caches among the scenario's targets; each
+// becomes a cell that runs on its database with that cache beside it.
+func TestCacheAsideCompanions(t *testing.T) {
+	head := "name: t\ntargets: [postgres, redis, memcached]\nworkloads:\n  - type: cache-aside\n    targets: [postgres]\n"
+	s, err := Parse("t.yaml", strings.NewReader(head+"    cache_aside: {caches: [none, redis, memcached]}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.Defaults()
+	r, err := s.Resolve(everyStore(), all.Types(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, c := range r.Cells {
+		companion := "-"
+		if c.CompanionTarget != nil {
+			companion = c.CompanionTarget.Spec.Label()
+		}
+		got = append(got, c.Target.Spec.Label()+"+"+companion)
+	}
+	if strings.Join(got, " ") != "postgres+- postgres+redis postgres+memcached" {
+		t.Errorf("cells %v, want the database alone, then with redis, then with memcached", got)
+	}
+	for _, c := range []struct{ section, want string }{
+		{"{caches: [nope]}", `t.yaml:4: cache-aside: cache "nope" is not a target of the scenario`},
+		{"{keys: 10}", "t.yaml:4: cache-aside: cache_aside: caches is required"},
+		{"{caches: [postgres]}", "t.yaml:4: cache-aside: postgres cannot be its own cache"},
+	} {
+		s, err := Parse("t.yaml", strings.NewReader(head+"    cache_aside: "+c.section+"\n"))
+		if err == nil {
+			s.Defaults()
+			_, err = s.Resolve(everyStore(), all.Types(), false)
+		}
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: %v, want %q", c.section, err, c.want)
 		}
 	}
 }

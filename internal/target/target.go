@@ -91,6 +91,9 @@ type Kind struct {
 	// check the capabilities they need on it by type assertion
 	// (workload.Supports) when they plan, before any work.
 	Prototype store.Store
+	// ClientPrototype is a nil client of the kind's concrete type, for the
+	// capabilities a client has (store.Batcher, store.Adder).
+	ClientPrototype store.Client
 	// Batches says whether its clients send several ops per round trip
 	// (store.Batcher): needed for --pipeline and kv --batch.
 	Batches bool

@@ -52,6 +52,9 @@ type Plan struct {
 	Seed uint64
 	Kind target.Kind
 	Spec target.Spec
+	// Others are the scenario's other targets, by label, for a cell that
+	// runs on two (Cell.Companion).
+	Others map[string]Target
 	// Keep: the run leaves the target's data in place (run --keep).
 	Keep bool
 }
@@ -60,6 +63,12 @@ type Plan struct {
 // (a scenario's stall): timed phases of ops the stall holds up.
 type Staller interface {
 	Stalls()
+}
+
+// Target is one of a scenario's targets: its spec and its kind.
+type Target struct {
+	Spec target.Spec
+	Kind target.Kind
 }
 
 // Keeper is a Spec that asks to keep the target's data after the run
@@ -82,6 +91,10 @@ type Cell struct {
 	// Memory is what the cell needs in storebench's own process, checked
 	// against the machine before any work.
 	Memory Estimate
+	// Companion is the label of another target of the scenario that the
+	// cell runs on beside its own (cache-aside: the cache in front of the
+	// database), started for the cell and passed as Env.Companion.
+	Companion string
 	// Replica asks the runner for a streaming replica of the managed
 	// server, started for this cell and passed as Env.ReplicaURL.
 	Replica bool
@@ -101,6 +114,8 @@ type Env struct {
 	Server Server
 	// ReplicaURL is a streaming replica of Server (Cell.Replica).
 	ReplicaURL string
+	// Companion is the cell's second target (Cell.Companion); nil for none.
+	Companion *Env
 }
 
 // Server is what a workload may do to a managed server: restart it with
@@ -187,6 +202,13 @@ func Record(params any) (map[string]any, error) {
 // checked on the kind's prototype (a nil store of its concrete type).
 func Supports[C any](k target.Kind) bool {
 	_, ok := k.Prototype.(C)
+	return ok
+}
+
+// ClientSupports reports whether the kind's clients implement capability
+// C, checked on the kind's client prototype.
+func ClientSupports[C any](k target.Kind) bool {
+	_, ok := k.ClientPrototype.(C)
 	return ok
 }
 

@@ -4,6 +4,7 @@ package all
 
 import (
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/cacheaside"
 	"github.com/storebench/storebench/internal/workload/durability"
 	"github.com/storebench/storebench/internal/workload/hotkey"
 	"github.com/storebench/storebench/internal/workload/kv"
@@ -18,6 +19,6 @@ import (
 func Types() workload.Registry {
 	return workload.Registry{
 		kv.Type, throughput.Type, mix.Type, hotkey.Type, web.Type,
-		sessions.Type, payments.Type, durability.Type,
+		sessions.Type, payments.Type, durability.Type, cacheaside.Type,
 	}
 }

@@ -119,14 +119,17 @@ type Params struct {
 // Stampede is the stampede phases: one per protection, each with every
 // client reading one hot key whose cache entry expires every TTL.
 type Stampede struct {
-	Protections []string      // none, lease, xfetch, coalesce; empty: no stampede phases
-	Clients     int           // default 50
-	TTL         time.Duration // the hot entry's TTL, default 1 s
-	Duration    time.Duration // each phase's, default 5 s
-	Rate        float64       // open loop: requests/s across clients; 0: closed loop
-	LeaseTTL    time.Duration // how long a lease holds, default 1 s
-	LeasePoll   time.Duration // how often a lease loser re-reads, default 1 ms
+	Protections []string      `yaml:"protections,omitempty" json:"protections,omitempty"` // none, lease, xfetch, coalesce; empty: no stampede phases
+	Clients     int           `yaml:"clients,omitempty" json:"clients,omitempty"`         // default 50
+	TTL         time.Duration `yaml:"ttl,omitempty" json:"ttl,omitempty"`                 // the hot entry's TTL, default 1 s
+	Duration    time.Duration `yaml:"duration,omitempty" json:"duration,omitempty"`       // each phase's, default 5 s
+	Rate        float64       `yaml:"rate,omitempty" json:"rate,omitempty"`               // open loop: requests/s across clients; 0: closed loop
+	LeaseTTL    time.Duration `yaml:"lease_ttl,omitempty" json:"lease_ttl,omitempty"`     // how long a lease holds, default 1 s
+	LeasePoll   time.Duration `yaml:"lease_poll,omitempty" json:"lease_poll,omitempty"`   // how often a lease loser re-reads, default 1 ms
 }
+
+// usesLease says a stampede phase takes leases on the cache (store.Adder).
+func (p Params) usesLease() bool { return slices.Contains(p.Stampede.Protections, ProtectLease) }
 
 // ttl is p's TTL after defaults.
 func (p Params) ttl() time.Duration {
