@@ -116,7 +116,7 @@ func TestPostgres(t *testing.T) {
 	})
 	t.Run("KV/per-request", func(t *testing.T) {
 		t.Parallel()
-		storetest.RunKVOptions(t, storetest.PerRequest(func(t *testing.T) store.Store { return open(t, url, DesignLogged) }), opts)
+		storetest.RunKVOptions(t, storetest.PerRequest(func(t *testing.T) store.Store { return open(t, url, DesignLogged) }), storetest.PerRequestOptions(opts))
 	})
 
 	t.Run("OpenFailsOnAFailedPrepare", func(t *testing.T) {

@@ -57,6 +57,13 @@ func RunKVPaths(t *testing.T, open Opener, o Options) {
 	})
 	t.Run("KV/per-request", func(t *testing.T) {
 		t.Parallel()
-		RunKVOptions(t, PerRequest(open), o)
+		RunKVOptions(t, PerRequest(open), PerRequestOptions(o))
 	})
+}
+
+// PerRequestOptions are o for a run with a connection per operation: fewer
+// ops in the concurrency test (Options.ConcurrentOps), each being a connect.
+func PerRequestOptions(o Options) Options {
+	o.ConcurrentOps = 200
+	return o
 }
