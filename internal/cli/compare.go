@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"github.com/storebench/storebench/internal/result"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -37,9 +38,9 @@ them.`,
 			}
 			var runs []report.CompareRun
 			for i, path := range args {
-				r, err := loadResult(path)
+				r, err := result.Load(path)
 				if err != nil {
-					return err
+					return &UsageError{Err: err}
 				}
 				runs = append(runs, report.CompareRun{Name: runName(i), Path: path, R: r})
 			}
