@@ -65,6 +65,9 @@ type Phase struct {
 	// Server is what a managed server spent over the measured part; nil for
 	// in-process and external targets, whose processes storebench cannot see.
 	Server *ServerCost `json:"server,omitempty"`
+	// Companion is the cost of the server a cell ran beside its own
+	// (cache-aside: the cache in front of the database), when managed.
+	Companion *ServerCost `json:"companion_server,omitempty"`
 	// Placement is where the client's and a managed server's threads ran
 	// over the measured part: each side's share of busy time per CPU, and
 	// how often they shared a CPU. nil for in-process and external targets,

@@ -338,6 +338,7 @@ func runWorkload(ctx context.Context, inst *target.Instance, c cell, hooks workl
 		defer stop()
 		oe := env(other)
 		e.Companion = &oe
+		hooks.Probe = other.Beside(hooks.Probe)
 	}
 	if c.Replica {
 		if inst.Server == nil || inst.Server.Kind != server.Postgres {

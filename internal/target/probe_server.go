@@ -37,6 +37,25 @@ type serverProbe struct {
 	srv    *server.Server
 	before server.ProcStats
 	ok     bool
+	// companion: the cost goes to Phase.Companion, not Phase.Server.
+	companion bool
+}
+
+// Beside adds to main's probes one of i's server as the phase's companion
+// (Phase.Companion): i runs beside the cell's own target.
+func (i *Instance) Beside(main func(string) load.Probe) func(string) load.Probe {
+	return func(phase string) load.Probe {
+		var ps probes
+		if main != nil {
+			if p := main(phase); p != nil {
+				ps = append(ps, p)
+			}
+		}
+		if i.Server != nil {
+			ps = append(ps, &serverProbe{srv: i.Server, companion: true})
+		}
+		return ps
+	}
 }
 
 func (p *serverProbe) Begin() {
@@ -71,6 +90,10 @@ func (p *serverProbe) End(ph *metrics.Phase) {
 		c.CPUUsPerOp = c.CPUS * 1e6 / float64(ph.Ops)
 		c.WritePerOp = float64(c.WriteBytes) / float64(ph.Ops)
 		c.DeviceWritePerOp = float64(c.DeviceWriteBytes) / float64(ph.Ops)
+	}
+	if p.companion {
+		ph.Companion = c
+		return
 	}
 	ph.Server = c
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/storebench/storebench/internal/metrics"
 	"time"
 
 	"github.com/storebench/storebench/internal/result"
@@ -95,6 +96,9 @@ func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
 					cenv.Cache = env.Companion.Store
 				}
 				sum, phases, err := Run(ctx, cenv, params, h)
+				if sum != nil && len(phases) > 0 && phases[0].Name == PhaseMain {
+					sum.SetCPU(serverCPU(phases[0].Companion), serverCPU(phases[0].Server))
+				}
 				return workload.Outcome{Phases: phases, Summary: func(c *result.Cell) { c.CacheAside = sum }}, err
 			},
 		}
@@ -123,4 +127,13 @@ func (r recorded) MarshalJSON() ([]byte, error) {
 	}
 	m["cache"] = r.cache
 	return json.Marshal(m)
+}
+
+// serverCPU is a managed server's CPU seconds over a phase, -1 when it was
+// not measured (an external or in-process store).
+func serverCPU(c *metrics.ServerCost) float64 {
+	if c == nil {
+		return -1
+	}
+	return c.CPUS
 }
