@@ -91,16 +91,17 @@ type Recorder struct {
 
 // interval is what a worker recorded during one second.
 type interval struct {
-	h     *hdr.Histogram
-	ops   int64 // successes + errors
-	errs  int64
-	sumNs int64
-	maxNs int64
+	h       *hdr.Histogram
+	ops     int64 // successes + errors
+	errs    int64
+	sumNs   int64
+	maxNs   int64
+	backlog int64 // the last Backlog sample of the second
 }
 
 func (iv *interval) reset() {
 	iv.h.Reset()
-	iv.ops, iv.errs, iv.sumNs, iv.maxNs = 0, 0, 0, 0
+	iv.ops, iv.errs, iv.sumNs, iv.maxNs, iv.backlog = 0, 0, 0, 0, 0
 }
 
 // NewRecorder returns a Recorder that hands its per-second data to c. With a
@@ -161,6 +162,15 @@ func (r *Recorder) advance(now time.Time, real bool) {
 		r.sec = sec
 	}
 	r.next = r.start.Add(time.Duration(r.sec+1) * time.Second)
+}
+
+// Backlog samples how many of the worker's open-loop ops were due but not
+// yet sent: the second's last sample goes into Second.Backlog, summed over
+// the workers. It is one field write, so it can run per op.
+func (r *Recorder) Backlog(n int64) {
+	if r.col != nil {
+		r.iv.backlog = n
+	}
 }
 
 // Record records a successful operation that took d.
