@@ -1,0 +1,169 @@
+package capacity_test
+
+import (
+	"context"
+	"math"
+	"runtime"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/storebench/storebench/internal/load"
+	"github.com/storebench/storebench/internal/netem"
+	schema "github.com/storebench/storebench/internal/result/capacity"
+	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/redis"
+	"github.com/storebench/storebench/internal/store/storetest"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/capacity"
+	"github.com/storebench/storebench/internal/workload/workloadtest"
+)
+
+// getter reads one key per op, as a cache's gets do; burn, if set, is CPU
+// the client spends per op besides.
+type getter struct {
+	kv   store.KV
+	key  []byte
+	buf  []byte
+	burn time.Duration
+}
+
+func (g *getter) Do(ctx context.Context, _ int64) error {
+	v, _, err := g.kv.Get(ctx, g.key, g.buf[:0])
+	g.buf = v
+	for end := time.Now().Add(g.burn); time.Now().Before(end); {
+	}
+	return err
+}
+
+// getters opens n connections of s, each a getter of one key it sets first.
+func getters(t *testing.T, s store.Store, n int, burn time.Duration) []load.Worker {
+	t.Helper()
+	ctx := context.Background()
+	ws := make([]load.Worker, n)
+	for i := range ws {
+		c, err := s.Open(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { c.Close() })
+		kv := c.(store.KV)
+		if err := kv.Set(ctx, []byte("k"), []byte("value"), 0); err != nil {
+			t.Fatal(err)
+		}
+		ws[i] = &getter{kv: kv, key: []byte("k"), buf: make([]byte, 0, 16), burn: burn}
+	}
+	return ws
+}
+
+// redisBehindRTT is a managed Redis reached through storebench's delaying
+// proxy (the one --rtt uses) at a fixed round trip.
+func redisBehindRTT(t *testing.T, rtt time.Duration) store.Store {
+	t.Helper()
+	srv := servertest.Start(t, server.Redis, server.Options{Profile: "none"})
+	proxy, err := netem.Start(srv.Addr, netem.Config{RTT: rtt})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { proxy.Close() })
+	return workloadtest.Closing(t)(redis.New(context.Background(), redis.Config{URL: "redis://" + proxy.Addr(), Namespace: storetest.Namespace(t)}))
+}
+
+func mustSLO(t *testing.T, s string) capacity.SLO {
+	t.Helper()
+	slo, err := capacity.ParseSLO(s)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return slo
+}
+
+// search runs a capacity search over workers with short steps.
+func search(t *testing.T, ws []load.Worker, slo string, start float64) *schema.Summary {
+	t.Helper()
+	step := capacity.EngineStep(ws, load.Config{Warmup: 200 * time.Millisecond}, workload.Hooks{})
+	p := capacity.Params{
+		SLOs: []capacity.SLO{mustSLO(t, slo)}, Connections: len(ws),
+		StartRate: start, MinRate: 10, MaxRate: 1e5,
+		MinStep: time.Second, MaxStep: 4 * time.Second, Need: 10000,
+	}
+	sum, phases, err := capacity.Run(context.Background(), capacity.Drive{Step: step}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, st := range sum.Steps {
+		t.Logf("%-8s %7.0f ops/s: achieved %7.0f p50 %8.1f µs p99 %8.1f µs backlog slope %6.1f ±%.1f: %s",
+			st.Stage, st.OfferedOpsS, st.AchievedOpsS, st.P50Us, st.P99Us, st.BacklogSlope, st.BacklogNoise, st.Verdict)
+	}
+	if len(phases) < len(sum.Steps) {
+		t.Errorf("%d phases for %d steps", len(phases), len(sum.Steps))
+	}
+	return sum
+}
+
+// A target with a fixed service time S (a round trip of the proxy) and N
+// connections serves at most N/S ops/s (each connection carries one op at
+// a time, and an open-loop worker's schedule has no slack): the search
+// finds that within 10%, and p99 at the rate found meets the SLO. The round
+// trip is long and the SLO three of them so that a shared machine's
+// scheduling stalls (tens of ms at a load of 8 on 2 CPUs) stay inside it.
+func TestCapacityOfAFixedServiceTime(t *testing.T) {
+	const rtt, conns = 20 * time.Millisecond, 8
+	ws := getters(t, redisBehindRTT(t, rtt), conns, 0)
+	sum := search(t, ws, "p99<=60ms", 50)
+	c := sum.Capacity[0]
+	want := conns / rtt.Seconds() // 400 ops/s
+	t.Logf("capacity %+v", c)
+	if !c.Found || math.Abs(c.OpsS-want) > 0.1*want {
+		t.Fatalf("capacity %v ops/s (%s), want %v within 10%%", c.OpsS, c.Reason, want)
+	}
+	conf := sum.Steps[c.Confirm]
+	if !conf.Passed || conf.Percentiles[0].ValueUs > 60000 || c.P99Us > 60000 {
+		t.Fatalf("confirmation %+v", conf)
+	}
+	if c.Cost == nil || c.Cost.CoresNeededExtrapolated <= 0 || !strings.Contains(c.Cost.Basis, "server + client") {
+		t.Errorf("cost %+v", c.Cost)
+	}
+}
+
+// An SLO below the round trip cannot be met at any rate: the result says
+// so, with the lowest rate tried, and still holds every step measured.
+func TestNoRateMeetsAnSLOBelowTheRTT(t *testing.T) {
+	const rtt = 20 * time.Millisecond
+	ws := getters(t, redisBehindRTT(t, rtt), 2, 0)
+	sum := search(t, ws, "p99<=10ms", 100)
+	c := sum.Capacity[0]
+	if c.Found || c.OpsS != 0 || c.LowestTriedOpsS < 10 || c.LowestTriedOpsS > 20 || !strings.HasPrefix(c.Reason, "no rate meets the SLO") {
+		t.Fatalf("capacity %+v", c)
+	}
+	if len(sum.Steps) < 3 {
+		t.Fatalf("steps %+v", sum.Steps)
+	}
+	for _, st := range sum.Steps {
+		if st.Passed || st.Ops == 0 || len(st.Percentiles) != 1 || st.Percentiles[0].ValueUs < 20000 {
+			t.Errorf("step %+v", st)
+		}
+	}
+}
+
+// A client that burns 200 µs of CPU per op on one CPU cannot offer more
+// than ~5000 ops/s, whatever the store: the memory store answers in well
+// under a µs, so the capacity found is the client's, reported as "at least".
+func TestClientLimitedCapacityIsAtLeast(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	ws := getters(t, workloadtest.Openers["memory"](t), 4, 200*time.Microsecond)
+	sum := search(t, ws, "p99<=20ms", 1000)
+	c := sum.Capacity[0]
+	if !c.Found || !c.AtLeast || !strings.Contains(c.Reason, "at least") || c.OpsS > 5500 {
+		t.Fatalf("capacity %+v", c)
+	}
+	limited := false
+	for _, st := range sum.Steps {
+		limited = limited || st.ClientLimited
+	}
+	if !limited {
+		t.Fatalf("no step marked client-limited: %+v", sum.Steps)
+	}
+}
