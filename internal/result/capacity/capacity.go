@@ -122,7 +122,7 @@ type Percentile struct {
 	// interval: HighUs is then the largest sample.
 	Open bool `json:"ci_open,omitempty"`
 	// WidthShare is (HighUs − LowUs) over the objective's bound.
-	WidthShare float64 `json:"ci_width_share"`
+	WidthShare  float64 `json:"ci_width_share"`
 	ObjectiveUs float64 `json:"objective_us"`
 }
 
