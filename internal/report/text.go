@@ -43,6 +43,7 @@ func Text(w io.Writer, r *result.Result) {
 	DurabilityText(w, r)
 	targetTable(w, r)
 	SessionsText(w, r)
+	CapacityText(w, r)
 	ArticleText(w, r)
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "skipped %s: %s\n", s.Target, s.Reason)

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result/capacity"
 	"github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/result/sessions"
@@ -134,6 +135,10 @@ type Cell struct {
 	// what a process crash (what it tests) and a power loss (what it does
 	// not) mean for the configuration.
 	Durability *durability.Summary `json:"durability,omitempty"`
+	// Capacity is the capacity workload's own result: every step of the
+	// search (the knee curve), the capacity at each SLO, its cost, and the
+	// scalability fit.
+	Capacity *capacity.Summary `json:"capacity,omitempty"`
 }
 
 // Phase returns the cell's phase of that name.
