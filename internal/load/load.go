@@ -139,6 +139,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		if cfg.Rate > 0 {
 			// Stagger the workers so the combined schedule is evenly spaced.
 			rs[i].offNs = float64(i) / cfg.Rate * 1e9
+			recs[i].SetSchedule(time.Duration(e.ivNs))
 		}
 	}
 
@@ -321,18 +322,13 @@ func (r *runner) loop(ctx context.Context, s *span) {
 					r.late++
 					// The worker could start once the op was due and its
 					// previous reply was in; any later is the client's.
-					ready := intended
-					if prevEnd.After(ready) {
-						ready = prevEnd
-					}
-					if d := t1.Sub(ready); d > lateThreshold {
+					if d := min(lag, t1.Sub(prevEnd)); d > lateThreshold {
 						r.clientLate++
 						r.clientMaxLag = max(r.clientMaxLag, d)
 					}
 				}
 				r.maxLag = max(r.maxLag, lag)
-				// The ops due by t1 besides this one wait in the schedule.
-				r.rec.Backlog(int64(float64(max(lag, 0)) / ivNs))
+				r.rec.Lag(lag) // the ops due by t1 besides this one wait in the schedule
 			}
 			var kr *metrics.Recorder // the op's kind, timed from the same start
 			if r.kinded != nil {

@@ -99,11 +99,11 @@ func (c *Collector) register() int {
 // watermark to wm; real says wm is the current time rather than a promise.
 // It runs on the worker's goroutine; iv is the worker's and is reset by it
 // afterwards.
-func (c *Collector) handoff(id int, sec int64, iv *interval, wm int64, real bool) {
+func (c *Collector) handoff(id int, sec int64, iv *interval, backlog int64, wm int64, real bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if iv.ops > 0 {
-		c.add(sec, iv)
+		c.add(sec, iv, backlog)
 	}
 	c.wm[id] = wm
 	if real {
@@ -124,13 +124,13 @@ func (c *Collector) handoff(id int, sec int64, iv *interval, wm int64, real bool
 	}
 }
 
-func (c *Collector) add(sec int64, iv *interval) {
+func (c *Collector) add(sec int64, iv *interval, backlog int64) {
 	c.maxData = max(c.maxData, sec)
 	if sec < c.next { // late: the second was already completed
 		s, t := &c.series[sec], &c.totals[sec]
 		s.Ops += iv.ops
 		s.Errors += iv.errs
-		s.Backlog += iv.backlog
+		s.Backlog += backlog
 		t.ok += iv.h.TotalCount()
 		t.sumNs += iv.sumNs
 		t.maxNs = max(t.maxNs, iv.maxNs)
@@ -154,7 +154,7 @@ func (c *Collector) add(sec int64, iv *interval) {
 	a.errs += iv.errs
 	a.sumNs += iv.sumNs
 	a.maxNs = max(a.maxNs, iv.maxNs)
-	a.backlog += iv.backlog
+	a.backlog += backlog
 }
 
 // complete reduces second c.next to its figures and frees its histogram.
