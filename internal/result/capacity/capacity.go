@@ -75,12 +75,14 @@ type Step struct {
 	SLO   int    `json:"slo"`   // index into Summary.SLOs of the search that ran it
 	Stage string `json:"stage"` // ramp, bisect or confirm
 	// Phases name the cell's phases this step merges, in order.
-	Phases       []string `json:"phases"`
-	OfferedOpsS  float64  `json:"offered_ops_s"`
-	AchievedOpsS float64  `json:"achieved_ops_s"`
-	DurationS    float64  `json:"duration_s"`
-	Ops          int64    `json:"ops"`
-	Errors       int64    `json:"errors"`
+	Phases      []string `json:"phases"`
+	OfferedOpsS float64  `json:"offered_ops_s"`
+	// AchievedOpsS is the offered rate times the share of the step's due
+	// ops that were sent before it ended (every sent op completes).
+	AchievedOpsS float64 `json:"achieved_ops_s"`
+	DurationS    float64 `json:"duration_s"`
+	Ops          int64   `json:"ops"`
+	Errors       int64   `json:"errors"`
 	// Latency is p50, p99 and max of the step, from its intended starts.
 	P50Us float64 `json:"p50_us"`
 	P99Us float64 `json:"p99_us"`

@@ -10,11 +10,12 @@ import (
 	schema "github.com/storebench/storebench/internal/result/capacity"
 )
 
-// Confirmation: a confirmation that fails steps the rate down by
-// confirmStepDown and confirms again, at most confirmTries times in all.
+// Confirmation: a confirmation that fails steps the rate down and confirms
+// again, by confirmStepDown the first time and twice as far each time after
+// (5%, 10%, 20%, 40%, ...), at most confirmTries times in all.
 const (
 	confirmStepDown = 0.05
-	confirmTries    = 4
+	confirmTries    = 5
 )
 
 type runner struct {
@@ -31,7 +32,7 @@ type runner struct {
 func (r *runner) measure(slo int, stage string, rate float64) (int, error) {
 	idx := len(r.sum.Steps)
 	m := newMeasured(rate)
-	ru := rules{slo: r.p.SLOs[slo], ciShare: r.p.CIShare, errorBudget: r.p.ErrorBudget}
+	ru := rules{connections: r.p.Connections, slo: r.p.SLOs[slo], ciShare: r.p.CIShare, errorBudget: r.p.ErrorBudget}
 	next := r.p.MinStep
 	spent := time.Duration(0)
 	for part := 1; ; part++ {
@@ -120,6 +121,8 @@ func (r *runner) search(slo int) (schema.Capacity, error) {
 		}
 	}
 	// Confirmation: a fresh step at the rate found; stepping down on a miss.
+	passed := lo > 0
+	down := confirmStepDown
 	for try := 0; lo >= p.MinRate && try < confirmTries && steps < p.MaxSteps; try++ {
 		st, err := step(schema.StageConfirm, lo)
 		if err != nil {
@@ -130,7 +133,8 @@ func (r *runner) search(slo int) (schema.Capacity, error) {
 			break
 		}
 		bound = &st
-		lo *= 1 - confirmStepDown
+		lo *= 1 - down
+		down = min(2*down, 0.5)
 	}
 	c.LowestTriedOpsS = math.Inf(1)
 	for _, st := range r.sum.Steps[first:] {
@@ -143,6 +147,9 @@ func (r *runner) search(slo int) (schema.Capacity, error) {
 		c.Reason = fmt.Sprintf("no rate meets the SLO: the lowest rate tried, %s ops/s", rateText(c.LowestTriedOpsS))
 		if lowest := r.lowestStep(first); lowest != nil {
 			c.Reason += ", " + lowest.Verdict
+		}
+		if passed {
+			c.Reason = "no rate confirmed: steps passed, but their confirmations missed, the last: " + bound.Verdict
 		}
 		if steps >= p.MaxSteps {
 			c.Reason += fmt.Sprintf(" (stopped after %d steps)", steps)

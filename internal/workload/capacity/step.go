@@ -18,15 +18,16 @@ const (
 	// MinAchieved is the share of the offered rate a sustained step achieves.
 	MinAchieved = 0.99
 	// backlogNoiseShare is the backlog growth, as a share of the offered
-	// rate per second, still counted as flat: 0.1% of the rate per second.
-	backlogNoiseShare = 0.001
+	// rate per second, still counted as flat: 0.5% of the rate per second
+	// (a step overloaded by 1% grows by 1% of the rate per second).
+	backlogNoiseShare = 0.005
 	// clientLateShare is the share of a step's ops the client may itself
 	// start late (ClientLateOps) before the step counts as client-limited.
 	clientLateShare = 0.01
 )
 
 // BacklogNoise describes how a backlog slope counts as flat, for the result.
-const BacklogNoise = "slope over each phase's last half (least squares, one intercept per phase) <= max(2 standard errors of the slope, 0.1% of the offered rate per second, 1 op/s)"
+const BacklogNoise = "slope over each phase's last half (least squares, one intercept per phase) <= max(2 standard errors of the slope, 0.5% of the offered rate per second, 1 op/s per connection)"
 
 // measured accumulates the phases of one step: an extension adds a phase at
 // the same rate, whose histogram and counts are merged in.
@@ -42,11 +43,12 @@ type measured struct {
 	unsent     int64
 	clientLate int64
 	saturated  bool
+	openLoop   bool // every phase had open-loop figures
 	phases     []string
 }
 
 func newMeasured(rate float64) *measured {
-	return &measured{rate: rate, hist: metrics.NewHistogram(), serverSeen: true}
+	return &measured{rate: rate, hist: metrics.NewHistogram(), serverSeen: true, openLoop: true}
 }
 
 func (m *measured) add(p metrics.Phase) error {
@@ -78,11 +80,21 @@ func (m *measured) add(p metrics.Phase) error {
 		m.unsent += ol.UnsentOps
 		m.clientLate += ol.ClientLateOps
 		m.saturated = m.saturated || ol.ClientSaturated
+	} else {
+		m.openLoop = false
 	}
 	return nil
 }
 
+// achieved is the rate the step carried: the offered rate times the share
+// of its due ops that were sent (each sent op completes before its phase
+// ends). Ops over the measured duration would be biased low for a short
+// step: the duration runs to the last reply, one latency past the schedule.
+// Without open-loop figures, it is ops over the duration.
 func (m *measured) achieved() float64 {
+	if m.openLoop && m.ops+m.unsent > 0 {
+		return m.rate * float64(m.ops) / float64(m.ops+m.unsent)
+	}
 	if m.durS <= 0 {
 		return 0
 	}
@@ -148,6 +160,7 @@ func (m *measured) backlog() []int64 {
 
 // rules are what a step's verdict depends on.
 type rules struct {
+	connections int
 	slo         SLO
 	ciShare     float64
 	errorBudget float64
@@ -215,7 +228,8 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 	}
 	slope, se := m.backlogSlope()
 	st.BacklogSlope = slope
-	st.BacklogNoise = max(2*se, backlogNoiseShare*m.rate, 1)
+	// Each connection's sample is an op behind or not by chance.
+	st.BacklogNoise = max(2*se, backlogNoiseShare*m.rate, float64(max(r.connections, 1)))
 	st.ClientLimited = m.saturated || float64(m.clientLate) > clientLateShare*float64(m.ops)
 	st.Sustained = true
 	if a := st.AchievedOpsS; a < MinAchieved*m.rate {

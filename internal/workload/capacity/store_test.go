@@ -87,7 +87,7 @@ func search(t *testing.T, ws []load.Worker, slo string, start float64) *schema.S
 	p := capacity.Params{
 		SLOs: []capacity.SLO{mustSLO(t, slo)}, Connections: len(ws),
 		StartRate: start, MinRate: 10, MaxRate: 1e5,
-		MinStep: time.Second, MaxStep: 4 * time.Second, Need: 10000,
+		MinStep: 2 * time.Second, MaxStep: 6 * time.Second, Need: 10000,
 	}
 	sum, phases, err := capacity.Run(context.Background(), capacity.Drive{Step: step}, p)
 	if err != nil {
@@ -106,13 +106,15 @@ func search(t *testing.T, ws []load.Worker, slo string, start float64) *schema.S
 // A target with a fixed service time S (a round trip of the proxy) and N
 // connections serves at most N/S ops/s (each connection carries one op at
 // a time, and an open-loop worker's schedule has no slack): the search
-// finds that within 10%, and p99 at the rate found meets the SLO. The round
-// trip is long and the SLO three of them so that a shared machine's
-// scheduling stalls (tens of ms at a load of 8 on 2 CPUs) stay inside it.
+// finds that within 10%, and p99 at the rate found meets the SLO. The SLO
+// is loose (five round trips) so that a shared machine's scheduling stalls
+// (100 ms and more at a load of 10 on 2 CPUs) stay inside it: the knee is
+// found by the steady-state check, which fails any step more than 1% over
+// capacity (its achieved rate falls short and its backlog grows).
 func TestCapacityOfAFixedServiceTime(t *testing.T) {
 	const rtt, conns = 20 * time.Millisecond, 8
 	ws := getters(t, redisBehindRTT(t, rtt), conns, 0)
-	sum := search(t, ws, "p99<=60ms", 50)
+	sum := search(t, ws, "p99<=100ms", 50)
 	c := sum.Capacity[0]
 	want := conns / rtt.Seconds() // 400 ops/s
 	t.Logf("capacity %+v", c)
@@ -120,7 +122,7 @@ func TestCapacityOfAFixedServiceTime(t *testing.T) {
 		t.Fatalf("capacity %v ops/s (%s), want %v within 10%%", c.OpsS, c.Reason, want)
 	}
 	conf := sum.Steps[c.Confirm]
-	if !conf.Passed || conf.Percentiles[0].ValueUs > 60000 || c.P99Us > 60000 {
+	if !conf.Passed || conf.Percentiles[0].ValueUs > 100000 || c.P99Us > 100000 {
 		t.Fatalf("confirmation %+v", conf)
 	}
 	if c.Cost == nil || c.Cost.CoresNeededExtrapolated <= 0 || !strings.Contains(c.Cost.Basis, "server + client") {
@@ -151,10 +153,11 @@ func TestNoRateMeetsAnSLOBelowTheRTT(t *testing.T) {
 // A client that burns 200 µs of CPU per op on one CPU cannot offer more
 // than ~5000 ops/s, whatever the store: the memory store answers in well
 // under a µs, so the capacity found is the client's, reported as "at least".
-func TestClientLimitedCapacityIsAtLeast(t *testing.T) {
+// The SLO is loose: the client's CPU, not the latency, must bound it.
+func TestCapacityOfABusyClientIsAtLeast(t *testing.T) {
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
 	ws := getters(t, workloadtest.Openers["memory"](t), 4, 200*time.Microsecond)
-	sum := search(t, ws, "p99<=20ms", 1000)
+	sum := search(t, ws, "p99<=200ms", 500)
 	c := sum.Capacity[0]
 	if !c.Found || !c.AtLeast || !strings.Contains(c.Reason, "at least") || c.OpsS > 5500 {
 		t.Fatalf("capacity %+v", c)
