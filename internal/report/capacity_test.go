@@ -117,3 +117,27 @@ func TestCapacityChartAndMarkdown(t *testing.T) {
 		}
 	}
 }
+
+// TestCapacityGolden: the capacity section of a real capacity result
+// (Redis behind the delaying proxy at 2 ms and the memory store, searched on
+// a busy 2-CPU machine) in every format.
+func TestCapacityGolden(t *testing.T) {
+	r := readSuiteSample(t, "capacity")
+	var txt, md, page bytes.Buffer
+	Text(&txt, r)
+	golden(t, "capacity.txt.golden", txt.Bytes())
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "capacity.md.golden", md.Bytes())
+	if err := HTML(&page, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "capacity.html.golden", page.Bytes())
+}
+
+// The knee curve of a real capacity result lays out in Chromium, in light
+// and dark mode and printed, like every other chart.
+func TestCapacityInChromium(t *testing.T) {
+	browserPage(t, readSuiteSample(t, "capacity"), screenshotDir(t))
+}

@@ -96,3 +96,14 @@ func FuzzParseSLO(f *testing.F) {
 		}
 	})
 }
+
+func TestLatencyText(t *testing.T) {
+	for d, want := range map[time.Duration]string{
+		290717700 * time.Nanosecond: "291ms", 6402 * time.Microsecond: "6.4ms", 850 * time.Microsecond: "850µs",
+		1021313 * time.Microsecond: "1.02s", 1500 * time.Nanosecond: "1.5µs",
+	} {
+		if got := latencyText(d); got != want {
+			t.Errorf("%v: %q, want %q", d, got, want)
+		}
+	}
+}

@@ -217,7 +217,7 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 		st.Percentiles = append(st.Percentiles, pc)
 		if iv.Value > o.Max {
 			st.MeetsSLO = false
-			why = append(why, fmt.Sprintf("p%s %v > %v", pct(o.Percentile), iv.Value.Round(time.Microsecond/10), o.Max))
+			why = append(why, fmt.Sprintf("p%s %s > %v", pct(o.Percentile), latencyText(iv.Value), o.Max))
 		}
 		if iv.Low > o.Max {
 			hopeless = true
@@ -272,5 +272,17 @@ func widest(st schema.Step, share float64) float64 {
 }
 
 func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// latencyText writes a latency with three significant digits: "291ms",
+// "6.4ms", "850µs".
+func latencyText(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'g', 3, 64) + "s"
+	case d >= time.Millisecond:
+		return strconv.FormatFloat(float64(d)/1e6, 'g', 3, 64) + "ms"
+	}
+	return strconv.FormatFloat(float64(d)/1e3, 'g', 3, 64) + "µs"
+}
 
 func pct(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
