@@ -258,8 +258,8 @@ func kneeChart(c *result.Cell, s *capacity.Summary, colorOf map[string]int) *lin
 	ref := paletteSize - 1
 	for _, slo := range s.SLOs {
 		for _, o := range slo.Objectives {
-			spec.lines = append(spec.lines, line{key: "SLO " + pctName(o.Percentile) + " ≤ " + usLabel(o.MaxUs), color: ref, variant: 2,
-				attrs:  ` data-label="SLO bound"`,
+			key := "SLO " + pctName(o.Percentile) + " ≤ " + usLabel(o.MaxUs)
+			spec.lines = append(spec.lines, line{key: key, color: ref, variant: 2,
 				points: []point{{x: xlo, y: o.MaxUs, title: "SLO " + slo.Text}, {x: xhi, y: o.MaxUs, title: "SLO " + slo.Text}}})
 			ylo, yhi = min(ylo, o.MaxUs), max(yhi, o.MaxUs)
 		}
@@ -273,7 +273,7 @@ func kneeChart(c *result.Cell, s *capacity.Summary, colorOf map[string]int) *lin
 			what = "capacity ≥ " + whole(cp.OpsS)
 		}
 		what += " ops/s at " + sloText(s, cp.SLO)
-		spec.lines = append(spec.lines, line{key: what, color: ref, variant: 1, attrs: ` data-label="capacity"`,
+		spec.lines = append(spec.lines, line{key: what, color: ref, variant: 1,
 			points: []point{{x: cp.OpsS, y: ylo, title: what}, {x: cp.OpsS, y: yhi, title: what}}})
 	}
 	return spec
