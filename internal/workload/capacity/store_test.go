@@ -100,21 +100,24 @@ func search(t *testing.T, ws []load.Worker, slo string, start float64) *schema.S
 	if len(phases) < len(sum.Steps) {
 		t.Errorf("%d phases for %d steps", len(phases), len(sum.Steps))
 	}
+	t.Logf("measured %.1f s of the search's %.1f s (warm-ups, connecting and the search's own work: %.0f%%)",
+		sum.MeasuredS, sum.TotalS, 100*(1-sum.MeasuredS/sum.TotalS))
 	return sum
 }
 
 // A target with a fixed service time S (a round trip of the proxy) and N
 // connections serves at most N/S ops/s (each connection carries one op at
 // a time, and an open-loop worker's schedule has no slack): the search
-// finds that within 10%, and p99 at the rate found meets the SLO. The SLO
-// is loose (five round trips) so that a shared machine's scheduling stalls
-// (100 ms and more at a load of 10 on 2 CPUs) stay inside it: the knee is
-// found by the steady-state check, which fails any step more than 1% over
-// capacity (its achieved rate falls short and its backlog grows).
+// finds that within 10%, and p99 at the rate found meets the SLO. The knee
+// is found by the steady-state check, which fails a step more than ~1%
+// over capacity (its achieved rate falls short, its backlog grows), so the
+// SLO can be loose: on this shared 2-CPU machine, other processes stall
+// ours for 100-300 ms at a load of 10 (seen at 12 ops/s), which a tight p99
+// would count against every rate.
 func TestCapacityOfAFixedServiceTime(t *testing.T) {
 	const rtt, conns = 20 * time.Millisecond, 8
 	ws := getters(t, redisBehindRTT(t, rtt), conns, 0)
-	sum := search(t, ws, "p99<=100ms", 50)
+	sum := search(t, ws, "p99<=400ms", 50)
 	c := sum.Capacity[0]
 	want := conns / rtt.Seconds() // 400 ops/s
 	t.Logf("capacity %+v", c)
@@ -122,11 +125,13 @@ func TestCapacityOfAFixedServiceTime(t *testing.T) {
 		t.Fatalf("capacity %v ops/s (%s), want %v within 10%%", c.OpsS, c.Reason, want)
 	}
 	conf := sum.Steps[c.Confirm]
-	if !conf.Passed || conf.Percentiles[0].ValueUs > 100000 || c.P99Us > 100000 {
+	if !conf.Passed || conf.Percentiles[0].ValueUs > 400000 || c.P99Us > 400000 {
 		t.Fatalf("confirmation %+v", conf)
 	}
-	if c.Cost == nil || c.Cost.CoresNeededExtrapolated <= 0 || !strings.Contains(c.Cost.Basis, "server + client") {
-		t.Errorf("cost %+v", c.Cost)
+	// No probe watches the server here: the cost says it counts the
+	// client's CPU alone.
+	if k := c.Cost; k == nil || k.CoresNeededExtrapolated <= 0 || !strings.HasPrefix(k.Basis, "client process CPU") || !k.BeyondCapacity {
+		t.Errorf("cost %+v", k)
 	}
 }
 
