@@ -84,8 +84,12 @@ type runner struct {
 	clientLate   int64
 	clientMaxLag time.Duration
 	unsent       int64 // ops due before the deadline but never sent
-	lastEnd      time.Time
-	panic        error
+	// spin is the wall time the worker spent yielding in a loop just before
+	// intended starts (waitUntil's last spinWindow): CPU the client burns
+	// waiting, not working.
+	spin    time.Duration
+	lastEnd time.Time
+	panic   error
 	// kinded is w when it reports kinds and Config.Kinds names them, with
 	// one recorder per kind (no per-second series); nil otherwise.
 	kinded KindedWorker
@@ -163,7 +167,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 
 	end := time.Time{}
 	var warmOps, late, clientLate, unsent int64
-	var maxLag, clientMaxLag time.Duration
+	var maxLag, clientMaxLag, spin time.Duration
 	var firstPanic error
 	for _, r := range rs {
 		if r.lastEnd.After(end) {
@@ -175,6 +179,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		clientLate += r.clientLate
 		clientMaxLag = max(clientMaxLag, r.clientMaxLag)
 		unsent += r.unsent
+		spin += r.spin
 		if firstPanic == nil {
 			firstPanic = r.panic
 		}
@@ -208,7 +213,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		p.OpenLoop = &metrics.OpenLoop{
 			TargetOpsS: cfg.Rate, LateOps: late, MaxLagUs: float64(maxLag) / 1e3,
 			ClientLateOps: clientLate, ClientMaxLagUs: float64(clientMaxLag) / 1e3,
-			UnsentOps: unsent, ClientSaturated: saturation != "",
+			UnsentOps: unsent, ClientSaturated: saturation != "", WaitSpinS: spin.Seconds(),
 		}
 		if p.ThroughputOpsS < 0.95*cfg.Rate {
 			p.Warnings = append(p.Warnings, fmt.Sprintf(
@@ -267,6 +272,7 @@ func (r *runner) run(ctx context.Context, cancel context.CancelFunc, runStart ti
 	} else {
 		s.deadline = t0.Add(cfg.Duration)
 	}
+	r.spin = 0 // the measured part's only
 	r.loop(ctx, s)
 }
 
@@ -382,13 +388,17 @@ func slot(start time.Time, offNs float64) (time.Time, bool) {
 }
 
 // waitUntil waits for t and returns the time it saw then, or false if ctx
-// was cancelled first.
+// was cancelled first. The time it spends yielding in a loop adds to r.spin.
 func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
+	var spinFrom time.Time
 	for {
 		now := time.Now()
 		d := t.Sub(now)
 		switch {
 		case d <= 0:
+			if !spinFrom.IsZero() {
+				r.spin += now.Sub(spinFrom)
+			}
 			return now, true
 		case d > timerMargin:
 			r.timer.Reset(d - timerMargin)
@@ -403,6 +413,9 @@ func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
 		default:
 			if ctx.Err() != nil {
 				return now, false
+			}
+			if spinFrom.IsZero() {
+				spinFrom = now
 			}
 			runtime.Gosched()
 		}

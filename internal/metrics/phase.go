@@ -196,6 +196,11 @@ type OpenLoop struct {
 	// ClientSaturated says the client process kept nearly all the CPUs it
 	// may use busy (the phase's saturation warning).
 	ClientSaturated bool `json:"client_saturated,omitempty"`
+	// WaitSpinS is the time the workers spent yielding in a loop just
+	// before intended starts (the last 100 µs of each wait, for a punctual
+	// start): part of ClientCPUS that waited rather than worked, as an
+	// upper bound (a worker descheduled while it spun counts too).
+	WaitSpinS float64 `json:"wait_spin_s,omitempty"`
 }
 
 // Meta is what Merge cannot know from the recorders.

@@ -100,9 +100,11 @@ type Step struct {
 	// ClientLimited says the client could not keep the schedule itself (it
 	// started ops late with nothing to wait for, or used all its CPUs): at
 	// this rate the figures may be the client's, not the store's.
-	ClientLimited bool    `json:"client_limited,omitempty"`
-	ClientLateOps int64   `json:"client_late_ops,omitempty"`
-	ClientCPUUs   float64 `json:"client_cpu_us_per_op"`
+	ClientLimited bool  `json:"client_limited,omitempty"`
+	ClientLateOps int64 `json:"client_late_ops,omitempty"`
+	// ClientCPUUs is the client process's CPU per op less the time the
+	// engine spun waiting for intended starts (metrics.OpenLoop.WaitSpinS).
+	ClientCPUUs float64 `json:"client_cpu_us_per_op"`
 	// ServerCPUUs is a managed server's CPU per op; -1 when not measured.
 	ServerCPUUs float64 `json:"server_cpu_us_per_op"`
 	MeetsSLO    bool    `json:"meets_slo"`
