@@ -121,7 +121,18 @@ func TestCapacityOfAFixedServiceTime(t *testing.T) {
 	c := sum.Capacity[0]
 	want := conns / rtt.Seconds() // 400 ops/s
 	t.Logf("capacity %+v", c)
-	if !c.Found || math.Abs(c.OpsS-want) > 0.1*want {
+	switch {
+	case !c.Found:
+		t.Fatalf("no capacity (%s), want %v", c.Reason, want)
+	case c.AtLeast:
+		// The client could not keep the schedule (its process starved by a
+		// busy machine): the answer is a lower bound, which must not
+		// overstate the known capacity.
+		t.Logf("client-limited on this machine now: capacity at least %v ops/s", c.OpsS)
+		if c.OpsS > 1.1*want || !strings.Contains(c.Reason, "at least") {
+			t.Fatalf("capacity at least %v ops/s (%s), want at most %v", c.OpsS, c.Reason, 1.1*want)
+		}
+	case math.Abs(c.OpsS-want) > 0.1*want:
 		t.Fatalf("capacity %v ops/s (%s), want %v within 10%%", c.OpsS, c.Reason, want)
 	}
 	conf := sum.Steps[c.Confirm]
