@@ -174,3 +174,34 @@ func BenchmarkSearchOverhead(b *testing.B) {
 	}
 	b.ReportMetric(float64(overhead)/float64(measured)*100, "%-of-measured")
 }
+
+// A rate is reported only once a step at it passed: when confirmations
+// miss, the search steps down (5%, 10%, 20%, ...) and, when none passes,
+// says that no rate was confirmed rather than report one.
+func TestUnconfirmedRateIsNotReported(t *testing.T) {
+	q := newModel(7300, 200*time.Microsecond)
+	confirmRates := []float64{}
+	step := func(ctx context.Context, r StepRequest) (metrics.Phase, error) {
+		if strings.Contains(r.Name, "confirm") {
+			confirmRates = append(confirmRates, r.Rate)
+			q.base = 5 * time.Millisecond // the target slows down for good
+		}
+		return q.step(ctx, r)
+	}
+	sum, _, err := Run(context.Background(), Drive{Step: step}, modelParams("p99<=1ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sum.Capacity[0]
+	if c.Found || c.OpsS != 0 || !strings.HasPrefix(c.Reason, "no rate confirmed") {
+		t.Fatalf("capacity %+v", c)
+	}
+	if len(confirmRates) != confirmTries {
+		t.Fatalf("confirmations at %v, want %d", confirmRates, confirmTries)
+	}
+	for i := 1; i < len(confirmRates); i++ {
+		if confirmRates[i] >= confirmRates[i-1] {
+			t.Fatalf("confirmations at %v do not step down", confirmRates)
+		}
+	}
+}

@@ -186,3 +186,33 @@ func TestCapacityOfABusyClientIsAtLeast(t *testing.T) {
 		t.Fatalf("no step marked client-limited: %+v", sum.Steps)
 	}
 }
+
+// The USL is fitted through closed-loop phases a workload runs with its
+// own connections (EngineClosed), here on the memory store: one point per
+// client count, λ the throughput of one client alone within the fit's
+// error, nothing NaN.
+func TestUSLOverClosedLoops(t *testing.T) {
+	s := workloadtest.Openers["memory"](t)
+	ws := getters(t, s, 1, 0)
+	step := capacity.EngineStep(ws, load.Config{}, workload.Hooks{})
+	closed := capacity.EngineClosed(func(_ context.Context, n int) ([]load.Worker, func(), error) {
+		return getters(t, s, n, 0), func() {}, nil
+	}, load.Config{}, workload.Hooks{})
+	p := capacity.Params{SLOs: []capacity.SLO{mustSLO(t, "p99<=1s")}, StartRate: 100, MinRate: 100, MaxRate: 100,
+		MinStep: time.Second, MaxStep: time.Second, USLClients: []int{1, 2, 4}, USLDuration: time.Second}
+	sum, phases, err := capacity.Run(context.Background(), capacity.Drive{Step: step, Closed: closed}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := sum.USL
+	if f == nil || len(f.Points) != 3 || f.Lambda <= 0 || math.IsNaN(f.Sigma) || math.IsNaN(f.Kappa) {
+		t.Fatalf("fit %+v", f)
+	}
+	if one := f.Points[0].OpsS; math.Abs(f.Lambda-one) > max(3*f.RMSE, 0.2*one) {
+		t.Errorf("λ %v far from one client's %v ops/s (fit error %v)", f.Lambda, one, f.RMSE)
+	}
+	if last := phases[len(phases)-1]; last.Name != "usl 4 clients" || last.Workers != 4 || last.OpenLoop != nil {
+		t.Errorf("last phase %q with %d workers, open loop %+v", last.Name, last.Workers, last.OpenLoop)
+	}
+	t.Logf("fit %+v", *f)
+}
