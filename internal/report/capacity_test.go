@@ -118,9 +118,13 @@ func TestCapacityChartAndMarkdown(t *testing.T) {
 	}
 }
 
-// TestCapacityGolden: the capacity section of a real capacity result
-// (Redis behind the delaying proxy at 2 ms and the memory store, searched on
-// a busy 2-CPU machine) in every format.
+// TestCapacityGolden: the capacity section of a real capacity result in
+// every format. testdata/capacity-result.json holds two searches made with
+// capacity.Run and EngineStep on a 2-CPU machine at a load of ~12 (before
+// the capacity workload had a command): Redis behind the delaying proxy at
+// 2 ms with 4 connections (two SLOs, a USL fit over 1-16 clients, a need of
+// 5k ops/s) and the memory store with 2 connections; the envelope is the
+// durability sample's.
 func TestCapacityGolden(t *testing.T) {
 	r := readSuiteSample(t, "capacity")
 	var txt, md, page bytes.Buffer
