@@ -15,7 +15,10 @@ func (w *mapWorker) Do(_ context.Context, seq int64) error {
 	return nil
 }
 
-func BenchmarkEngine(b *testing.B) {
+func BenchmarkEngine(b *testing.B) { benchEngine(b, 0) }
+
+// benchEngine runs mapWorkers at rate (0: closed loop), one and four.
+func benchEngine(b *testing.B, rate float64) {
 	for _, n := range []int{1, 4} {
 		b.Run(fmt.Sprintf("workers=%d", n), func(b *testing.B) {
 			ws := make([]Worker, n)
@@ -24,7 +27,7 @@ func BenchmarkEngine(b *testing.B) {
 			}
 			b.ReportAllocs()
 			b.ResetTimer()
-			p, err := Run(context.Background(), Config{Workers: n, Ops: int64(b.N)}, ws)
+			p, err := Run(context.Background(), Config{Workers: n, Ops: int64(b.N), Rate: rate}, ws)
 			if err != nil {
 				b.Fatal(err)
 			}
@@ -70,3 +73,8 @@ func BenchmarkEngineKinded(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkEngineOpen drives the open-loop path at a rate no worker keeps,
+// so no op waits: what is left is the engine's cost per scheduled op
+// (schedule, lateness and backlog accounting).
+func BenchmarkEngineOpen(b *testing.B) { benchEngine(b, MaxRate) }

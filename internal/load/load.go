@@ -78,6 +78,16 @@ type runner struct {
 	warmOps int64
 	late    int64
 	maxLag  time.Duration
+	// clientLate counts the ops the client itself started late: more than
+	// lateThreshold after both their intended start and the previous reply;
+	// clientMaxLag is the largest such delay.
+	clientLate   int64
+	clientMaxLag time.Duration
+	unsent       int64 // ops due before the deadline but never sent
+	// spin is the wall time the worker spent yielding in a loop just before
+	// intended starts (waitUntil's last spinWindow): CPU the client burns
+	// waiting, not working.
+	spin    time.Duration
 	lastEnd time.Time
 	panic   error
 	// kinded is w when it reports kinds and Config.Kinds names them, with
@@ -133,6 +143,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		if cfg.Rate > 0 {
 			// Stagger the workers so the combined schedule is evenly spaced.
 			rs[i].offNs = float64(i) / cfg.Rate * 1e9
+			recs[i].SetSchedule(time.Duration(e.ivNs))
 		}
 	}
 
@@ -155,8 +166,8 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 	cpu1, _ := metrics.ProcessCPU()
 
 	end := time.Time{}
-	var warmOps, late int64
-	var maxLag time.Duration
+	var warmOps, late, clientLate, unsent int64
+	var maxLag, clientMaxLag, spin time.Duration
 	var firstPanic error
 	for _, r := range rs {
 		if r.lastEnd.After(end) {
@@ -165,6 +176,10 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		warmOps += r.warmOps
 		late += r.late
 		maxLag = max(maxLag, r.maxLag)
+		clientLate += r.clientLate
+		clientMaxLag = max(clientMaxLag, r.clientMaxLag)
+		unsent += r.unsent
+		spin += r.spin
 		if firstPanic == nil {
 			firstPanic = r.panic
 		}
@@ -187,14 +202,19 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 	p.ByOp = metrics.MergeByOp(cfg.Kinds, byKind, meta)
 	p.ClientIO = cfg.ClientIO
 	p.NoStore = cfg.NoStore
-	if w := saturationWarning(p.ClientCPUS, p.DurationS, runtime.GOMAXPROCS(0)); w != "" {
-		p.Warnings = append(p.Warnings, w)
+	saturation := saturationWarning(p.ClientCPUS, p.DurationS, runtime.GOMAXPROCS(0))
+	if saturation != "" {
+		p.Warnings = append(p.Warnings, saturation)
 	}
 	if cfg.Probe != nil {
 		cfg.Probe.End(&p)
 	}
 	if cfg.Rate > 0 {
-		p.OpenLoop = &metrics.OpenLoop{TargetOpsS: cfg.Rate, LateOps: late, MaxLagUs: float64(maxLag) / 1e3}
+		p.OpenLoop = &metrics.OpenLoop{
+			TargetOpsS: cfg.Rate, LateOps: late, MaxLagUs: float64(maxLag) / 1e3,
+			ClientLateOps: clientLate, ClientMaxLagUs: float64(clientMaxLag) / 1e3,
+			UnsentOps: unsent, ClientSaturated: saturation != "", WaitSpinS: spin.Seconds(),
+		}
 		if p.ThroughputOpsS < 0.95*cfg.Rate {
 			p.Warnings = append(p.Warnings, fmt.Sprintf(
 				"client could not keep the asked rate: achieved %.0f of %.0f ops/s", p.ThroughputOpsS, cfg.Rate))
@@ -252,6 +272,7 @@ func (r *runner) run(ctx context.Context, cancel context.CancelFunc, runStart ti
 	} else {
 		s.deadline = t0.Add(cfg.Duration)
 	}
+	r.spin = 0 // the measured part's only
 	r.loop(ctx, s)
 }
 
@@ -261,6 +282,7 @@ func (r *runner) loop(ctx context.Context, s *span) {
 	ivNs := r.e.ivNs
 	open := ivNs > 0
 	hasDeadline := !s.deadline.IsZero()
+	prevEnd := s.start // the worker is free from the span's start
 	for k := int64(0); ctx.Err() == nil; k++ {
 		var intended, t1 time.Time
 		if open {
@@ -296,6 +318,7 @@ func (r *runner) loop(ctx context.Context, s *span) {
 			r.warmOps++
 		} else {
 			from := t1
+			r.rec.Tick(t2)
 			if open {
 				// Coordinated omission: count from when the op should have
 				// started, so time spent behind schedule is not hidden.
@@ -303,10 +326,16 @@ func (r *runner) loop(ctx context.Context, s *span) {
 				lag := t1.Sub(intended)
 				if lag > lateThreshold {
 					r.late++
+					// The worker could start once the op was due and its
+					// previous reply was in; any later is the client's.
+					if d := min(lag, t1.Sub(prevEnd)); d > lateThreshold {
+						r.clientLate++
+						r.clientMaxLag = max(r.clientMaxLag, d)
+					}
 				}
 				r.maxLag = max(r.maxLag, lag)
+				r.rec.Lag(lag) // the ops due by t1 besides this one wait in the schedule
 			}
-			r.rec.Tick(t2)
 			var kr *metrics.Recorder // the op's kind, timed from the same start
 			if r.kinded != nil {
 				kr = r.kinds[r.kinded.Kind()]
@@ -328,10 +357,23 @@ func (r *runner) loop(ctx context.Context, s *span) {
 			}
 			r.lastEnd = t2
 		}
+		prevEnd = t2
 		if hasDeadline && !t2.Before(s.deadline) {
+			if open && s.record {
+				r.unsent = dueBefore(s.deadline.Sub(s.start), r.offNs, ivNs) - (k + 1)
+			}
 			return
 		}
 	}
+}
+
+// dueBefore counts the ops of a worker's schedule (offNs + k*ivNs after the
+// span's start, k = 0, 1, ...) whose intended start is before end.
+func dueBefore(end time.Duration, offNs, ivNs float64) int64 {
+	if float64(end) <= offNs {
+		return 0
+	}
+	return int64(math.Ceil((float64(end) - offNs) / ivNs))
 }
 
 // slot is the intended start of an op offNs after start; false when that
@@ -346,13 +388,17 @@ func slot(start time.Time, offNs float64) (time.Time, bool) {
 }
 
 // waitUntil waits for t and returns the time it saw then, or false if ctx
-// was cancelled first.
+// was cancelled first. The time it spends yielding in a loop adds to r.spin.
 func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
+	var spinFrom time.Time
 	for {
 		now := time.Now()
 		d := t.Sub(now)
 		switch {
 		case d <= 0:
+			if !spinFrom.IsZero() {
+				r.spin += now.Sub(spinFrom)
+			}
 			return now, true
 		case d > timerMargin:
 			r.timer.Reset(d - timerMargin)
@@ -367,6 +413,9 @@ func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
 		default:
 			if ctx.Err() != nil {
 				return now, false
+			}
+			if spinFrom.IsZero() {
+				spinFrom = now
 			}
 			runtime.Gosched()
 		}

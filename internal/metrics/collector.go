@@ -20,6 +20,11 @@ type Second struct {
 	P99    float64 `json:"p99_us"`
 	Max    float64 `json:"max_us"`
 	Mean   float64 `json:"mean_us"`
+	// Backlog is, for an open-loop phase, how many ops were due but not yet
+	// sent, summed over the workers, each sampled when it started its last
+	// op of the second (a worker stuck in one long op all second adds
+	// nothing to that second). Omitted for closed-loop phases.
+	Backlog int64 `json:"backlog,omitempty"`
 }
 
 // maxLag is how many seconds a second may wait for a silent worker (one stuck
@@ -56,11 +61,12 @@ type Collector struct {
 }
 
 type secAcc struct {
-	h     *hdr.Histogram
-	ops   int64
-	errs  int64
-	sumNs int64
-	maxNs int64
+	h       *hdr.Histogram
+	ops     int64
+	errs    int64
+	sumNs   int64
+	maxNs   int64
+	backlog int64
 }
 
 type secTotals struct{ ok, sumNs, maxNs int64 }
@@ -93,11 +99,11 @@ func (c *Collector) register() int {
 // watermark to wm; real says wm is the current time rather than a promise.
 // It runs on the worker's goroutine; iv is the worker's and is reset by it
 // afterwards.
-func (c *Collector) handoff(id int, sec int64, iv *interval, wm int64, real bool) {
+func (c *Collector) handoff(id int, sec int64, iv *interval, backlog int64, wm int64, real bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if iv.ops > 0 {
-		c.add(sec, iv)
+		c.add(sec, iv, backlog)
 	}
 	c.wm[id] = wm
 	if real {
@@ -118,12 +124,13 @@ func (c *Collector) handoff(id int, sec int64, iv *interval, wm int64, real bool
 	}
 }
 
-func (c *Collector) add(sec int64, iv *interval) {
+func (c *Collector) add(sec int64, iv *interval, backlog int64) {
 	c.maxData = max(c.maxData, sec)
 	if sec < c.next { // late: the second was already completed
 		s, t := &c.series[sec], &c.totals[sec]
 		s.Ops += iv.ops
 		s.Errors += iv.errs
+		s.Backlog += backlog
 		t.ok += iv.h.TotalCount()
 		t.sumNs += iv.sumNs
 		t.maxNs = max(t.maxNs, iv.maxNs)
@@ -147,6 +154,7 @@ func (c *Collector) add(sec int64, iv *interval) {
 	a.errs += iv.errs
 	a.sumNs += iv.sumNs
 	a.maxNs = max(a.maxNs, iv.maxNs)
+	a.backlog += backlog
 }
 
 // complete reduces second c.next to its figures and frees its histogram.
@@ -155,7 +163,7 @@ func (c *Collector) complete() {
 	var t secTotals
 	if a := c.pending[c.next]; a != nil {
 		delete(c.pending, c.next)
-		s.Ops, s.Errors = a.ops, a.errs
+		s.Ops, s.Errors, s.Backlog = a.ops, a.errs, a.backlog
 		t = secTotals{ok: a.h.TotalCount(), sumNs: a.sumNs, maxNs: a.maxNs}
 		if t.ok > 0 {
 			s.P50 = us(a.h.ValueAtQuantile(50))

@@ -185,6 +185,25 @@ type OpenLoop struct {
 	// intended start.
 	LateOps  int64   `json:"late_ops"`
 	MaxLagUs float64 `json:"max_lag_us"`
+	// ClientLateOps counts the ops the client itself started more than 1 ms
+	// late: after both their intended start and their worker's previous
+	// reply (its CPU, the Go scheduler, the engine). The rest of LateOps
+	// waited for a slow reply, or for ops queued behind one. ClientMaxLagUs
+	// is the largest such delay of the client's own.
+	ClientLateOps  int64   `json:"client_late_ops,omitempty"`
+	ClientMaxLagUs float64 `json:"client_max_lag_us,omitempty"`
+	// UnsentOps counts ops whose intended start fell inside the phase but
+	// that were never sent because the phase ended first: the backlog left
+	// at the end.
+	UnsentOps int64 `json:"unsent_ops,omitempty"`
+	// ClientSaturated says the client process kept nearly all the CPUs it
+	// may use busy (the phase's saturation warning).
+	ClientSaturated bool `json:"client_saturated,omitempty"`
+	// WaitSpinS is the time the workers spent yielding in a loop just
+	// before intended starts (the last 100 µs of each wait, for a punctual
+	// start): part of ClientCPUS that waited rather than worked, as an
+	// upper bound (a worker descheduled while it spun counts too).
+	WaitSpinS float64 `json:"wait_spin_s,omitempty"`
 }
 
 // Meta is what Merge cannot know from the recorders.

@@ -86,7 +86,10 @@ type Recorder struct {
 	sec   int64     // second of start the interval belongs to
 	iv    interval
 	done  bool
-	_     [64]byte // written per op: keep other workers' recorders off this cache line
+	// interval is the open-loop schedule's time between this worker's
+	// ops; 0 for a closed loop.
+	interval time.Duration
+	_        [64]byte // written per op: keep other workers' recorders off this cache line
 }
 
 // interval is what a worker recorded during one second.
@@ -96,11 +99,12 @@ type interval struct {
 	errs  int64
 	sumNs int64
 	maxNs int64
+	lagNs int64 // the last Lag sample of the second, or -1: none
 }
 
 func (iv *interval) reset() {
 	iv.h.Reset()
-	iv.ops, iv.errs, iv.sumNs, iv.maxNs = 0, 0, 0, 0
+	iv.ops, iv.errs, iv.sumNs, iv.maxNs, iv.lagNs = 0, 0, 0, 0, -1
 }
 
 // NewRecorder returns a Recorder that hands its per-second data to c. With a
@@ -115,6 +119,7 @@ func NewRecorder(c *Collector) *Recorder {
 		r.col = c
 		r.id = c.register()
 		r.iv.h = newSeriesHistogram()
+		r.iv.lagNs = -1
 	}
 	return r
 }
@@ -156,11 +161,34 @@ func (r *Recorder) advance(now time.Time, real bool) {
 	}
 	sec := int64(now.Sub(r.start) / time.Second)
 	if sec > r.sec {
-		r.col.handoff(r.id, r.sec, &r.iv, sec, real)
+		r.col.handoff(r.id, r.sec, &r.iv, r.backlog(), sec, real)
 		r.iv.reset()
 		r.sec = sec
 	}
 	r.next = r.start.Add(time.Duration(r.sec+1) * time.Second)
+}
+
+// SetSchedule says the worker runs an open-loop schedule with one op every
+// interval: its Lag samples then give the per-second backlog.
+func (r *Recorder) SetSchedule(interval time.Duration) { r.interval = interval }
+
+// Lag samples how late the worker started its current op: with the
+// schedule's interval, it says how many more ops were due but not yet sent
+// (lag / interval). The second's last sample goes into Second.Backlog,
+// summed over the workers; the division waits for the hand-off, so per op
+// this is one field write.
+func (r *Recorder) Lag(lag time.Duration) {
+	if r.col != nil {
+		r.iv.lagNs = int64(lag)
+	}
+}
+
+// backlog is the ops due but unsent at the interval's last Lag sample.
+func (r *Recorder) backlog() int64 {
+	if r.interval <= 0 || r.iv.lagNs <= 0 {
+		return 0
+	}
+	return r.iv.lagNs / int64(r.interval)
 }
 
 // Record records a successful operation that took d.
@@ -224,6 +252,6 @@ func (r *Recorder) Done() {
 		return
 	}
 	r.done = true
-	r.col.handoff(r.id, r.sec, &r.iv, doneMark, false)
+	r.col.handoff(r.id, r.sec, &r.iv, r.backlog(), doneMark, false)
 	r.iv.reset()
 }

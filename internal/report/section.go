@@ -10,9 +10,9 @@ import (
 	"github.com/storebench/storebench/internal/result"
 )
 
-// The workload sections (payments, sessions, durability, network) are each
+// The workload sections (payments, sessions, durability, network, capacity) are each
 // built once from the result into a small model of tables and sentences
-// (payments.go, sessions.go, durability.go, network.go), which every
+// (payments.go, sessions.go, durability.go, network.go, capacity.go), which every
 // writer renders: the terminal lays it out as it always has, and Markdown
 // and HTML through one renderer per section over the doc interface below,
 // so a figure cannot be in one format and missing from another.
@@ -299,6 +299,9 @@ func workloadSections(r *result.Result, colorOf map[string]int) []workloadSectio
 	}
 	if m := newCacheAsideModel(r, colorOf); m != nil {
 		out = append(out, workloadSection{"cache-aside", "Cache-aside", "cache-aside", m.render})
+	}
+	if m := newCapacityModel(r, colorOf); m != nil {
+		out = append(out, workloadSection{"capacity", "Capacity at a latency budget", "capacity", m.render})
 	}
 	return out
 }

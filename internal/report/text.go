@@ -44,6 +44,7 @@ func Text(w io.Writer, r *result.Result) {
 	targetTable(w, r)
 	SessionsText(w, r)
 	CacheAsideText(w, r)
+	CapacityText(w, r)
 	ArticleText(w, r)
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "skipped %s: %s\n", s.Target, s.Reason)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result/cacheaside"
+	"github.com/storebench/storebench/internal/result/capacity"
 	"github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/result/sessions"
@@ -138,6 +139,10 @@ type Cell struct {
 	// CacheAside is the cache-aside workload's own result: hit ratio,
 	// database load, latency of hits and misses, staleness, stampedes.
 	CacheAside *cacheaside.Summary `json:"cache_aside,omitempty"`
+	// Capacity is the capacity workload's own result: every step of the
+	// search (the knee curve), the capacity at each SLO, its cost, and the
+	// scalability fit.
+	Capacity *capacity.Summary `json:"capacity,omitempty"`
 }
 
 // Phase returns the cell's phase of that name.

@@ -1,0 +1,193 @@
+// Package capacity is the capacity workload's part of the result schema
+// (result.Cell.Capacity): the knee curve of every step the search ran, the
+// capacity found at each SLO, what it costs, and the scalability fit. The
+// schema owns these types and the workload fills them, so that renaming a
+// field of the workload cannot change storebench.result/v1.
+package capacity
+
+// Summary is what a capacity cell adds to the result beside its phases.
+type Summary struct {
+	// SLOs are the latency objectives searched, in the order given; each
+	// Capacity and each Step names one by its index.
+	SLOs []SLO `json:"slos"`
+	// Steps are every open-loop step measured, in the order run: the knee
+	// curve (latency against offered rate).
+	Steps []Step `json:"steps"`
+	// Capacity is the search's answer for each SLO, in the order of SLOs.
+	Capacity []Capacity `json:"capacity"`
+	// Search is how the search ran (its rules, so a reader can redo it).
+	Search SearchRules `json:"search"`
+	// USL is the Universal Scalability Law fitted through closed-loop
+	// throughput at 1, 2, 4, ... clients; nil when none was measured.
+	USL *USLFit `json:"usl_fit,omitempty"`
+	// MeasuredS is the time spent in measured steps, TotalS the search's
+	// wall time: the rest is warm-ups, connecting and the search itself.
+	MeasuredS float64  `json:"measured_s"`
+	TotalS    float64  `json:"total_s"`
+	Notes     []string `json:"notes,omitempty"`
+}
+
+// SLO is one service-level objective: every objective must hold at once.
+type SLO struct {
+	Text       string      `json:"text"` // as storebench writes it: "p99<=1ms,p50<=200µs"
+	Objectives []Objective `json:"objectives"`
+}
+
+// Objective is one percentile's latency bound.
+type Objective struct {
+	Percentile float64 `json:"percentile"`
+	MaxUs      float64 `json:"max_us"`
+}
+
+// SearchRules are the parameters that decided every verdict.
+type SearchRules struct {
+	Connections int     `json:"connections"`
+	StartOpsS   float64 `json:"start_ops_s"`
+	MinOpsS     float64 `json:"min_ops_s"`
+	MaxOpsS     float64 `json:"max_ops_s"`
+	Growth      float64 `json:"growth"`
+	// Precision is the bisection's stopping width, as a share of the rate.
+	Precision float64 `json:"precision"`
+	// CIShare is the widest confidence interval of a percentile a step
+	// accepts, as a share of its objective; CIConfidence its level.
+	CIShare      float64 `json:"ci_share"`
+	CIConfidence float64 `json:"ci_confidence"`
+	MinStepS     float64 `json:"min_step_s"`
+	MaxStepS     float64 `json:"max_step_s"`
+	// MinAchieved is the share of the offered rate a sustained step achieves.
+	MinAchieved float64 `json:"min_achieved"`
+	// ErrorBudget is the share of a step's ops that may fail.
+	ErrorBudget float64 `json:"error_budget"`
+	// BacklogNoise says how a backlog slope counts as flat.
+	BacklogNoise string `json:"backlog_noise"`
+}
+
+// Step stages.
+const (
+	StageRamp    = "ramp"
+	StageBisect  = "bisect"
+	StageConfirm = "confirm"
+)
+
+// Step is one open-loop measurement at one offered rate, possibly extended
+// (several phases merged) until its percentiles were known well enough.
+type Step struct {
+	SLO   int    `json:"slo"`   // index into Summary.SLOs of the search that ran it
+	Stage string `json:"stage"` // ramp, bisect or confirm
+	// Phases name the cell's phases this step merges, in order.
+	Phases      []string `json:"phases"`
+	OfferedOpsS float64  `json:"offered_ops_s"`
+	// AchievedOpsS is the offered rate times the share of the step's due
+	// ops that were sent before it ended (every sent op completes).
+	AchievedOpsS float64 `json:"achieved_ops_s"`
+	DurationS    float64 `json:"duration_s"`
+	Ops          int64   `json:"ops"`
+	Errors       int64   `json:"errors"`
+	// Latency is p50, p99 and max of the step, from its intended starts.
+	P50Us float64 `json:"p50_us"`
+	P99Us float64 `json:"p99_us"`
+	MaxUs float64 `json:"max_us"`
+	// Percentiles are the SLO's percentiles with their confidence intervals.
+	Percentiles []Percentile `json:"percentiles"`
+	// Backlog is the per-second backlog of due but unsent ops (the
+	// phases' series, concatenated); BacklogSlope its least-squares slope
+	// over the step's last half, in ops per second, and BacklogNoise the
+	// slope still counted as flat.
+	Backlog      []int64 `json:"backlog,omitempty"`
+	BacklogSlope float64 `json:"backlog_slope"`
+	BacklogNoise float64 `json:"backlog_noise"`
+	UnsentOps    int64   `json:"unsent_ops,omitempty"`
+	// ClientLimited says the client could not keep the schedule itself (it
+	// started ops late with nothing to wait for, or used all its CPUs): at
+	// this rate the figures may be the client's, not the store's.
+	ClientLimited bool  `json:"client_limited,omitempty"`
+	ClientLateOps int64 `json:"client_late_ops,omitempty"`
+	// ClientCPUUs is the client process's CPU per op less the time the
+	// engine spun waiting for intended starts (metrics.OpenLoop.WaitSpinS).
+	ClientCPUUs float64 `json:"client_cpu_us_per_op"`
+	// ServerCPUUs is a managed server's CPU per op; -1 when not measured.
+	ServerCPUUs float64 `json:"server_cpu_us_per_op"`
+	MeetsSLO    bool    `json:"meets_slo"`
+	Sustained   bool    `json:"sustained"`
+	// Passed is MeetsSLO and Sustained; Verdict says why not, in words.
+	Passed  bool   `json:"passed"`
+	Verdict string `json:"verdict"`
+}
+
+// Percentile is one percentile of a step with its confidence interval
+// (order statistics of the histogram, normal approximation of the
+// binomial rank).
+type Percentile struct {
+	Percentile float64 `json:"percentile"`
+	ValueUs    float64 `json:"value_us"`
+	LowUs      float64 `json:"ci_low_us"`
+	HighUs     float64 `json:"ci_high_us"`
+	// Open says too few samples lie above the percentile to bound the
+	// interval: HighUs is then the largest sample.
+	Open bool `json:"ci_open,omitempty"`
+	// WidthShare is (HighUs − LowUs) over the objective's bound.
+	WidthShare  float64 `json:"ci_width_share"`
+	ObjectiveUs float64 `json:"objective_us"`
+}
+
+// Capacity is the search's answer for one SLO.
+type Capacity struct {
+	SLO int `json:"slo"`
+	// Found says a rate passed its confirmation; OpsS is that rate.
+	Found bool    `json:"found"`
+	OpsS  float64 `json:"ops_s,omitempty"`
+	// AtLeast says the rate is a lower bound: the step that stopped the
+	// climb was client-limited, or the search reached its highest rate.
+	AtLeast bool `json:"at_least,omitempty"`
+	// LowestTriedOpsS is the lowest offered rate the search measured (the
+	// answer's context when nothing met the SLO).
+	LowestTriedOpsS float64 `json:"lowest_tried_ops_s"`
+	// Reason says, in words, what bounded the capacity or why none was found.
+	Reason string `json:"reason"`
+	// Confirm is the index in Summary.Steps of the confirming step; -1 if none.
+	Confirm int `json:"confirm_step"`
+	// Figures at capacity, from the confirming step.
+	P50Us       float64 `json:"p50_us,omitempty"`
+	P99Us       float64 `json:"p99_us,omitempty"`
+	ClientCPUUs float64 `json:"client_cpu_us_per_op,omitempty"`
+	ServerCPUUs float64 `json:"server_cpu_us_per_op,omitempty"`
+	// Cost is the extrapolated cost of the needed rate; nil without one.
+	Cost *Cost `json:"cost,omitempty"`
+}
+
+// Cost is an extrapolation, not a measurement: the CPU one op cost at
+// capacity, times the needed rate.
+type Cost struct {
+	NeedOpsS float64 `json:"need_ops_s"`
+	// CPUUsPerOp is the measured CPU per op it extrapolates from, and Basis
+	// says whose CPU it counts.
+	CPUUsPerOp              float64 `json:"cpu_us_per_op"`
+	Basis                   string  `json:"basis"`
+	CoresNeededExtrapolated float64 `json:"cores_needed_extrapolated"`
+	// BeyondCapacity says the needed rate exceeds the measured capacity:
+	// one instance cannot carry it at this SLO, whatever the cores.
+	BeyondCapacity bool `json:"beyond_capacity,omitempty"`
+}
+
+// USLFit is the Universal Scalability Law, X(N) = λN / (1 + σ(N−1) + κN(N−1)),
+// fitted by least squares: a model of the measured points, not a measurement.
+type USLFit struct {
+	Points []USLPoint `json:"points"`
+	Lambda float64    `json:"lambda_ops_s"` // throughput of one client alone
+	Sigma  float64    `json:"sigma"`        // contention
+	Kappa  float64    `json:"kappa"`        // coherency
+	// PeakClients and PeakOpsS are where the fit peaks; 0 when it has no
+	// peak (κ = 0: it levels off at λ/σ, or grows without bound).
+	PeakClients float64 `json:"peak_clients,omitempty"`
+	PeakOpsS    float64 `json:"peak_ops_s,omitempty"`
+	// RMSE is the fit's root mean square error, in ops/s.
+	RMSE float64 `json:"rmse_ops_s"`
+	Note string  `json:"note,omitempty"`
+}
+
+// USLPoint is one closed-loop measurement.
+type USLPoint struct {
+	Clients int     `json:"clients"`
+	OpsS    float64 `json:"ops_s"`
+	Phase   string  `json:"phase,omitempty"`
+}

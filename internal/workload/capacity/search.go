@@ -1,0 +1,217 @@
+package capacity
+
+import (
+	"context"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/capacity"
+)
+
+// Confirmation: a confirmation that fails steps the rate down and confirms
+// again, by confirmStepDown the first time and twice as far each time after
+// (5%, 10%, 20%, 40%, ...), at most confirmTries times in all.
+const (
+	confirmStepDown = 0.05
+	confirmTries    = 5
+)
+
+type runner struct {
+	ctx    context.Context
+	d      Drive
+	p      Params
+	sum    *schema.Summary
+	phases []metrics.Phase
+}
+
+// measure runs one step at rate for the search of SLO slo: a first phase of
+// MinStep, then extensions at the same rate until the step's judgement is
+// done or MaxStep is spent. It appends the step and returns its index.
+func (r *runner) measure(slo int, stage string, rate float64) (int, error) {
+	idx := len(r.sum.Steps)
+	m := newMeasured(rate)
+	ru := rules{connections: r.p.Connections, slo: r.p.SLOs[slo], ciShare: r.p.CIShare, errorBudget: r.p.ErrorBudget}
+	next := r.p.MinStep
+	spent := time.Duration(0)
+	for part := 1; ; part++ {
+		name := fmt.Sprintf("slo%d step%d %s %s ops/s", slo+1, idx+1, stage, rateText(rate))
+		if part > 1 {
+			name += fmt.Sprintf(" +%d", part-1)
+		}
+		ph, err := r.d.Step(r.ctx, StepRequest{Name: name, Rate: rate, Duration: next})
+		ph.Name = name
+		r.phases = append(r.phases, ph)
+		r.sum.MeasuredS += ph.DurationS
+		if err != nil {
+			return idx, fmt.Errorf("capacity: %s: %w", name, err)
+		}
+		if err := m.add(ph); err != nil {
+			return idx, err
+		}
+		spent += next
+		st, done := m.judge(ru)
+		st.SLO, st.Stage = slo, stage
+		left := r.p.MaxStep - spent
+		if done || left < MinStep {
+			r.sum.Steps = append(r.sum.Steps, st)
+			return idx, nil
+		}
+		// Width shrinks as 1/√n: ask for the samples the widest interval
+		// needs, 10% more for luck, within what the step has left.
+		more := time.Duration(float64(spent) * (widest(st, r.p.CIShare)*1.1 - 1))
+		next = min(max(more, MinStep), left)
+	}
+}
+
+// search finds the capacity at SLO slo.
+func (r *runner) search(slo int) (schema.Capacity, error) {
+	p := r.p
+	c := schema.Capacity{SLO: slo, Confirm: -1}
+	first := len(r.sum.Steps)
+	steps := 0
+	step := func(stage string, rate float64) (schema.Step, error) {
+		steps++
+		i, err := r.measure(slo, stage, rate)
+		if err != nil {
+			return schema.Step{}, err
+		}
+		return r.sum.Steps[i], nil
+	}
+	var lo, hi float64 // highest passing and lowest failing rate so far
+	var bound *schema.Step
+	topped := false
+	// Ramp: up by Growth while steps pass; down by it while they miss and
+	// nothing has passed yet.
+	for rate := p.StartRate; steps < p.MaxSteps; {
+		st, err := step(schema.StageRamp, rate)
+		if err != nil {
+			return c, err
+		}
+		if st.Passed {
+			lo = rate
+			if hi > 0 {
+				break
+			}
+			if rate >= p.MaxRate {
+				topped = true
+				break
+			}
+			rate = min(rate*p.Growth, p.MaxRate)
+			continue
+		}
+		hi, bound = rate, &st
+		if lo > 0 || rate/p.Growth < p.MinRate {
+			break
+		}
+		rate /= p.Growth
+	}
+	// Bisection between the last good and the first bad rate.
+	for lo > 0 && hi > 0 && (hi-lo)/lo > p.Precision && steps < p.MaxSteps {
+		mid := (lo + hi) / 2
+		st, err := step(schema.StageBisect, mid)
+		if err != nil {
+			return c, err
+		}
+		if st.Passed {
+			lo = mid
+		} else {
+			hi, bound = mid, &st
+		}
+	}
+	// Confirmation: a fresh step at the rate found; stepping down on a miss.
+	passed := lo > 0
+	down := confirmStepDown
+	for try := 0; lo >= p.MinRate && try < confirmTries && steps < p.MaxSteps; try++ {
+		st, err := step(schema.StageConfirm, lo)
+		if err != nil {
+			return c, err
+		}
+		if st.Passed {
+			c.Found, c.OpsS, c.Confirm = true, lo, len(r.sum.Steps)-1
+			break
+		}
+		bound = &st
+		lo *= 1 - down
+		down = min(2*down, 0.5)
+	}
+	c.LowestTriedOpsS = math.Inf(1)
+	for _, st := range r.sum.Steps[first:] {
+		c.LowestTriedOpsS = min(c.LowestTriedOpsS, st.OfferedOpsS)
+	}
+	if math.IsInf(c.LowestTriedOpsS, 1) {
+		c.LowestTriedOpsS = 0
+	}
+	if !c.Found {
+		c.Reason = fmt.Sprintf("no rate meets the SLO: the lowest rate tried, %s ops/s", rateText(c.LowestTriedOpsS))
+		if lowest := r.lowestStep(first); lowest != nil {
+			c.Reason += ", " + lowest.Verdict
+		}
+		if passed {
+			c.Reason = "no rate confirmed: steps passed, but their confirmations missed, the last: " + bound.Verdict
+		}
+		if steps >= p.MaxSteps {
+			c.Reason += fmt.Sprintf(" (stopped after %d steps)", steps)
+		}
+		return c, nil
+	}
+	conf := r.sum.Steps[c.Confirm]
+	c.P50Us, c.P99Us = conf.P50Us, conf.P99Us
+	c.ClientCPUUs, c.ServerCPUUs = conf.ClientCPUUs, conf.ServerCPUUs
+	switch {
+	case topped:
+		c.AtLeast = true
+		c.Reason = fmt.Sprintf("the search's highest rate, %s ops/s, passed", rateText(p.MaxRate))
+	case bound != nil:
+		c.Reason = fmt.Sprintf("%s ops/s missed: %s", rateText(bound.OfferedOpsS), bound.Verdict)
+		c.AtLeast = bound.ClientLimited
+	default:
+		c.Reason = fmt.Sprintf("stopped after %d steps", steps)
+		c.AtLeast = true
+	}
+	c.AtLeast = c.AtLeast || conf.ClientLimited
+	if c.AtLeast {
+		c.Reason += "; the client, not the store, may have set this bound: capacity is at least this rate"
+	}
+	if p.Need > 0 {
+		c.Cost = cost(p.Need, c.OpsS, conf)
+	}
+	return c, nil
+}
+
+// lowestStep is the step at the lowest rate of the search that began at
+// step first.
+func (r *runner) lowestStep(first int) *schema.Step {
+	var low *schema.Step
+	for i := first; i < len(r.sum.Steps); i++ {
+		if low == nil || r.sum.Steps[i].OfferedOpsS < low.OfferedOpsS {
+			low = &r.sum.Steps[i]
+		}
+	}
+	return low
+}
+
+// cost extrapolates the cores a rate of need ops/s takes from the CPU per op
+// measured at capacity.
+func cost(need, capacity float64, at schema.Step) *schema.Cost {
+	c := &schema.Cost{NeedOpsS: need, BeyondCapacity: need > capacity}
+	if at.ServerCPUUs >= 0 {
+		c.CPUUsPerOp = at.ServerCPUUs + at.ClientCPUUs
+		c.Basis = "server + client CPU per op at capacity, both on this machine (managed server; the client's less its engine's spin-wait)"
+	} else {
+		c.CPUUsPerOp = at.ClientCPUUs
+		c.Basis = "client process CPU per op at capacity only, less its engine's spin-wait: an in-process store's work is in it, an external server's is not"
+	}
+	c.CoresNeededExtrapolated = c.CPUUsPerOp * need / 1e6
+	return c
+}
+
+// rateText writes a rate for a phase name or message: whole ops/s, or
+// three significant digits below 10.
+func rateText(r float64) string {
+	if r >= 10 {
+		return fmt.Sprintf("%.0f", r)
+	}
+	return fmt.Sprintf("%.3g", r)
+}

@@ -1,0 +1,292 @@
+package capacity
+
+import (
+	"fmt"
+	"math"
+	"strconv"
+	"strings"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/capacity"
+)
+
+// Verdict thresholds of a step.
+const (
+	// MinAchieved is the share of the offered rate a sustained step achieves.
+	MinAchieved = 0.99
+	// backlogNoiseShare is the backlog growth, as a share of the offered
+	// rate per second, still counted as flat: 0.5% of the rate per second
+	// (a step overloaded by 1% grows by 1% of the rate per second).
+	backlogNoiseShare = 0.005
+	// clientLateShare is the share of a step's ops the client may itself
+	// start late (ClientLateOps) before the step counts as client-limited.
+	clientLateShare = 0.01
+)
+
+// BacklogNoise describes how a backlog slope counts as flat, for the result.
+const BacklogNoise = "slope over each phase's last half (least squares, one intercept per phase) <= max(2 standard errors of the slope, 0.5% of the offered rate per second, 1 op/s per connection)"
+
+// measured accumulates the phases of one step: an extension adds a phase at
+// the same rate, whose histogram and counts are merged in.
+type measured struct {
+	rate       float64
+	hist       *hdr.Histogram
+	ops, errs  int64
+	durS       float64
+	clientCPUS float64
+	spinS      float64 // of clientCPUS, the engine's spin before intended starts
+	serverCPUS float64
+	serverSeen bool // every phase had a managed server's figures
+	backlogs   [][]int64
+	unsent     int64
+	clientLate int64
+	saturated  bool
+	openLoop   bool // every phase had open-loop figures
+	phases     []string
+}
+
+func newMeasured(rate float64) *measured {
+	return &measured{rate: rate, hist: metrics.NewHistogram(), serverSeen: true, openLoop: true}
+}
+
+func (m *measured) add(p metrics.Phase) error {
+	if p.Histogram != "" {
+		h, err := p.DecodeHistogram()
+		if err != nil {
+			return fmt.Errorf("capacity: phase %q: %w", p.Name, err)
+		}
+		m.hist.Merge(h)
+	}
+	m.phases = append(m.phases, p.Name)
+	m.ops += p.Ops
+	for _, n := range p.Errors {
+		m.errs += n
+	}
+	m.durS += p.DurationS
+	m.clientCPUS += p.ClientCPUS
+	if p.Server != nil {
+		m.serverCPUS += p.Server.CPUS
+	} else {
+		m.serverSeen = false
+	}
+	var b []int64
+	for _, s := range p.Series {
+		b = append(b, s.Backlog)
+	}
+	m.backlogs = append(m.backlogs, b)
+	if ol := p.OpenLoop; ol != nil {
+		m.unsent += ol.UnsentOps
+		m.clientLate += ol.ClientLateOps
+		m.saturated = m.saturated || ol.ClientSaturated
+		m.spinS += ol.WaitSpinS
+	} else {
+		m.openLoop = false
+	}
+	return nil
+}
+
+// achieved is the rate the step carried: the offered rate times the share
+// of its due ops that were sent (each sent op completes before its phase
+// ends). Ops over the measured duration would be biased low for a short
+// step: the duration runs to the last reply, one latency past the schedule.
+// Without open-loop figures, it is ops over the duration.
+func (m *measured) achieved() float64 {
+	if m.openLoop && m.ops+m.unsent > 0 {
+		return m.rate * float64(m.ops) / float64(m.ops+m.unsent)
+	}
+	if m.durS <= 0 {
+		return 0
+	}
+	return float64(m.ops) / m.durS
+}
+
+// backlogSlope is the backlog's growth in ops/s over the last half of each
+// phase, one least-squares slope shared by the phases with an intercept
+// each (an extension starts with an empty backlog), and its standard error;
+// 0, 0 when no phase has 2 seconds in its last half.
+func (m *measured) backlogSlope() (slope, stderr float64) {
+	var sxy, sxx, n float64
+	var fits [][2][]float64
+	for _, b := range m.backlogs {
+		half := b[len(b)/2:]
+		if len(half) < 2 {
+			continue
+		}
+		var xs, ys []float64
+		var mx, my float64
+		for i, v := range half {
+			xs = append(xs, float64(i))
+			ys = append(ys, float64(v))
+			mx += float64(i)
+			my += float64(v)
+		}
+		mx /= float64(len(half))
+		my /= float64(len(half))
+		for i := range xs {
+			xs[i] -= mx
+			ys[i] -= my
+			sxy += xs[i] * ys[i]
+			sxx += xs[i] * xs[i]
+		}
+		n += float64(len(half))
+		fits = append(fits, [2][]float64{xs, ys})
+	}
+	if sxx == 0 {
+		return 0, 0
+	}
+	slope = sxy / sxx
+	dof := n - float64(len(fits)) - 1 // one intercept per phase, one slope
+	if dof < 1 {
+		return slope, 0
+	}
+	var sse float64
+	for _, f := range fits {
+		for i := range f[0] {
+			r := f[1][i] - slope*f[0][i]
+			sse += r * r
+		}
+	}
+	return slope, math.Sqrt(sse / dof / sxx)
+}
+
+func (m *measured) backlog() []int64 {
+	var all []int64
+	for _, b := range m.backlogs {
+		all = append(all, b...)
+	}
+	return all
+}
+
+// rules are what a step's verdict depends on.
+type rules struct {
+	connections int
+	slo         SLO
+	ciShare     float64
+	errorBudget float64
+}
+
+// judge makes the step's figures and verdict; done says the step needs no
+// extension: every interval is narrow enough, or the verdict cannot change
+// (not sustained, or an interval wholly above its bound).
+func (m *measured) judge(r rules) (st schema.Step, done bool) {
+	st = schema.Step{
+		Phases:        m.phases,
+		OfferedOpsS:   m.rate,
+		AchievedOpsS:  m.achieved(),
+		DurationS:     m.durS,
+		Ops:           m.ops,
+		Errors:        m.errs,
+		Backlog:       m.backlog(),
+		UnsentOps:     m.unsent,
+		ClientLateOps: m.clientLate,
+		ServerCPUUs:   -1,
+	}
+	if m.hist.TotalCount() > 0 {
+		st.P50Us = us(time.Duration(m.hist.ValueAtQuantile(50)))
+		st.P99Us = us(time.Duration(m.hist.ValueAtQuantile(99)))
+		st.MaxUs = us(time.Duration(m.hist.Max()))
+	}
+	if m.ops > 0 {
+		// The engine's spin before each intended start is waiting, not the
+		// cost of an op: it would count ~100 µs per op at any rate.
+		st.ClientCPUUs = max(m.clientCPUS-m.spinS, 0) * 1e6 / float64(m.ops)
+		if m.serverSeen {
+			st.ServerCPUUs = m.serverCPUS * 1e6 / float64(m.ops)
+		}
+	}
+	var why []string
+	narrow, hopeless := true, false
+	st.MeetsSLO = m.hist.TotalCount() > 0
+	if !st.MeetsSLO {
+		why = append(why, "no successful op")
+	}
+	for _, o := range r.slo {
+		iv, ok := PercentileCI(m.hist, o.Percentile)
+		if !ok {
+			narrow = false
+			continue
+		}
+		pc := schema.Percentile{
+			Percentile:  o.Percentile,
+			ValueUs:     us(iv.Value),
+			LowUs:       us(iv.Low),
+			HighUs:      us(iv.High),
+			Open:        iv.Open,
+			WidthShare:  float64(iv.Width()) / float64(o.Max),
+			ObjectiveUs: us(o.Max),
+		}
+		st.Percentiles = append(st.Percentiles, pc)
+		if iv.Value > o.Max {
+			st.MeetsSLO = false
+			why = append(why, fmt.Sprintf("p%s %s > %v", pct(o.Percentile), latencyText(iv.Value), o.Max))
+		}
+		if iv.Low > o.Max {
+			hopeless = true
+		}
+		if iv.Open || pc.WidthShare > r.ciShare {
+			narrow = false
+		}
+	}
+	slope, se := m.backlogSlope()
+	st.BacklogSlope = slope
+	// Each connection's sample is an op behind or not by chance.
+	st.BacklogNoise = max(2*se, backlogNoiseShare*m.rate, float64(max(r.connections, 1)))
+	st.ClientLimited = m.saturated || float64(m.clientLate) > clientLateShare*float64(m.ops)
+	st.Sustained = true
+	if a := st.AchievedOpsS; a < MinAchieved*m.rate {
+		st.Sustained = false
+		why = append(why, fmt.Sprintf("achieved %.1f%% of the offered rate", 100*a/m.rate))
+	}
+	if slope > st.BacklogNoise {
+		st.Sustained = false
+		why = append(why, fmt.Sprintf("backlog grows %.0f ops/s (noise %.0f)", slope, st.BacklogNoise))
+	}
+	if float64(m.errs) > r.errorBudget*float64(m.ops) || m.ops == 0 {
+		st.Sustained = false
+		why = append(why, fmt.Sprintf("%d errors of %d ops (budget %s%%)", m.errs, m.ops, pct(100*r.errorBudget)))
+	}
+	st.Passed = st.MeetsSLO && st.Sustained
+	if st.Passed {
+		st.Verdict = "meets the SLO, sustained"
+	} else {
+		st.Verdict = strings.Join(why, "; ")
+	}
+	if st.ClientLimited {
+		st.Verdict += "; client-limited"
+	}
+	return st, narrow || hopeless || !st.Sustained
+}
+
+// widest is how many times more samples the step needs for its widest
+// interval to narrow to share of its bound (width shrinks as 1/√n).
+func widest(st schema.Step, share float64) float64 {
+	need := 1.0
+	for _, p := range st.Percentiles {
+		switch {
+		case p.Open:
+			need = max(need, 4)
+		case p.WidthShare > share:
+			need = max(need, (p.WidthShare/share)*(p.WidthShare/share))
+		}
+	}
+	return need
+}
+
+func us(d time.Duration) float64 { return float64(d) / 1e3 }
+
+// latencyText writes a latency with three significant digits: "291ms",
+// "6.4ms", "850µs".
+func latencyText(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return strconv.FormatFloat(d.Seconds(), 'g', 3, 64) + "s"
+	case d >= time.Millisecond:
+		return strconv.FormatFloat(float64(d)/1e6, 'g', 3, 64) + "ms"
+	}
+	return strconv.FormatFloat(float64(d)/1e3, 'g', 3, 64) + "µs"
+}
+
+func pct(p float64) string { return strconv.FormatFloat(p, 'f', -1, 64) }
