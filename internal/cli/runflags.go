@@ -43,6 +43,8 @@ type runFlags struct {
 	replica       bool
 	fault         string
 	serverBins    []string
+	slo           []string
+	need          string
 	timeScale     float64
 	rtt           time.Duration
 	jitter        time.Duration
@@ -114,6 +116,8 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.netMechanism, "net-mechanism", "auto", "with --rtt: how the delay is made: netem (veth pair into a network namespace with the kernel's netem qdisc), proxy (in-process delaying TCP proxy) or auto (netem where the kernel has it)")
 	fl.StringVar(&f.stall, "stall", "", "stop each managed server AFTER into every measured phase for FOR (SIGSTOP, then SIGCONT), e.g. 1s:500ms; needs --duration")
 	fl.StringVar(&f.fault, "fault", "", "durability: kill (SIGKILL the server; the OS page cache survives; default) or power (a power cut: what no fsync made durable is lost; needs root and /dev/fuse)")
+	fl.StringArrayVar(&f.slo, "slo", nil, "capacity: a latency objective, e.g. p99<=1ms or p99.9<=5ms,p50<=200us; repeat for several, each searched on its own")
+	fl.StringVar(&f.need, "need", "", "capacity: a rate to cost at capacity, e.g. 50k: the cores it would take (extrapolated)")
 	fl.StringArrayVar(&f.serverBins, "server-bin", nil, "run your own build of a managed server: store=path, e.g. postgres=/opt/pg17/bin or valkey=/opt/valkey/bin/valkey-server (repeatable; recorded)")
 	fl.BoolVar(&f.replica, "replica", false, "sessions: also run PostgreSQL designs with reads on a managed streaming replica")
 	fl.Float64Var(&f.timeScale, "time-scale", 0, "sessions: shrink the TTL and every interval by this factor (e.g. 0.01), so a short run still sees expiry and vacuum")
@@ -227,6 +231,14 @@ var fieldFlags = []struct {
 			return nil, usagef("--time-scale must be positive, got %v", f.timeScale)
 		}
 		return f.timeScale, nil
+	}},
+	{"slo", []string{"slo"}, func(f runFlags) (any, error) { return f.slo, nil }},
+	{"need", []string{"need"}, func(f runFlags) (any, error) {
+		n, err := workload.ParseCounts(f.need)
+		if err != nil || len(n) != 1 {
+			return nil, usagef("--need %q: want one rate in ops/s, e.g. 50000 or 50k", f.need)
+		}
+		return n[0], nil
 	}},
 	{"fault", []string{"durability", "fault"}, func(f runFlags) (any, error) { return f.fault, nil }},
 	{"replica", []string{"sessions", "replica"}, func(f runFlags) (any, error) { return f.replica, nil }},

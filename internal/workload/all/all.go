@@ -5,6 +5,7 @@ package all
 import (
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/cacheaside"
+	"github.com/storebench/storebench/internal/workload/capacity"
 	"github.com/storebench/storebench/internal/workload/durability"
 	"github.com/storebench/storebench/internal/workload/hotkey"
 	"github.com/storebench/storebench/internal/workload/kv"
@@ -19,6 +20,6 @@ import (
 func Types() workload.Registry {
 	return workload.Registry{
 		kv.Type, throughput.Type, mix.Type, hotkey.Type, web.Type,
-		sessions.Type, payments.Type, durability.Type, cacheaside.Type,
+		sessions.Type, payments.Type, durability.Type, cacheaside.Type, capacity.Type,
 	}
 }

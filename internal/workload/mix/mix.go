@@ -222,3 +222,42 @@ func (w *worker) Do(ctx context.Context, _ int64) error {
 	}
 	return workload.CheckRead(w.key, got, ok, w.val)
 }
+
+// Driver opens p's clients on st and populates the keyspace once,
+// unmeasured, for a workload that runs the mix's ops at rates and client
+// counts of its own (capacity): the workers, their phase configuration,
+// more(n) for n fresh workers on connections of their own, and closeAll.
+func Driver(ctx context.Context, st store.Store, p Params) (workers []load.Worker, cfg load.Config, more func(ctx context.Context, n int) ([]load.Worker, func(), error), closeAll func(), err error) {
+	if err := p.Validate(); err != nil {
+		return nil, cfg, nil, nil, err
+	}
+	p = p.WithDefaults()
+	sp, err := keydist.New(p.KeyDist, p.Keys)
+	if err != nil {
+		return nil, cfg, nil, nil, fmt.Errorf("mix: %w", err)
+	}
+	open := func(ctx context.Context, n int) ([]load.Worker, func(), error) {
+		l := p.Load
+		l.Clients = n
+		clients, closeAll, err := workload.KVClients(ctx, st, l)
+		if err != nil {
+			return nil, nil, fmt.Errorf("mix: %w", err)
+		}
+		ws := make([]load.Worker, n)
+		for i, c := range clients {
+			ws[i] = newWorker(c, p, i, sp.Gen(p.Seed, uint64(i), i, n))
+		}
+		return ws, closeAll, nil
+	}
+	workers, closeAll, err = open(ctx, p.Load.Clients)
+	if err != nil {
+		return nil, cfg, nil, nil, err
+	}
+	if err := workload.Populate(ctx, st, p.Keyspace, p.Load.Clients); err != nil {
+		closeAll()
+		return nil, cfg, nil, nil, fmt.Errorf("mix: %w", err)
+	}
+	cfg = p.Load.Config(PhaseMix)
+	cfg.Kinds = Kinds
+	return workers, cfg, open, closeAll, nil
+}

@@ -1,0 +1,145 @@
+package capacity
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/storebench/storebench/internal/result"
+	schema "github.com/storebench/storebench/internal/result/capacity"
+	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/keydist"
+	"github.com/storebench/storebench/internal/workload/mix"
+)
+
+// Type is the capacity workload's registration: the highest offered rate
+// each target sustains within each SLO, on mix's ops.
+var Type = workload.Define("capacity",
+	"the highest open-loop rate each store sustains with its latency percentiles within an SLO (--slo p99<=1ms), its cost, and a USL fit",
+	workload.Load{Clients: 8}, func() workload.Spec { return &Entry{} }, nil)
+
+// Entry is a capacity entry of a scenario: the op mix (mix's fields) and
+// the search.
+type Entry struct {
+	Keyspace  int64    `yaml:"keyspace,omitempty" json:"keyspace,omitempty"`
+	ValueSize int      `yaml:"value_size,omitempty" json:"value_size,omitempty"`
+	KeyMode   string   `yaml:"key_mode,omitempty" json:"key_mode,omitempty"`
+	ReadRatio *float64 `yaml:"read_ratio,omitempty" json:"read_ratio,omitempty"`
+	KeyDist   string   `yaml:"key_dist,omitempty" json:"key_dist,omitempty"`
+	// SLO are the service-level objectives, each searched on its own,
+	// e.g. ["p99<=1ms", "p99.9<=5ms,p50<=200us"].
+	SLO []string `yaml:"slo,omitempty" json:"slo,omitempty"`
+	// Need is a rate to cost at capacity (cores needed, extrapolated).
+	Need       float64       `yaml:"need,omitempty" json:"need,omitempty"`
+	StartRate  float64       `yaml:"start_rate,omitempty" json:"start_rate,omitempty"`
+	MaxRate    float64       `yaml:"max_rate,omitempty" json:"max_rate,omitempty"`
+	MinStep    time.Duration `yaml:"min_step,omitempty" json:"min_step,omitempty"`
+	MaxStep    time.Duration `yaml:"max_step,omitempty" json:"max_step,omitempty"`
+	MaxSteps   int           `yaml:"max_steps,omitempty" json:"max_steps,omitempty"`
+	USLClients []int         `yaml:"usl_clients,omitempty" json:"usl_clients,omitempty"`
+}
+
+func (e *Entry) Defaults() {}
+
+func (e *Entry) mix(l workload.Load, seed uint64) mix.Params {
+	return mix.Params{Keyspace: workload.Keyspace{Keys: e.Keyspace, ValueSize: e.ValueSize, KeyMode: workload.KeyMode(e.KeyMode), Seed: seed},
+		ReadRatio: e.ReadRatio, KeyDist: keydist.Dist(e.KeyDist), Load: workload.Load{Clients: l.Clients, Ops: 1}}.WithDefaults()
+}
+
+func (e *Entry) params(l workload.Load) (Params, error) {
+	p := Params{Connections: l.Clients, Need: e.Need, StartRate: e.StartRate, MaxRate: e.MaxRate,
+		MinStep: e.MinStep, MaxStep: e.MaxStep, MaxSteps: e.MaxSteps, USLClients: e.USLClients}
+	for _, text := range e.SLO {
+		slo, err := ParseSLO(text)
+		if err != nil {
+			return p, fmt.Errorf("capacity: slo: %w", err)
+		}
+		p.SLOs = append(p.SLOs, slo)
+	}
+	p = p.Defaults()
+	if p.MinRate > p.StartRate {
+		p.MinRate = p.StartRate
+	}
+	return p, p.Validate()
+}
+
+// Validate: the search's parameters, and a load that is the search's own
+// (it sets the rates and durations; clients are its connections).
+func (e *Entry) Validate(l workload.Load, seed uint64) error {
+	if l.Ops != 0 || l.Duration != 0 || l.Rate != 0 || l.Pipeline > 1 || l.ConnectPerOp {
+		return errors.New("capacity: the search sets the rates and step durations; ops, duration, rate, pipeline and connect_per_op do not apply (clients are its connections)")
+	}
+	if _, err := e.params(l); err != nil {
+		return err
+	}
+	return e.mix(l, seed).Validate()
+}
+
+// Cells makes one cell per target.
+func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
+	params, err := e.params(p.Load)
+	if err != nil {
+		return nil, err
+	}
+	mp := e.mix(p.Load, p.Seed)
+	return []workload.Cell{{
+		Params: recorded{Mix: mp, SLO: e.SLO, Need: params.Need, USLClients: params.USLClients},
+		Memory: mp.Memory(),
+		Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
+			workers, cfg, more, closeAll, err := mix.Driver(ctx, env.Store, mp)
+			if err != nil {
+				return workload.Outcome{}, err
+			}
+			defer closeAll()
+			drive := Drive{Step: EngineStep(workers, cfg, h)}
+			if len(params.USLClients) > 0 {
+				drive.Closed = EngineClosed(more, cfg, h)
+			}
+			sum, phases, err := Run(ctx, drive, params)
+			out := workload.Outcome{Phases: phases, Summary: func(c *result.Cell) { c.Capacity = sum }}
+			if err == nil && sum != nil {
+				err = unmet(sum, params)
+			}
+			return out, err
+		},
+	}}, nil
+}
+
+// unmet is the cell's failure when an SLO has no rate that meets it: the
+// run says so (exit 1), and the knee curve is in the result all the same.
+func unmet(sum *schema.Summary, p Params) error {
+	var missed []string
+	for _, c := range sum.Capacity {
+		if !c.Found && c.SLO < len(p.SLOs) {
+			missed = append(missed, p.SLOs[c.SLO].String())
+		}
+	}
+	if len(missed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("no rate meets the SLO %s (see the knee curve)", strings.Join(missed, "; "))
+}
+
+// recorded is what result.json keeps of a capacity cell: its op mix and
+// its search.
+type recorded struct {
+	Mix        mix.Params
+	SLO        []string
+	Need       float64
+	USLClients []int
+}
+
+func (r recorded) MarshalJSON() ([]byte, error) {
+	m, err := workload.Record(r.Mix)
+	if err != nil {
+		return nil, err
+	}
+	for _, k := range []string{"ops", "pipeline"} {
+		delete(m, k) // the search sets them
+	}
+	m["slo"], m["need"], m["usl_clients"] = r.SLO, r.Need, r.USLClients
+	return json.Marshal(m)
+}
