@@ -352,3 +352,28 @@ func TestCacheAsideCompanions(t *testing.T) {
 		}
 	}
 }
+
+// A capacity entry's SLOs are parsed at plan time, and the load it sets
+// itself (rates, durations) is refused from the file.
+func TestCapacityEntryIsChecked(t *testing.T) {
+	head := "name: t\ntargets: [redis]\nworkloads:\n  - type: capacity\n"
+	for _, c := range []struct{ entry, want string }{
+		{"    slo: [\"p99<=1ms\"]\n", ""},
+		{"    read_ratio: 0.5\n", "capacity: give an SLO"},
+		{"    slo: [\"p99<1ms\"]\n", "t.yaml:4: capacity: slo:"},
+		{"    slo: [\"p99<=1ms\"]\n    load: {rate: 100}\n", "t.yaml:4: capacity: the search sets the rates"},
+		{"    slo: [\"p99<=1ms\"]\n    keys: [10]\n", "t.yaml:4: capacity: field keys does not apply"},
+	} {
+		s, err := Parse("t.yaml", strings.NewReader(head+c.entry))
+		if err == nil {
+			s.Defaults()
+			_, err = s.Resolve(everyStore(), all.Types(), false)
+		}
+		switch {
+		case c.want == "" && err != nil:
+			t.Errorf("%q: %v", c.entry, err)
+		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
+			t.Errorf("%q: %v, want %q", c.entry, err, c.want)
+		}
+	}
+}
