@@ -76,7 +76,7 @@ func (t Target) MarshalJSON() ([]byte, error) {
 // quoted back in an error, since it may be part of a URL.
 var fieldName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_-]{0,40}$`)
 
-var targetFields = map[string]bool{"name": true, "store": true, "profile": true, "url": true, "options": true}
+var targetFields = map[string]bool{"name": true, "store": true, "version": true, "profile": true, "url": true, "options": true}
 
 // UnmarshalYAML accepts both forms and rejects unknown fields in the mapping form.
 func (t *Target) UnmarshalYAML(n *yaml.Node) error {
@@ -95,7 +95,7 @@ func (t *Target) UnmarshalYAML(n *yaml.Node) error {
 				// key holds part of a password.
 				return fmt.Errorf("line %d: this target reads as a mapping, not a name or URL: quote a URL that holds \": \" or \" #\" (in a password, percent-encode them)", k.Line)
 			default:
-				return fmt.Errorf("line %d: field %s not found in target (valid: name, store, profile, url, options)", k.Line, k.Value)
+				return fmt.Errorf("line %d: field %s not found in target (valid: name, store, version, profile, url, options)", k.Line, k.Value)
 			}
 		}
 		return n.Decode(&t.Spec)

@@ -55,9 +55,10 @@ func everyStore() target.Registry {
 		{"redis", server.Redis, []string{"redis", "rediss"}, true, false, (*redis.Store)(nil), (*redis.Client)(nil)},
 		{"memcached", server.Memcached, []string{"memcached"}, true, false, (*memcached.Store)(nil), (*memcached.Client)(nil)},
 		{"mariadb", server.MariaDB, []string{"mysql", "mariadb"}, false, false, (*mysql.Store)(nil), (*mysql.Client)(nil)},
+		{"valkey", server.Valkey, nil, true, false, (*redis.Store)(nil), (*redis.Client)(nil)},
 	} {
 		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Schemes: k.schemes, Prototype: k.proto, ClientPrototype: k.client, Batches: k.batches, DataInProcess: k.inProcs, Open: open,
-			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": ""}})
+			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": "", "io-threads": ""}})
 	}
 	return reg
 }
