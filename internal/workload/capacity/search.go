@@ -198,10 +198,10 @@ func cost(need, capacity float64, at schema.Step) *schema.Cost {
 	c := &schema.Cost{NeedOpsS: need, BeyondCapacity: need > capacity}
 	if at.ServerCPUUs >= 0 {
 		c.CPUUsPerOp = at.ServerCPUUs + at.ClientCPUUs
-		c.Basis = "server + client CPU per op at capacity, both on this machine (managed server; the client's less its engine's spin-wait)"
+		c.Basis = "server + client CPU per op at capacity, both on this machine (managed server; the client's less its engine's spin-wait before each op's start, at most half of it)"
 	} else {
 		c.CPUUsPerOp = at.ClientCPUUs
-		c.Basis = "client process CPU per op at capacity only, less its engine's spin-wait: an in-process store's work is in it, an external server's is not"
+		c.Basis = "client process CPU per op at capacity only, less its engine's spin-wait (at most half of it): an in-process store's work is in it, an external server's is not"
 	}
 	c.CoresNeededExtrapolated = c.CPUUsPerOp * need / 1e6
 	return c
