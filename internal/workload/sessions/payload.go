@@ -22,7 +22,9 @@ func appendPayload(dst []byte, nonce uint64, size int) []byte {
 	dst = append(dst, `{"sid":"`...)
 	dst = appendNonce(dst, nonce)
 	dst = append(dst, `","user":`...)
-	u := nonce % 1000000
+	// Six digits, the first never 0: JSON refuses a number with a leading
+	// zero, and PostgreSQL's json type said so for one create in ten.
+	u := 100000 + nonce%900000
 	for div := uint64(100000); div > 0; div /= 10 {
 		dst = append(dst, byte('0'+u/div%10))
 	}
