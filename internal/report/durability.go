@@ -27,6 +27,8 @@ type durabilityModel struct {
 	// notPowerLoss is why a process crash is not a power loss, as the
 	// result recorded it (today's text for results without it).
 	notPowerLoss string
+	// power: some cells cut the power (fault power).
+	power bool
 }
 
 type durabilityVerdict struct {
@@ -35,6 +37,17 @@ type durabilityVerdict struct {
 
 // durabilityTitle heads the section in every format.
 const durabilityTitle = "durability: acknowledged writes lost when the store's process is SIGKILLed and restarted (a process crash, not a power loss)"
+
+// powerTitle heads the section when cells cut the power.
+const powerTitle = "durability: acknowledged writes lost when the store's process is SIGKILLed and restarted, and where marked (power cut) when the power is cut under it"
+
+// title is the section's heading.
+func (m *durabilityModel) title() string {
+	if m.power {
+		return powerTitle
+	}
+	return durabilityTitle
+}
 
 // newDurabilityModel builds the section; nil when the result has no
 // durability cell.
@@ -82,6 +95,7 @@ func newDurabilityModel(r *result.Result) *durabilityModel {
 			m.verdicts = append(m.verdicts, durabilityVerdict{durRowName(c), s.Verdict, s.ProcessCrash, s.PowerLoss, s.Filesystem})
 		}
 	}
+	m.power = power > 0
 	switch {
 	case power > 0 && kill == 0:
 		m.notPowerLoss = powerCutNote
@@ -135,7 +149,7 @@ func DurabilityText(w io.Writer, r *result.Result) {
 	if m == nil {
 		return
 	}
-	fmt.Fprintln(w, "\n"+durabilityTitle)
+	fmt.Fprintln(w, "\n"+m.title())
 	m.lost.text(w)
 	for _, l := range append(m.legend, m.failed...) {
 		fmt.Fprintf(w, "  %s\n", l)

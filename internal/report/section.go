@@ -292,7 +292,7 @@ func workloadSections(r *result.Result, colorOf map[string]int) []workloadSectio
 		out = append(out, workloadSection{"network", "Network: latency against round-trip time", "network", m.render})
 	}
 	if m := newDurabilityModel(r); m != nil {
-		out = append(out, workloadSection{"durability", "Durability: " + strings.TrimPrefix(durabilityTitle, "durability: "), "durability", m.render})
+		out = append(out, workloadSection{"durability", "Durability: " + strings.TrimPrefix(m.title(), "durability: "), "durability", m.render})
 	}
 	if m := newSessionsModel(r); m != nil {
 		out = append(out, workloadSection{"sessions", "Sessions", "sessions", m.render})
