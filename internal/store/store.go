@@ -322,6 +322,29 @@ type PaymentsTransfer struct {
 	Insufficient bool  // declined: the debit would make the balance negative
 }
 
+// PaymentsUpdate is one of RT4's two balance updates: Delta added to
+// Account's balance.
+type PaymentsUpdate struct{ Account, Delta int64 }
+
+// Updates are t's two balance updates in the order they take their row
+// locks: the lower account id first (two transfers in opposite directions
+// cannot deadlock), or the payer's first with PayerFirst. The payer's
+// account is debited, the other credited.
+func (t *PaymentsTransfer) Updates() [2]PaymentsUpdate {
+	first, second := t.From, t.To
+	if !t.PayerFirst && second < first {
+		first, second = second, first
+	}
+	var u [2]PaymentsUpdate
+	for i, a := range [2]int64{first, second} {
+		u[i] = PaymentsUpdate{Account: a, Delta: t.Amount}
+		if a == t.From {
+			u[i].Delta = -t.Amount
+		}
+	}
+	return u
+}
+
 // PaymentsDeleted is a deleted transfer, as the delete journal keeps it.
 type PaymentsDeleted struct {
 	ID, From, To, Amount, CreatedUs int64

@@ -12,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/paycheck"
 )
 
 // What a run leaves behind when it cannot close its store (it was killed)
@@ -39,7 +40,7 @@ func (s *Store) Detach(context.Context) error {
 
 // tableSuffixes are what follows "<namespace>_" in the names of the tables
 // a store makes.
-var tableSuffixes = append([]string{"kv", "sessions"}, paymentsTables...)
+var tableSuffixes = append([]string{"kv", "sessions"}, paycheck.Tables...)
 
 // openExisting opens the database file at path without creating it; nil
 // when there is no such file.
