@@ -525,3 +525,15 @@ type SessionReplicas interface {
 type Reconnector interface {
 	Reconnect(ctx context.Context) error
 }
+
+// emptyBytes is what NonNil returns for nil.
+var emptyBytes = []byte{}
+
+// NonNil returns b, or an empty slice when b is nil: the SQL drivers send a
+// nil []byte as NULL, and an empty key or value is not NULL.
+func NonNil(b []byte) []byte {
+	if b == nil {
+		return emptyBytes
+	}
+	return b
+}

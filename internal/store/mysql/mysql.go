@@ -683,16 +683,6 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// empty is sent for nil slices: the driver sends a nil []byte as NULL.
-var empty = []byte{}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return empty
-	}
-	return b
-}
-
 // Get appends the unexpired value of key to dst[:0].
 func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
 	dst = dst[:0]
@@ -707,7 +697,7 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 }
 
 func (c *Client) get1(key []byte, dst *[]byte) (bool, error) {
-	c.args[0].Value = nonNil(key)
+	c.args[0].Value = store.NonNil(key)
 	rows, err := c.get.QueryContext(context.Background(), c.args[:1])
 	c.args[0].Value = nil // keep no reference to the caller's key
 	if err != nil {
@@ -738,7 +728,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 	if len(key) > MaxKeyLen {
 		return errKeyTooLong
 	}
-	c.args[0].Value, c.args[1].Value, c.args[2].Value = nonNil(key), nonNil(val), nil
+	c.args[0].Value, c.args[1].Value, c.args[2].Value = store.NonNil(key), store.NonNil(val), nil
 	if ttl > 0 {
 		c.args[2].Value = int64((ttl + time.Millisecond - 1) / time.Millisecond)
 	}
@@ -752,7 +742,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 
 // Delete removes key; a missing key is not an error.
 func (c *Client) Delete(ctx context.Context, key []byte) error {
-	c.args[0].Value = nonNil(key)
+	c.args[0].Value = store.NonNil(key)
 	err := c.exec(ctx, c.del, c.args[:1])
 	c.args[0].Value = nil
 	if err != nil {

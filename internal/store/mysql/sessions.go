@@ -197,7 +197,7 @@ func (h *sessionClient) execStmt(ctx context.Context, st *stmt, args []driver.Na
 
 func (h *sessionClient) payloadArg(p []byte) any {
 	if h.d.PayloadType == "bytea" {
-		return nonNil(p)
+		return store.NonNil(p)
 	}
 	return string(p)
 }

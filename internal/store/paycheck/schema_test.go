@@ -17,7 +17,9 @@ func TestLiteralInserts(t *testing.T) {
 		Tokens: []store.PaymentsToken{{Hash: [16]byte{0xab, 15: 0x01}, Permission: 2, UserID: 1,
 			ExpiresAt: time.Date(2030, 1, 2, 3, 4, 5, 123456789, time.FixedZone("x", 3600))}},
 		Accounts: 2,
-		Account:  func(id int64) store.PaymentsAccount { return store.PaymentsAccount{ID: id, OrgID: 1, Balance: 100 * id, Frozen: id == 2} },
+		Account: func(id int64) store.PaymentsAccount {
+			return store.PaymentsAccount{ID: id, OrgID: 1, Balance: 100 * id, Frozen: id == 2}
+		},
 		Card: func(id int64) store.PaymentsCard {
 			return store.PaymentsCard{ID: id, AccountID: id, Expires: time.Date(2031, 12, 1, 0, 0, 0, 0, time.UTC), CVV: 123, Frozen: id == 1}
 		},

@@ -555,16 +555,6 @@ func (c *Client) Close() error {
 // binary1 is the format code list meaning "every parameter / result in binary".
 var binary1 = []int16{1}
 
-// empty is sent for nil slices: pgconn sends a nil parameter as NULL.
-var empty = []byte{}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return empty
-	}
-	return b
-}
-
 // Get appends the unexpired value of key to dst[:0]. Get and Set pass pgx
 // store.SyncContext's context: on a cancellable one pgx registers a
 // context.AfterFunc per query on the run's shared context (measured: ~1.4 µs
@@ -575,7 +565,7 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 	if err != nil {
 		return dst, false, opErr("get", err)
 	}
-	c.params[0] = nonNil(key)
+	c.params[0] = store.NonNil(key)
 	rr := c.exec(ctx, c.get, 1)
 	ok := false
 	for rr.NextRow() {
@@ -597,7 +587,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 	if err != nil {
 		return opErr("set", err)
 	}
-	c.params[0], c.params[1], c.params[2] = nonNil(key), nonNil(val), nil
+	c.params[0], c.params[1], c.params[2] = store.NonNil(key), store.NonNil(val), nil
 	if ttl > 0 {
 		ms := (ttl + time.Millisecond - 1) / time.Millisecond
 		binary.BigEndian.PutUint64(c.ttl[:], uint64(ms))
@@ -613,7 +603,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 
 // Delete removes key; a missing key is not an error.
 func (c *Client) Delete(ctx context.Context, key []byte) error {
-	c.params[0] = nonNil(key)
+	c.params[0] = store.NonNil(key)
 	_, err := c.exec(ctx, c.del, 1).Close()
 	c.params[0] = nil
 	if err != nil {

@@ -142,7 +142,7 @@ func (h *sessionClient) prepare(ctx context.Context, st **sql.Stmt, q string) er
 
 func (h *sessionClient) payloadArg(p []byte) any {
 	if h.d.PayloadType == "bytea" {
-		return nonNil(p)
+		return store.NonNil(p)
 	}
 	return string(p)
 }
@@ -198,20 +198,9 @@ func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte,
 	if err != nil {
 		return dst, false, opErr("read session", err)
 	}
-	ok := rows.Next()
-	if ok {
-		var raw sql.RawBytes
-		if err := rows.Scan(&raw); err != nil {
-			rows.Close()
-			return dst, false, opErr("read session", err)
-		}
-		dst = append(dst, raw...)
-	}
-	if err := rows.Close(); err != nil {
-		return dst[:0], false, opErr("read session", err)
-	}
-	if err := rows.Err(); err != nil {
-		return dst[:0], false, opErr("read session", err)
+	dst, ok, err := appendValue(rows, dst)
+	if err != nil {
+		return dst, false, opErr("read session", err)
 	}
 	return dst, ok, nil
 }

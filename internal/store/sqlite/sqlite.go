@@ -458,16 +458,6 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// empty is bound for nil slices: the driver binds a nil []byte as NULL.
-var empty = []byte{}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return empty
-	}
-	return b
-}
-
 // Get appends the unexpired value of key to dst[:0].
 func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
 	dst = dst[:0]
@@ -475,24 +465,13 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 	if err != nil {
 		return dst, false, opErr("get", err)
 	}
-	rows, err := c.get.QueryContext(ctx, nonNil(key), time.Now().UnixMilli())
+	rows, err := c.get.QueryContext(ctx, store.NonNil(key), time.Now().UnixMilli())
 	if err != nil {
 		return dst, false, opErr("get", err)
 	}
-	ok := rows.Next()
-	if ok {
-		var raw sql.RawBytes // scanned without a copy; valid until Next/Close
-		if err := rows.Scan(&raw); err != nil {
-			rows.Close()
-			return dst, false, opErr("get", err)
-		}
-		dst = append(dst, raw...)
-	}
-	if err := rows.Close(); err != nil {
-		return dst[:0], false, opErr("get", err)
-	}
-	if err := rows.Err(); err != nil {
-		return dst[:0], false, opErr("get", err)
+	dst, ok, err := appendValue(rows, dst)
+	if err != nil {
+		return dst, false, opErr("get", err)
 	}
 	return dst, ok, nil
 }
@@ -507,7 +486,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 	if ttl > 0 {
 		exp = time.Now().Add(ttl).UnixMilli()
 	}
-	if _, err := c.set.ExecContext(ctx, nonNil(key), nonNil(val), exp); err != nil {
+	if _, err := c.set.ExecContext(ctx, store.NonNil(key), store.NonNil(val), exp); err != nil {
 		return opErr("set", err)
 	}
 	return nil
@@ -519,10 +498,31 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	if err != nil {
 		return opErr("delete", err)
 	}
-	if _, err := c.del.ExecContext(ctx, nonNil(key)); err != nil {
+	if _, err := c.del.ExecContext(ctx, store.NonNil(key)); err != nil {
 		return opErr("delete", err)
 	}
 	return nil
+}
+
+// appendValue appends the one column of rows' first row, if any, to dst and
+// closes rows; on an error dst comes back empty.
+func appendValue(rows *sql.Rows, dst []byte) ([]byte, bool, error) {
+	ok := rows.Next()
+	if ok {
+		var raw sql.RawBytes // scanned without a copy; valid until Next/Close
+		if err := rows.Scan(&raw); err != nil {
+			rows.Close()
+			return dst[:0], false, err
+		}
+		dst = append(dst, raw...)
+	}
+	if err := rows.Close(); err != nil {
+		return dst[:0], false, err
+	}
+	if err := rows.Err(); err != nil {
+		return dst[:0], false, err
+	}
+	return dst, ok, nil
 }
 
 func opErr(op string, err error) error { return store.NewOpError("sqlite", op, err, classify(err)) }

@@ -17,3 +17,12 @@ func TestPaymentsTransferUpdates(t *testing.T) {
 		}
 	}
 }
+
+func TestNonNil(t *testing.T) {
+	if b := NonNil(nil); b == nil || len(b) != 0 {
+		t.Errorf("NonNil(nil) = %#v, want an empty non-nil slice", b)
+	}
+	if b := []byte("k"); &NonNil(b)[0] != &b[0] {
+		t.Error("NonNil(b) is not b")
+	}
+}
