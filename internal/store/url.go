@@ -182,3 +182,17 @@ func URLPath(raw string) string {
 	}
 	return u.Path
 }
+
+// ParsePathURL reads a scheme:///path URL (the host empty or localhost)
+// into its path and parameters, for store name's ParseURL; example is the
+// form a message asks for. Its errors quote the URL redacted.
+func ParsePathURL(raw, name, scheme, example string) (path string, params url.Values, err error) {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return "", nil, fmt.Errorf("%s: bad URL %q: %w", name, RedactURL(raw), err)
+	}
+	if u.Scheme != scheme || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
+		return "", nil, fmt.Errorf("%s: want %s, got %q", name, example, RedactURL(raw))
+	}
+	return u.Path, u.Query(), nil
+}

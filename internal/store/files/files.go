@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,15 +75,12 @@ func CheckURL(raw string) error { return store.CheckPathURL(raw, "fsync: true") 
 // ParseURL reads "file:///dir" (optionally "?fsync=true") into a Config
 // without a namespace.
 func ParseURL(raw string) (Config, error) {
-	u, err := url.Parse(raw)
+	dir, q, err := store.ParsePathURL(raw, "files", "file", "file:///absolute/dir")
 	if err != nil {
-		return Config{}, fmt.Errorf("files: bad URL %q: %w", store.RedactURL(raw), err)
+		return Config{}, err
 	}
-	if u.Scheme != "file" || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
-		return Config{}, fmt.Errorf("files: want file:///absolute/dir, got %q", store.RedactURL(raw))
-	}
-	c := Config{Dir: u.Path}
-	if v := u.Query().Get("fsync"); v != "" {
+	c := Config{Dir: dir}
+	if v := q.Get("fsync"); v != "" {
 		if c.Fsync, err = strconv.ParseBool(v); err != nil {
 			return Config{}, fmt.Errorf("files: fsync=%q: want true or false", v)
 		}

@@ -95,15 +95,11 @@ func CheckURL(raw string) error { return store.CheckPathURL(raw, "synchronous: F
 // journal_mode, synchronous and busy_timeout (a Go duration) into a Config
 // without a namespace.
 func ParseURL(raw string) (Config, error) {
-	u, err := url.Parse(raw)
+	path, q, err := store.ParsePathURL(raw, "sqlite", "sqlite", "sqlite:///path/to/file.db")
 	if err != nil {
-		return Config{}, fmt.Errorf("sqlite: bad URL %q: %w", store.RedactURL(raw), err)
+		return Config{}, err
 	}
-	if u.Scheme != "sqlite" || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
-		return Config{}, fmt.Errorf("sqlite: want sqlite:///path/to/file.db, got %q", store.RedactURL(raw))
-	}
-	q := u.Query()
-	c := Config{Path: u.Path, JournalMode: q.Get("journal_mode"), Synchronous: q.Get("synchronous")}
+	c := Config{Path: path, JournalMode: q.Get("journal_mode"), Synchronous: q.Get("synchronous")}
 	if v := q.Get("busy_timeout"); v != "" {
 		if c.BusyTimeout, err = time.ParseDuration(v); err != nil {
 			return Config{}, fmt.Errorf("sqlite: busy_timeout=%q: %w", v, err)
