@@ -35,7 +35,7 @@ func TestParsePathURL(t *testing.T) {
 	if err != nil || path != "/tmp/x.db" || q.Get("synchronous") != "full" {
 		t.Fatalf("ParsePathURL = %q, %v, %v", path, q, err)
 	}
-	for _, bad := range []string{"sqlite://", "file:///tmp/x.db", "sqlite://u:s3cret@otherhost/x.db"} {
+	for _, bad := range []string{"sqlite://", "file:///tmp/x.db", "sqlite://u:s3cret@otherhost/x.db", "sqlite://u:s3cret@[::1/x"} {
 		_, _, err := ParsePathURL(bad, "sqlite", "sqlite", "sqlite:///path")
 		if err == nil {
 			t.Errorf("ParsePathURL(%q) = nil error", bad)

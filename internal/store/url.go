@@ -189,7 +189,8 @@ func URLPath(raw string) string {
 func ParsePathURL(raw, name, scheme, example string) (path string, params url.Values, err error) {
 	u, err := url.Parse(raw)
 	if err != nil {
-		return "", nil, fmt.Errorf("%s: bad URL %q: %w", name, RedactURL(raw), err)
+		// urlReason, not err: url.Error quotes the URL, password and all.
+		return "", nil, fmt.Errorf("%s: bad URL %q: %s", name, RedactURL(raw), urlReason(err))
 	}
 	if u.Scheme != scheme || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
 		return "", nil, fmt.Errorf("%s: want %s, got %q", name, example, RedactURL(raw))
