@@ -496,6 +496,19 @@ type SessionDesign struct {
 	TimeScale float64
 }
 
+// CheckTimes checks, for store name, that the TTL is at least minTTL, the
+// shortest the store keeps (atLeast says it in words, e.g. "at least 1 ms"),
+// and that RefreshBelow lies between 0 and the TTL.
+func (d SessionDesign) CheckTimes(name string, minTTL time.Duration, atLeast string) error {
+	if d.TTL < minTTL {
+		return fmt.Errorf("%s: sessions: TTL must be %s", name, atLeast)
+	}
+	if d.RefreshBelow < 0 || d.RefreshBelow > d.TTL {
+		return fmt.Errorf("%s: sessions: refresh-below %v must lie between 0 and the TTL %v", name, d.RefreshBelow, d.TTL)
+	}
+	return nil
+}
+
 // SessionSample is one observation of a session store.
 type SessionSample struct {
 	// Rows is how many sessions are physically there, expired ones not yet

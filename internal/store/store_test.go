@@ -1,8 +1,10 @@
 package store
 
 import (
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 )
 
 func TestPaymentsTransferUpdates(t *testing.T) {
@@ -41,6 +43,25 @@ func TestParsePathURL(t *testing.T) {
 			t.Errorf("ParsePathURL(%q) = nil error", bad)
 		} else if strings.Contains(err.Error(), "s3cret") || !strings.HasPrefix(err.Error(), "sqlite: ") {
 			t.Errorf("ParsePathURL(%q) = %v: want a message that starts with the store and shows no password", bad, err)
+		}
+	}
+}
+
+func TestSessionDesignCheckTimes(t *testing.T) {
+	for _, tc := range []struct {
+		d    SessionDesign
+		min  time.Duration
+		want string // "" = no error
+	}{
+		{SessionDesign{TTL: time.Millisecond}, time.Millisecond, ""},
+		{SessionDesign{TTL: time.Millisecond - 1}, time.Millisecond, "sqlite: sessions: TTL must be at least 1 ms"},
+		{SessionDesign{TTL: time.Second, RefreshBelow: time.Second}, time.Millisecond, ""},
+		{SessionDesign{TTL: time.Second, RefreshBelow: time.Second + 1}, time.Millisecond, "sqlite: sessions: refresh-below 1.000000001s must lie between 0 and the TTL 1s"},
+		{SessionDesign{TTL: time.Second, RefreshBelow: -1}, time.Millisecond, "sqlite: sessions: refresh-below -1ns must lie between 0 and the TTL 1s"},
+	} {
+		err := tc.d.CheckTimes("sqlite", tc.min, "at least 1 ms")
+		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
+			t.Errorf("%+v.CheckTimes = %v, want %q", tc.d, err, tc.want)
 		}
 	}
 }

@@ -46,11 +46,8 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a pinned connection of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if d.TTL < time.Millisecond {
-		return nil, errors.New("sqlite: sessions: TTL must be at least 1 ms")
-	}
-	if d.RefreshBelow < 0 || d.RefreshBelow > d.TTL {
-		return nil, fmt.Errorf("sqlite: sessions: refresh-below %v must lie between 0 and the TTL %v", d.RefreshBelow, d.TTL)
+	if err := d.CheckTimes("sqlite", time.Millisecond, "at least 1 ms"); err != nil {
+		return nil, err
 	}
 	s.mu.Lock()
 	closed := s.closed
