@@ -129,6 +129,28 @@ var _ store.Store = (*Store)(nil)
 // namespace is dropped and recreated if it is recorded as owned, and refused
 // with store.ErrNotOwned if not.
 func New(ctx context.Context, cfg Config) (*Store, error) {
+	s, err := newStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(s.cfg.Path)
+	s.createdFile = errors.Is(statErr, fs.ErrNotExist)
+	if err := s.openDB(); err != nil {
+		return nil, err
+	}
+	if err := s.create(ctx); err != nil {
+		s.db.Close()
+		if s.createdFile {
+			removeFiles(s.cfg.Path)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// newStore validates cfg and makes the Store that New and Attach start
+// from: the absolute path, the table and its statements, no database yet.
+func newStore(cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -138,33 +160,30 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	cfg.Path = p
-	_, statErr := os.Stat(p)
-	s := &Store{cfg: cfg, createdFile: errors.Is(statErr, fs.ErrNotExist)}
+	s := &Store{cfg: cfg}
 	s.table = `"` + cfg.Namespace + `_kv"`
 	s.getSQL = `SELECT v FROM ` + s.table + ` WHERE k = ? AND (expires_at IS NULL OR expires_at > ?)`
 	s.setSQL = `INSERT INTO ` + s.table + `(k, v, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT(k) DO UPDATE SET v = excluded.v, expires_at = excluded.expires_at`
 	s.delSQL = `DELETE FROM ` + s.table + ` WHERE k = ?`
+	return s, nil
+}
 
-	// The DSN options apply the PRAGMAs on every new connection.
-	dsn := "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + url.Values{
-		"_journal_mode": {cfg.JournalMode},
-		"_synchronous":  {cfg.Synchronous},
-		"_busy_timeout": {strconv.FormatInt(cfg.BusyTimeout.Milliseconds(), 10)},
+// openDB opens the database handle. The DSN options apply the PRAGMAs on
+// every new connection.
+func (s *Store) openDB() error {
+	dsn := "file:" + (&url.URL{Path: s.cfg.Path}).EscapedPath() + "?" + url.Values{
+		"_journal_mode": {s.cfg.JournalMode},
+		"_synchronous":  {s.cfg.Synchronous},
+		"_busy_timeout": {strconv.FormatInt(s.cfg.BusyTimeout.Milliseconds(), 10)},
 		"_txlock":       {"immediate"}, // admin transactions take the write lock first: no upgrade deadlocks
 	}.Encode()
-	s.db, err = sql.Open("sqlite3", dsn)
+	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", p, err)
+		return fmt.Errorf("sqlite: open %s: %w", s.cfg.Path, err)
 	}
-	if err := s.create(ctx); err != nil {
-		s.db.Close()
-		if s.createdFile {
-			removeFiles(p)
-		}
-		return nil, err
-	}
-	return s, nil
+	s.db = db
+	return nil
 }
 
 // beginBusy begins a transaction, retrying for up to busy_timeout while the
