@@ -550,3 +550,22 @@ func NonNil(b []byte) []byte {
 	}
 	return b
 }
+
+// RowsAffected is a statement's count of affected rows, or the error of the
+// statement or of the count: pass it Exec's two results, and wrap the one
+// error it returns.
+func RowsAffected(res interface{ RowsAffected() (int64, error) }, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// LastInsertID is an INSERT's generated id, or the error of the statement
+// or of reading the id, as RowsAffected.
+func LastInsertID(res interface{ LastInsertId() (int64, error) }, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}

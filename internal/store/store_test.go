@@ -1,6 +1,7 @@
 package store
 
 import (
+	"errors"
 	"fmt"
 	"strings"
 	"testing"
@@ -63,5 +64,40 @@ func TestSessionDesignCheckTimes(t *testing.T) {
 		if got := fmt.Sprint(err); (tc.want == "" && err != nil) || (tc.want != "" && got != tc.want) {
 			t.Errorf("%+v.CheckTimes = %v, want %q", tc.d, err, tc.want)
 		}
+	}
+}
+
+type fakeResult struct {
+	n   int64
+	err error
+}
+
+func (r fakeResult) RowsAffected() (int64, error) { return r.n, r.err }
+func (r fakeResult) LastInsertId() (int64, error) { return r.n, r.err }
+
+func TestRowsAffectedAndLastInsertID(t *testing.T) {
+	execErr, countErr := errors.New("exec"), errors.New("count")
+	for _, tc := range []struct {
+		res     fakeResult
+		err     error
+		n       int64
+		wantErr error
+	}{
+		{fakeResult{n: 3}, nil, 3, nil},
+		{fakeResult{}, execErr, 0, execErr},
+		{fakeResult{n: 3, err: countErr}, nil, 3, countErr},
+	} {
+		for name, f := range map[string]func(fakeResult, error) (int64, error){
+			"RowsAffected": func(r fakeResult, err error) (int64, error) { return RowsAffected(r, err) },
+			"LastInsertID": func(r fakeResult, err error) (int64, error) { return LastInsertID(r, err) },
+		} {
+			if n, err := f(tc.res, tc.err); n != tc.n || err != tc.wantErr {
+				t.Errorf("%s(%+v, %v) = %d, %v; want %d, %v", name, tc.res, tc.err, n, err, tc.n, tc.wantErr)
+			}
+		}
+	}
+	// A failed Exec returns a nil Result: it must not be called.
+	if _, err := RowsAffected(nil, execErr); err != execErr {
+		t.Errorf("RowsAffected(nil, err) = %v", err)
 	}
 }

@@ -205,12 +205,8 @@ func (h *sessionClient) Create(ctx context.Context, _ int64, payload []byte) (in
 		return 0, err
 	}
 	h.args[0].Value = h.payloadArg(payload)
-	res, err := h.execStmt(ctx, h.create, h.args[:1])
+	id, err := store.LastInsertID(h.execStmt(ctx, h.create, h.args[:1]))
 	h.args[0].Value = nil
-	if err != nil {
-		return 0, opErr("create session", err)
-	}
-	id, err := res.LastInsertId()
 	if err != nil {
 		return 0, opErr("create session", err)
 	}
@@ -314,11 +310,7 @@ func (h *sessionClient) Reap(ctx context.Context, limit int) (int64, error) {
 		return 0, err
 	}
 	h.args[0].Value = int64(limit)
-	res, err := h.execStmt(ctx, h.reapN, h.args[:1])
-	if err != nil {
-		return 0, opErr("reap", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := store.RowsAffected(h.execStmt(ctx, h.reapN, h.args[:1]))
 	if err != nil {
 		return 0, opErr("reap", err)
 	}

@@ -153,11 +153,7 @@ func (h *sessionClient) Create(ctx context.Context, _ int64, payload []byte) (in
 	if err := h.prepare(ctx, &h.create, `INSERT INTO `+h.table+` (payload, expires_at) VALUES (?, ?)`); err != nil {
 		return 0, err
 	}
-	res, err := h.create.ExecContext(ctx, h.payloadArg(payload), time.Now().Add(h.d.TTL).UnixMilli())
-	if err != nil {
-		return 0, opErr("create session", err)
-	}
-	id, err := res.LastInsertId()
+	id, err := store.LastInsertID(h.create.ExecContext(ctx, h.payloadArg(payload), time.Now().Add(h.d.TTL).UnixMilli()))
 	if err != nil {
 		return 0, opErr("create session", err)
 	}
@@ -231,11 +227,7 @@ func (h *sessionClient) KeepAlive(ctx context.Context, ids []int64) (int64, erro
 	if h.d.RefreshBelow > 0 {
 		args = append(args, now.Add(h.d.RefreshBelow).UnixMilli())
 	}
-	res, err := h.keep.ExecContext(ctx, args...)
-	if err != nil {
-		return 0, opErr("keepalive", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := store.RowsAffected(h.keep.ExecContext(ctx, args...))
 	if err != nil {
 		return 0, opErr("keepalive", err)
 	}
@@ -262,10 +254,7 @@ func (h *sessionClient) Reap(ctx context.Context, limit int) (int64, error) {
 		}
 		res, err = h.reapN.ExecContext(ctx, now, limit)
 	}
-	if err != nil {
-		return 0, opErr("reap", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := store.RowsAffected(res, err)
 	if err != nil {
 		return 0, opErr("reap", err)
 	}
