@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -568,4 +569,24 @@ func LastInsertID(res interface{ LastInsertId() (int64, error) }, err error) (in
 		return 0, err
 	}
 	return res.LastInsertId()
+}
+
+// EndOnce ends a store once: under mu, unless *closed is set already, it
+// sets it and runs end (Close or Detach's work). Ending a store twice is
+// not an error, and a store is closed even when end fails.
+func EndOnce(mu *sync.Mutex, closed *bool, end func() error) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if *closed {
+		return nil
+	}
+	*closed = true
+	return end()
+}
+
+// Ended reads, under mu, whether EndOnce has ended the store.
+func Ended(mu *sync.Mutex, closed *bool) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return *closed
 }

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -99,5 +100,25 @@ func TestRowsAffectedAndLastInsertID(t *testing.T) {
 	// A failed Exec returns a nil Result: it must not be called.
 	if _, err := RowsAffected(nil, execErr); err != execErr {
 		t.Errorf("RowsAffected(nil, err) = %v", err)
+	}
+}
+
+func TestEndOnce(t *testing.T) {
+	var mu sync.Mutex
+	var closed bool
+	fail := errors.New("drop failed")
+	runs := 0
+	end := func() error { runs++; return fail }
+	if Ended(&mu, &closed) {
+		t.Fatal("Ended before EndOnce")
+	}
+	if err := EndOnce(&mu, &closed, end); err != fail {
+		t.Errorf("first EndOnce = %v, want end's error", err)
+	}
+	if !Ended(&mu, &closed) {
+		t.Error("not Ended after a failed end: the store must count as closed")
+	}
+	if err := EndOnce(&mu, &closed, end); err != nil || runs != 1 {
+		t.Errorf("second EndOnce = %v after %d runs of end, want nil after 1", err, runs)
 	}
 }

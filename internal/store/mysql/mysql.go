@@ -391,10 +391,7 @@ func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
 // open connects a client without statements; with interpolate, the driver
 // escapes arguments into the query text.
 func (s *Store) open(ctx context.Context, block, interpolate bool) (*Client, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	c := &Client{fired: make(chan struct{}, 1), blocking: block}

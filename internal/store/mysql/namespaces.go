@@ -16,16 +16,12 @@ var _ store.Detacher = (*Store)(nil)
 
 // Detach disconnects and leaves the database and its tables in place.
 func (s *Store) Detach(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		if err := s.admin.Close(); err != nil {
+			return opErr("detach", err)
+		}
 		return nil
-	}
-	s.closed = true
-	if err := s.admin.Close(); err != nil {
-		return opErr("detach", err)
-	}
-	return nil
+	})
 }
 
 // adminStore connects to url for work on namespace ns outside a run.

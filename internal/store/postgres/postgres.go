@@ -399,10 +399,7 @@ func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
 
 // open connects a client whose statements are described but not prepared.
 func (s *Store) open(ctx context.Context, block bool) (*Client, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	conn, err := s.connect(ctx, block)

@@ -745,10 +745,7 @@ func (s *Store) OpenReplicaSessions(ctx context.Context, url string, d store.Ses
 	if err != nil {
 		return nil, fmt.Errorf("postgres: replica URL %s: %w", store.SafeURL(url), err)
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	cfg := s.pgcfg.Copy()

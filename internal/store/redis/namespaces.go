@@ -17,13 +17,10 @@ var _ store.Detacher = (*Store)(nil)
 
 // Detach disconnects and leaves the namespace's keys in place.
 func (s *Store) Detach(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed = true
+	return store.EndOnce(&s.mu, &s.closed, func() error {
 		s.admin.Close()
-	}
-	return nil
+		return nil
+	})
 }
 
 // listNamespace stands in for a namespace while listing: New wants one, and

@@ -328,15 +328,11 @@ func (s *Store) deleteAll(ctx context.Context) error {
 
 // Close deletes the namespace's keys and disconnects. Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	err := s.deleteAll(ctx)
-	s.admin.Close()
-	return err
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		err := s.deleteAll(ctx)
+		s.admin.Close()
+		return err
+	})
 }
 
 // Client is one connection.

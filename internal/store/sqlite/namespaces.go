@@ -26,16 +26,12 @@ var _ store.Detacher = (*Store)(nil)
 // Detach closes the database and leaves the tables in place. Detaching
 // twice is not an error.
 func (s *Store) Detach(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		if err := s.db.Close(); err != nil {
+			return fmt.Errorf("sqlite: close: %w", err)
+		}
 		return nil
-	}
-	s.closed = true
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("sqlite: close: %w", err)
-	}
-	return nil
+	})
 }
 
 // tableSuffixes are what follows "<namespace>_" in the names of the tables

@@ -49,10 +49,7 @@ func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.
 	if err := d.CheckTimes("sqlite", time.Millisecond, "at least 1 ms"); err != nil {
 		return nil, err
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	conn, err := s.db.Conn(ctx)

@@ -275,10 +275,7 @@ var errClosed = errors.New("sqlite: store is closed")
 
 // Open pins one connection and prepares the client's statements on it.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	conn, err := s.db.Conn(ctx)
@@ -300,10 +297,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 
 // Info reads back the effective PRAGMAs and the library version.
 func (s *Store) Info(ctx context.Context) (store.Info, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return store.Info{}, errClosed
 	}
 	conn, err := s.db.Conn(ctx)
