@@ -116,18 +116,12 @@ func synchronousFor(durability string) string {
 	return "FULL"
 }
 
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 // PaymentsPrepare says how the durability level maps to PRAGMA synchronous.
 func (s *Store) PaymentsPrepare(ctx context.Context, cfg store.PaymentsConfig) (store.PaymentsSettings, error) {
 	if err := s.checkPaymentsConfig(cfg); err != nil {
 		return store.PaymentsSettings{}, err
 	}
-	if s.isClosed() {
+	if store.Ended(&s.mu, &s.closed) {
 		return store.PaymentsSettings{}, errClosed
 	}
 	var journal string
@@ -148,16 +142,12 @@ func (s *Store) PaymentsPrepare(ctx context.Context, cfg store.PaymentsConfig) (
 // paymentsOwned checks, inside tx, that none of the payments tables exists
 // without being recorded in storebench_owned.
 func (s *Store) paymentsOwned(ctx context.Context, tx *sql.Tx, op string) error {
-	if s.isClosed() {
+	if store.Ended(&s.mu, &s.closed) {
 		return errClosed
 	}
 	for _, t := range paycheck.Tables {
 		name := s.cfg.Namespace + "_" + t
-		var exists, owned bool
-		err := tx.QueryRowContext(ctx, `SELECT
-			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?),
-			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'storebench_owned')
-				AND EXISTS (SELECT 1 FROM storebench_owned WHERE name = ?)`, name, name).Scan(&exists, &owned)
+		exists, owned, err := tableState(ctx, tx, name)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: ownership of %s: %w", op, name, err)
 		}
@@ -210,7 +200,7 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 		return fail("begin", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS storebench_owned (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)`); err != nil {
+	if _, err := tx.ExecContext(ctx, ownedTableDDL); err != nil {
 		return fail("ownership table", err)
 	}
 	if err := s.paymentsOwned(ctx, tx, "payments setup"); err != nil {
@@ -273,7 +263,7 @@ func (s *Store) loadPayments(ctx context.Context, tx *sql.Tx, d *store.PaymentsD
 
 // PaymentsStats samples the database file's pages and the WAL's size.
 func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
-	if s.isClosed() {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	out := map[string]float64{}
@@ -363,7 +353,7 @@ func (s *Store) PaymentsOpen(ctx context.Context, cfg store.PaymentsConfig) (sto
 	if err := s.checkPaymentsConfig(cfg); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	conn, err := s.db.Conn(ctx)

@@ -98,13 +98,11 @@ func (h *sessionClient) Setup(ctx context.Context) error {
 		return fmt.Errorf("sqlite: sessions setup: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS storebench_owned (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)`); err != nil {
+	if _, err := tx.ExecContext(ctx, ownedTableDDL); err != nil {
 		return fmt.Errorf("sqlite: sessions setup: %w", err)
 	}
-	var exists, owned bool
-	if err := tx.QueryRowContext(ctx, `SELECT
-		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?),
-		EXISTS (SELECT 1 FROM storebench_owned WHERE name = ?)`, h.name, h.name).Scan(&exists, &owned); err != nil {
+	exists, owned, err := tableState(ctx, tx, h.name)
+	if err != nil {
 		return fmt.Errorf("sqlite: sessions setup: %w", err)
 	}
 	if exists && !owned {

@@ -214,7 +214,7 @@ func (s *Store) create(ctx context.Context) error {
 		return fmt.Errorf("sqlite: %s: %w", s.cfg.Path, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS storebench_owned (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)`); err != nil {
+	if _, err := tx.ExecContext(ctx, ownedTableDDL); err != nil {
 		return fmt.Errorf("sqlite: %s: %w", s.cfg.Path, err)
 	}
 	exists, owned, err := s.state(ctx, tx)
@@ -244,13 +244,23 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// state reports whether the table exists and whether storebench_owned lists it.
-func (s *Store) state(ctx context.Context, q querier) (exists, owned bool, err error) {
-	name := s.cfg.Namespace + "_kv"
+// ownedTableDDL creates the table whose rows name the tables storebench
+// made, the only ones it drops.
+const ownedTableDDL = `CREATE TABLE IF NOT EXISTS storebench_owned (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)`
+
+// tableState reports whether table name exists and whether storebench_owned
+// lists it.
+func tableState(ctx context.Context, q querier, name string) (exists, owned bool, err error) {
 	err = q.QueryRowContext(ctx, `SELECT
 		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?),
 		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'storebench_owned')
 			AND EXISTS (SELECT 1 FROM storebench_owned WHERE name = ?)`, name, name).Scan(&exists, &owned)
+	return exists, owned, err
+}
+
+// state reports whether the table exists and whether storebench_owned lists it.
+func (s *Store) state(ctx context.Context, q querier) (exists, owned bool, err error) {
+	exists, owned, err = tableState(ctx, q, s.cfg.Namespace+"_kv")
 	if err != nil {
 		return false, false, fmt.Errorf("sqlite: ownership of %s: %w", s.table, err)
 	}
