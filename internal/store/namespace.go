@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"sort"
 	"strconv"
 )
 
@@ -27,4 +28,15 @@ func ValidNamespace(ns string) error {
 type Detacher interface {
 	// Detach releases the store's own resources like Close, and removes nothing.
 	Detach(ctx context.Context) error
+}
+
+// SortedNames are the names a listing collected in set, sorted (an empty
+// slice, not nil, for none).
+func SortedNames(set map[string]bool) []string {
+	names := make([]string, 0, len(set))
+	for n := range set {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	return names
 }

@@ -122,3 +122,12 @@ func TestEndOnce(t *testing.T) {
 		t.Errorf("second EndOnce = %v after %d runs of end, want nil after 1", err, runs)
 	}
 }
+
+func TestSortedNames(t *testing.T) {
+	if got := SortedNames(map[string]bool{"sb_b": true, "sb_a": true}); strings.Join(got, ",") != "sb_a,sb_b" {
+		t.Errorf("SortedNames = %v", got)
+	}
+	if got := SortedNames(nil); got == nil || len(got) != 0 {
+		t.Errorf("SortedNames(nil) = %#v, want an empty slice", got)
+	}
+}

@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"sort"
 	"strings"
 
 	"github.com/storebench/storebench/internal/store"
@@ -53,12 +52,7 @@ func Namespaces(ctx context.Context, url string) ([]string, error) {
 			break
 		}
 	}
-	names := make([]string, 0, len(seen))
-	for ns := range seen {
-		names = append(names, ns)
-	}
-	sort.Strings(names)
-	return names, nil
+	return store.SortedNames(seen), nil
 }
 
 // DropNamespace unlinks every key of namespace ns on the server at url (as

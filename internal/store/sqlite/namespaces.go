@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/storebench/storebench/internal/store"
@@ -96,12 +95,7 @@ func Namespaces(ctx context.Context, path string) ([]string, error) {
 			}
 		}
 	}
-	names := make([]string, 0, len(seen))
-	for ns := range seen {
-		names = append(names, ns)
-	}
-	sort.Strings(names)
-	return names, nil
+	return store.SortedNames(seen), nil
 }
 
 // DropNamespace drops the tables of namespace ns in the database file at
