@@ -311,6 +311,11 @@ func (s *Store) checkOwned(ctx context.Context, op string) error {
 	if s.closed {
 		return errClosed
 	}
+	return s.refuseUnowned(ctx, op)
+}
+
+// refuseUnowned is checkOwned on a store that may be closing.
+func (s *Store) refuseUnowned(ctx context.Context, op string) error {
 	exists, owned, err := s.owned(ctx)
 	if err != nil {
 		return err
@@ -394,6 +399,12 @@ func (s *Store) open(ctx context.Context, block, interpolate bool) (*Client, err
 	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
+	return s.connect(ctx, block, func(cfg *mysql.Config) { cfg.InterpolateParams = interpolate })
+}
+
+// connect connects a client, its reads blocking their OS thread with block;
+// adjust changes the client's copy of the driver config.
+func (s *Store) connect(ctx context.Context, block bool, adjust func(*mysql.Config)) (*Client, error) {
 	c := &Client{fired: make(chan struct{}, 1), blocking: block}
 	c.interrupt = func() {
 		_ = c.nc.SetDeadline(longAgo) // fails the blocked read or write at once
@@ -401,7 +412,7 @@ func (s *Store) open(ctx context.Context, block, interpolate bool) (*Client, err
 	}
 	// A connector per client, whose dialer keeps the net.Conn for interrupt.
 	cfg := s.client.Clone()
-	cfg.InterpolateParams = interpolate
+	adjust(cfg)
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, network, addr)
@@ -582,22 +593,18 @@ func (s *Store) Reset(ctx context.Context) error {
 // Close drops the database, only if it carries the marker, and disconnects.
 // Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	err := s.checkOwned(ctx, "close")
-	s.closed = true
-	if err == nil {
-		if _, e := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); e != nil {
-			err = opErr("close: drop database", e)
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		err := s.refuseUnowned(ctx, "close")
+		if err == nil {
+			if _, e := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); e != nil {
+				err = opErr("close: drop database", e)
+			}
 		}
-	}
-	if e := s.admin.Close(); err == nil && e != nil {
-		err = opErr("close", e)
-	}
-	return err
+		if e := s.admin.Close(); err == nil && e != nil {
+			err = opErr("close", e)
+		}
+		return err
+	})
 }
 
 // Client is one connection with its prepared statements.

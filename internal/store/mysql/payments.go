@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"strings"
 
@@ -492,27 +491,11 @@ func (s *Store) PaymentsOpen(ctx context.Context, cfg store.PaymentsConfig) (sto
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{fired: make(chan struct{}, 1)}
-	c.interrupt = func() {
-		_ = c.nc.SetDeadline(longAgo)
-		c.fired <- struct{}{}
-	}
-	ccfg := s.client.Clone()
-	ccfg.ClientFoundRows = true
-	ccfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		nc, err := d.DialContext(ctx, network, addr)
-		c.nc = nc
-		return nc, err
-	}
-	connector, err := mysql.NewConnector(ccfg)
-	if err != nil {
-		return nil, s.connectErr(err)
-	}
 	cctx, cancel := context.WithTimeout(ctx, s.client.Timeout)
 	defer cancel()
-	if c.conn, err = connector.Connect(cctx); err != nil {
-		return nil, s.connectErr(err)
+	c, err := s.connect(cctx, false, func(cfg *mysql.Config) { cfg.ClientFoundRows = true })
+	if err != nil {
+		return nil, err
 	}
 	pc := &paymentsConn{c: c, routine: cfg.Mode == store.PaymentsRoutine, maria: maria}
 	fail := func(what string, err error) (store.PaymentsConn, error) {

@@ -348,6 +348,11 @@ func (s *Store) checkOwned(ctx context.Context, op string) error {
 	if s.closed {
 		return errClosed
 	}
+	return s.refuseUnowned(ctx, op)
+}
+
+// refuseUnowned is checkOwned on a store that may be closing.
+func (s *Store) refuseUnowned(ctx context.Context, op string) error {
 	exists, owned, err := s.owned(ctx)
 	if err != nil {
 		return err
@@ -505,22 +510,18 @@ func (s *Store) Reset(ctx context.Context) error {
 // Close drops the schema, only if it carries the marker, and disconnects.
 // Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	err := s.checkOwned(ctx, "close")
-	s.closed = true
-	if err == nil {
-		if _, e := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); e != nil {
-			err = opErr("close: drop schema", e)
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		err := s.refuseUnowned(ctx, "close")
+		if err == nil {
+			if _, e := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); e != nil {
+				err = opErr("close: drop schema", e)
+			}
 		}
-	}
-	if e := s.admin.Close(ctx); err == nil && e != nil {
-		err = opErr("close", e)
-	}
-	return err
+		if e := s.admin.Close(ctx); err == nil && e != nil {
+			err = opErr("close", e)
+		}
+		return err
+	})
 }
 
 // Client is one connection with its prepared statements.

@@ -271,6 +271,11 @@ func (s *Store) checkOwned(ctx context.Context, q querier, op string) error {
 	if s.closed {
 		return errClosed
 	}
+	return s.refuseUnowned(ctx, q, op)
+}
+
+// refuseUnowned is checkOwned on a store that may be closing.
+func (s *Store) refuseUnowned(ctx context.Context, q querier, op string) error {
 	exists, owned, err := s.state(ctx, q)
 	if err != nil {
 		return err
@@ -397,24 +402,20 @@ func (s *Store) Reset(ctx context.Context) error {
 // it is empty), closes the database and, when this store created the file and
 // nothing else is left in it, removes the file. Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	err := s.drop(ctx)
-	s.closed = true
-	var left int
-	if err == nil {
-		err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&left)
-	}
-	if cerr := s.db.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("sqlite: close: %w", cerr)
-	}
-	if err == nil && s.createdFile && left == 0 {
-		removeFiles(s.cfg.Path)
-	}
-	return err
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		err := s.drop(ctx)
+		var left int
+		if err == nil {
+			err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&left)
+		}
+		if cerr := s.db.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("sqlite: close: %w", cerr)
+		}
+		if err == nil && s.createdFile && left == 0 {
+			removeFiles(s.cfg.Path)
+		}
+		return err
+	})
 }
 
 // drop checks ownership and drops, in one transaction.
@@ -424,7 +425,7 @@ func (s *Store) drop(ctx context.Context) error {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
 	defer tx.Rollback()
-	if err := s.checkOwned(ctx, tx, "close"); err != nil {
+	if err := s.refuseUnowned(ctx, tx, "close"); err != nil {
 		return err
 	}
 	for _, q := range []string{
