@@ -21,9 +21,6 @@ func RunBatch(t *testing.T, open Opener) { RunBatchOptions(t, open, Options{}) }
 // exactly like the same Gets and Sets one by one, also mixed with them.
 // Options.LargeValue bounds the large values; Foreign and Exists are not used.
 func RunBatchOptions(t *testing.T, open Opener, o Options) {
-	if o.LargeValue == 0 {
-		o.LargeValue = 1 << 20
-	}
 	tests := []testCase{
 		{"RoundTrip", testBatchRoundTrip},
 		{"MixedWithSingleOps", testBatchMixed},

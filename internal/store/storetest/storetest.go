@@ -53,9 +53,6 @@ func RunKV(t *testing.T, open Opener) { RunKVOptions(t, open, Options{}) }
 // RunKVOptions runs the key-value conformance suite. Subtests run in
 // parallel, each on its own store, so the TTL waits overlap.
 func RunKVOptions(t *testing.T, open Opener, o Options) {
-	if o.LargeValue == 0 {
-		o.LargeValue = 1 << 20
-	}
 	tests := []testCase{
 		{"RoundTrip", testRoundTrip},
 		{"BinaryKeysAndValues", testBinary},
@@ -502,8 +499,11 @@ type testCase struct {
 }
 
 // runCases runs every case in parallel, each on a store of its own that is
-// closed when the case ends.
+// closed when the case ends, with o's defaults filled in.
 func runCases(t *testing.T, open Opener, o Options, tests []testCase) {
+	if o.LargeValue == 0 {
+		o.LargeValue = 1 << 20
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
