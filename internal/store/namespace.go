@@ -3,6 +3,7 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sort"
 	"strconv"
 )
@@ -39,4 +40,20 @@ func SortedNames(set map[string]bool) []string {
 	}
 	sort.Strings(names)
 	return names
+}
+
+// RequireOwned is a server store's check before it touches its namespace
+// for op: the namespace (what, e.g. "database `sb_x`") must exist and carry
+// storebench's marker (marker says what it lacks otherwise, e.g. "\"storebench\"
+// comment"); exists, owned and err are what the store found.
+func RequireOwned(name, op, what, marker string, exists, owned bool, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case !exists:
+		return fmt.Errorf("%s: %s: %s does not exist", name, op, what)
+	case !owned:
+		return fmt.Errorf("%s: %s: %s has no %s: %w", name, op, what, marker, ErrNotOwned)
+	}
+	return nil
 }

@@ -131,3 +131,23 @@ func TestSortedNames(t *testing.T) {
 		t.Errorf("SortedNames(nil) = %#v, want an empty slice", got)
 	}
 }
+
+func TestRequireOwned(t *testing.T) {
+	found := errors.New("query failed")
+	for _, tc := range []struct {
+		exists, owned bool
+		err           error
+		want          string
+		notOwned      bool
+	}{
+		{true, true, nil, "<nil>", false},
+		{true, true, found, "query failed", false},
+		{false, false, nil, "postgres: close: schema sb_x does not exist", false},
+		{true, false, nil, `postgres: close: schema sb_x has no "storebench" comment: not created by storebench; refusing to touch it`, true},
+	} {
+		err := RequireOwned("postgres", "close", "schema sb_x", `"storebench" comment`, tc.exists, tc.owned, tc.err)
+		if got := fmt.Sprint(err); got != tc.want || errors.Is(err, ErrNotOwned) != tc.notOwned {
+			t.Errorf("RequireOwned(%v, %v, %v) = %v, want %q (ErrNotOwned %v)", tc.exists, tc.owned, tc.err, err, tc.want, tc.notOwned)
+		}
+	}
+}

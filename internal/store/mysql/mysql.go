@@ -317,16 +317,7 @@ func (s *Store) checkOwned(ctx context.Context, op string) error {
 // refuseUnowned is checkOwned on a store that may be closing.
 func (s *Store) refuseUnowned(ctx context.Context, op string) error {
 	exists, owned, err := s.owned(ctx)
-	if err != nil {
-		return err
-	}
-	if !exists {
-		return fmt.Errorf("mysql: %s: database %s does not exist", op, s.db)
-	}
-	if !owned {
-		return fmt.Errorf("mysql: %s: database %s has no table %s holding %q: %w", op, s.db, OwnerTable, Marker, store.ErrNotOwned)
-	}
-	return nil
+	return store.RequireOwned("mysql", op, "database "+s.db, fmt.Sprintf("table %s holding %q", OwnerTable, Marker), exists, owned, err)
 }
 
 var errClosed = errors.New("mysql: store is closed")

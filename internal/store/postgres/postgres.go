@@ -354,16 +354,7 @@ func (s *Store) checkOwned(ctx context.Context, op string) error {
 // refuseUnowned is checkOwned on a store that may be closing.
 func (s *Store) refuseUnowned(ctx context.Context, op string) error {
 	exists, owned, err := s.owned(ctx)
-	if err != nil {
-		return err
-	}
-	if !exists {
-		return fmt.Errorf("postgres: %s: schema %s does not exist", op, s.schema)
-	}
-	if !owned {
-		return fmt.Errorf("postgres: %s: schema %s has no %q comment: %w", op, s.schema, Marker, store.ErrNotOwned)
-	}
-	return nil
+	return store.RequireOwned("postgres", op, "schema "+s.schema, fmt.Sprintf("%q comment", Marker), exists, owned, err)
 }
 
 var errClosed = errors.New("postgres: store is closed")
