@@ -4,7 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sort"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -34,12 +35,7 @@ type Detacher interface {
 // SortedNames are the names a listing collected in set, sorted (an empty
 // slice, not nil, for none).
 func SortedNames(set map[string]bool) []string {
-	names := make([]string, 0, len(set))
-	for n := range set {
-		names = append(names, n)
-	}
-	sort.Strings(names)
-	return names
+	return append([]string{}, slices.Sorted(maps.Keys(set))...)
 }
 
 // RequireOwned is a server store's check before it touches its namespace
