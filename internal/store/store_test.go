@@ -151,3 +151,22 @@ func TestRequireOwned(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckServerURL(t *testing.T) {
+	parse := func(raw string) error {
+		if strings.Contains(raw, "bad") {
+			return errors.New("invalid option")
+		}
+		return nil
+	}
+	for raw, want := range map[string]string{
+		"":                                 "redis: no URL",
+		"redis://:s3cret@db:6379/0":        "<nil>",
+		"redis://:s3cret@db:6379/0?x=bad":  "redis: bad URL redis://db:6379/…: invalid option",
+		"redis://:s3cret@db:6379/0?x=bad#": "redis: bad URL redis://db:6379/…: invalid option",
+	} {
+		if got := fmt.Sprint(CheckServerURL("redis", raw, parse)); got != want || strings.Contains(got, "s3cret") {
+			t.Errorf("CheckServerURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}

@@ -197,3 +197,16 @@ func ParsePathURL(raw, name, scheme, example string) (path string, params url.Va
 	}
 	return u.Path, u.Query(), nil
 }
+
+// CheckServerURL is a server store's Config check of its URL, without
+// connecting: it is given, and parse reads it. parse's errors must quote no
+// part of the URL; the message names it by scheme and host alone (SafeURL).
+func CheckServerURL(name, raw string, parse func(string) error) error {
+	if raw == "" {
+		return errors.New(name + ": no URL")
+	}
+	if err := parse(raw); err != nil {
+		return fmt.Errorf("%s: bad URL %s: %w", name, SafeURL(raw), err)
+	}
+	return nil
+}

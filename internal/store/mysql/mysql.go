@@ -84,16 +84,13 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if c.URL == "" {
-		return errors.New("mysql: no URL")
+	if err := store.CheckServerURL("mysql", c.URL, CheckURL); err != nil {
+		return err
 	}
 	switch c.Design {
 	case "", DesignInnoDB:
 	default:
 		return fmt.Errorf("mysql: design %q not implemented (have %s)", c.Design, DesignInnoDB)
-	}
-	if _, _, err := parseURL(c.URL); err != nil {
-		return fmt.Errorf("mysql: bad URL %s: %w", store.SafeURL(c.URL), err)
 	}
 	return store.ValidNamespace(c.Namespace)
 }

@@ -98,14 +98,11 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if c.URL == "" {
-		return errors.New("postgres: no URL")
+	if err := store.CheckServerURL("postgres", c.URL, CheckURL); err != nil {
+		return err
 	}
 	if _, err := parseDesign(c.Design); err != nil {
 		return err
-	}
-	if _, err := parseConfig(c.URL); err != nil {
-		return fmt.Errorf("postgres: bad URL %s: %w", store.SafeURL(c.URL), err)
 	}
 	return store.ValidNamespace(c.Namespace)
 }

@@ -60,11 +60,8 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if c.URL == "" {
-		return errors.New("redis: no URL")
-	}
-	if _, err := parseURL(c.URL); err != nil {
-		return fmt.Errorf("redis: bad URL %s: %w", store.SafeURL(c.URL), err)
+	if err := store.CheckServerURL("redis", c.URL, CheckURL); err != nil {
+		return err
 	}
 	if c.Timeout < 0 {
 		return errors.New("redis: negative timeout")
