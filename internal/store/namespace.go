@@ -24,6 +24,11 @@ func ValidNamespace(ns string) error {
 	return nil
 }
 
+// ListNamespace stands in for a namespace while a store lists the
+// namespaces of a server: its constructor wants one, and the listing
+// neither creates nor drops it.
+const ListNamespace = "list"
+
 // Detacher is the optional capability of closing a store while leaving its
 // data in place (storebench run --keep): its namespace stays for anyone to
 // inspect, until storebench clean removes it.

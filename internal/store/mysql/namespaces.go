@@ -37,14 +37,10 @@ func adminStore(ctx context.Context, url, ns string) (*Store, error) {
 	return s, nil
 }
 
-// listNamespace stands in for a namespace while listing: adminStore wants
-// one, and the listing neither creates nor drops it.
-const listNamespace = "list"
-
 // Namespaces lists the databases of the server at url that carry the
 // marker, by name.
 func Namespaces(ctx context.Context, url string) ([]string, error) {
-	s, err := adminStore(ctx, url, listNamespace)
+	s, err := adminStore(ctx, url, store.ListNamespace)
 	if err != nil {
 		return nil, err
 	}

@@ -22,15 +22,11 @@ func (s *Store) Detach(context.Context) error {
 	})
 }
 
-// listNamespace stands in for a namespace while listing: New wants one, and
-// the listing neither writes nor deletes its keys.
-const listNamespace = "list"
-
 // Namespaces lists the namespaces of the keys on the server at url
 // (KeyPrefix + namespace + ":" + key). It SCANs the whole keyspace, 1000
 // keys a round trip: a job for storebench clean, not for a run.
 func Namespaces(ctx context.Context, url string) ([]string, error) {
-	s, err := New(ctx, Config{URL: url, Namespace: listNamespace})
+	s, err := New(ctx, Config{URL: url, Namespace: store.ListNamespace})
 	if err != nil {
 		return nil, err
 	}
