@@ -42,6 +42,21 @@ func (t *delayToxic) delay() time.Duration {
 // Pipe passes each chunk on once its delay has passed since it was read
 // from the socket. Chunks go out in order: one never overtakes another.
 func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
+	pipeChunks(stub, func(c *stream.StreamChunk) bool {
+		if !waitUntil(c.Timestamp.Add(t.delay()), stub.Interrupt) {
+			stub.Output <- c // interrupted (reconfigured): pass it on, drop nothing
+			return false
+		}
+		stub.Output <- c
+		return true
+	})
+}
+
+// pipeChunks is a toxic's Pipe loop: it hands each chunk to pass until the
+// toxic is interrupted (toxiproxy reconfigures it), pass returns false
+// (interrupted while it held a chunk, which it has passed on), or the input
+// ends (the stub is closed).
+func pipeChunks(stub *toxics.ToxicStub, pass func(c *stream.StreamChunk) bool) {
 	for {
 		select {
 		case <-stub.Interrupt:
@@ -51,11 +66,9 @@ func (t *delayToxic) Pipe(stub *toxics.ToxicStub) {
 				stub.Close()
 				return
 			}
-			if !waitUntil(c.Timestamp.Add(t.delay()), stub.Interrupt) {
-				stub.Output <- c // interrupted (reconfigured): pass it on, drop nothing
+			if !pass(c) {
 				return
 			}
-			stub.Output <- c
 		}
 	}
 }
@@ -131,32 +144,24 @@ func (t *bandwidthToxic) GetBufferSize() int { return 1024 }
 func (t *bandwidthToxic) Pipe(stub *toxics.ToxicStub) {
 	piece := max(1, int(t.Rate/100))
 	var free time.Time // when the link has carried everything sent so far
-	for {
-		select {
-		case <-stub.Interrupt:
-			return
-		case c := <-stub.Input:
-			if c == nil {
-				stub.Close()
-				return
+	pipeChunks(stub, func(c *stream.StreamChunk) bool {
+		for len(c.Data) > 0 {
+			n := min(len(c.Data), piece)
+			if now := time.Now(); free.Before(now) {
+				free = now
 			}
-			for len(c.Data) > 0 {
-				n := min(len(c.Data), piece)
-				if now := time.Now(); free.Before(now) {
-					free = now
-				}
-				free = free.Add(time.Duration(float64(n) / float64(t.Rate) * float64(time.Second)))
-				out := &stream.StreamChunk{Data: c.Data[:n], Timestamp: c.Timestamp}
-				c.Data = c.Data[n:]
-				if !waitUntil(free, stub.Interrupt) {
-					stub.Output <- out
-					if len(c.Data) > 0 {
-						stub.Output <- c // interrupted: pass the rest on, drop nothing
-					}
-					return
-				}
+			free = free.Add(time.Duration(float64(n) / float64(t.Rate) * float64(time.Second)))
+			out := &stream.StreamChunk{Data: c.Data[:n], Timestamp: c.Timestamp}
+			c.Data = c.Data[n:]
+			if !waitUntil(free, stub.Interrupt) {
 				stub.Output <- out
+				if len(c.Data) > 0 {
+					stub.Output <- c // interrupted: pass the rest on, drop nothing
+				}
+				return false
 			}
+			stub.Output <- out
 		}
-	}
+		return true
+	})
 }

@@ -376,6 +376,18 @@ func labelMargin(entries []entry) float64 {
 	return math.Min(w, 240)
 }
 
+// rowChart opens the figure of a chart of kind (data-chart) with a row per
+// entry on a log x axis from lo to hi, leaving right for values past the
+// bars: the chart, its rows and its axis.
+func (p *page) rowChart(g *phaseGroup, kind string, entries []entry, right, lo, hi float64, format func(float64) string) (*chart, rowLayout, *logScale) {
+	id := "chart-" + groupID(g) + "-" + kind
+	rows := layoutRows(entries, 30)
+	c := newChart(id, 600, 30+rows.height+42, labelMargin(entries), right, 30, 42)
+	x := newLogScale(lo, hi, c.left, c.right, format)
+	p.f(`<figure class="chart" id="%s-fig" data-chart="%s" data-workload="%s" data-phase="%s">`, esc(id), esc(kind), esc(g.workload), esc(g.phase))
+	return c, rows, x
+}
+
 func (p *page) latencyChart(g *phaseGroup) {
 	p.latencyDots(g, g.entries, "latency", "Latency percentiles", "per cell")
 }
@@ -410,11 +422,7 @@ func (p *page) latencyDots(g *phaseGroup, all []entry, kind, title, per string) 
 	if len(entries) == 0 {
 		return
 	}
-	id := "chart-" + groupID(g) + "-" + kind
-	rows := layoutRows(entries, 30)
-	c := newChart(id, 600, 30+rows.height+42, labelMargin(entries), 20, 30, 42)
-	x := newLogScale(lo, hi, c.left, c.right, usLabel)
-	p.f(`<figure class="chart" id="%s-fig" data-chart="%s" data-workload="%s" data-phase="%s">`, esc(id), esc(kind), esc(g.workload), esc(g.phase))
+	c, rows, x := p.rowChart(g, kind, entries, 20, lo, hi, usLabel)
 	p.f(`<figcaption><strong>%s</strong><span class="sub">%s %s, %s: p50 · p90 · p99 · p99.9 · max, log scale</span></figcaption>`, esc(title), esc(g.workload), esc(g.phase), esc(per))
 	c.open(fmt.Sprintf("%s %s %s %s", g.workload, g.phase, strings.ToLower(title), per),
 		fmt.Sprintf("Dot plot on a logarithmic axis from %s to %s: for each of %d rows, markers at p50, p90, p99, p99.9 and max latency joined by a line. The table below has the numbers.",
@@ -495,11 +503,7 @@ func (p *page) throughputChart(g *phaseGroup) {
 	if len(entries) == 0 {
 		return
 	}
-	id := "chart-" + groupID(g) + "-throughput"
-	rows := layoutRows(entries, 30)
-	c := newChart(id, 600, 30+rows.height+42, labelMargin(entries), 64, 30, 42)
-	x := newLogScale(lo, hi, c.left, c.right, countLabel)
-	p.f(`<figure class="chart" id="%s-fig" data-chart="throughput" data-workload="%s" data-phase="%s">`, esc(id), esc(g.workload), esc(g.phase))
+	c, rows, x := p.rowChart(g, "throughput", entries, 64, lo, hi, countLabel)
 	p.f(`<figcaption><strong>Throughput</strong><span class="sub">%s %s, operations per second over the measured time, log scale</span></figcaption>`, esc(g.workload), esc(g.phase))
 	c.open(fmt.Sprintf("%s %s throughput per cell", g.workload, g.phase),
 		fmt.Sprintf("Horizontal bars on a logarithmic axis from %s to %s operations per second, one per cell, %d cells. The table below has the numbers.",
@@ -1047,11 +1051,7 @@ func (p *page) serverTimeChart(g *phaseGroup) {
 	if len(entries) == 0 || hi == 0 {
 		return
 	}
-	id := "chart-" + groupID(g) + "-servertime"
-	rows := layoutRows(entries, 30)
-	c := newChart(id, 600, 30+rows.height+42, labelMargin(entries), 20, 30, 42)
-	x := newLogScale(lo, hi, c.left, c.right, usLabel)
-	p.f(`<figure class="chart" id="%s-fig" data-chart="servertime" data-workload="%s" data-phase="%s">`, esc(id), esc(g.workload), esc(g.phase))
+	c, rows, x := p.rowChart(g, "servertime", entries, 20, lo, hi, usLabel)
 	p.f(`<figcaption><strong>Client vs server time</strong><span class="sub">%s %s, µs per call, log scale: the server's own time (■) and the client's mean latency (●); the gap is the driver, the round trip and scheduling</span></figcaption>`, esc(g.workload), esc(g.phase))
 	c.open(fmt.Sprintf("%s %s: client mean latency and server time per call", g.workload, g.phase),
 		fmt.Sprintf("Dot plot on a logarithmic axis: for each of %d cells, the server's time per call and the client's mean latency. The table below has the numbers.", len(entries)))

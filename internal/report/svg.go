@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"html"
+	"iter"
 	"math"
 	"strconv"
 	"strings"
@@ -193,36 +194,44 @@ func (c *chart) open(title, desc string) {
 	fmt.Fprintf(&c.b, `<title id="%s-title">%s</title><desc id="%s-desc">%s</desc>`, esc(c.id), esc(title), esc(c.id), esc(desc))
 }
 
+// visibleTicks yields s's ticks at their positions, but for those outside
+// [lo, hi] (half a pixel of slack for rounding).
+func visibleTicks(s scale, lo, hi float64) iter.Seq2[float64, tick] {
+	return func(yield func(float64, tick) bool) {
+		for _, t := range s.ticks() {
+			p := s.pos(t.v)
+			if p < lo-0.5 || p > hi+0.5 {
+				continue
+			}
+			if !yield(p, t) {
+				return
+			}
+		}
+	}
+}
+
+// class is the tick's grid line's CSS class.
+func (t tick) class() string {
+	if t.minor {
+		return "grid minor"
+	}
+	return "grid"
+}
+
 // grid draws the axes, their ticks and grid lines, and their names.
 func (c *chart) grid(x, y scale, xName, yName string) {
 	c.b.WriteString(`<g class="axes">`)
 	if x != nil {
-		for _, t := range x.ticks() {
-			px := x.pos(t.v)
-			if px < c.left-0.5 || px > c.right+0.5 {
-				continue
-			}
-			cls := "grid"
-			if t.minor {
-				cls = "grid minor"
-			}
-			fmt.Fprintf(&c.b, `<line class="%s" x1="%s" y1="%s" x2="%s" y2="%s"/>`, cls, f1(px), f1(c.top), f1(px), f1(c.bottom))
+		for px, t := range visibleTicks(x, c.left, c.right) {
+			fmt.Fprintf(&c.b, `<line class="%s" x1="%s" y1="%s" x2="%s" y2="%s"/>`, t.class(), f1(px), f1(c.top), f1(px), f1(c.bottom))
 			if !t.minor {
 				fmt.Fprintf(&c.b, `<text class="tick" x="%s" y="%s" text-anchor="middle">%s</text>`, f1(px), f1(c.bottom+14), esc(t.label))
 			}
 		}
 	}
 	if y != nil {
-		for _, t := range y.ticks() {
-			py := y.pos(t.v)
-			if py < c.top-0.5 || py > c.bottom+0.5 {
-				continue
-			}
-			cls := "grid"
-			if t.minor {
-				cls = "grid minor"
-			}
-			fmt.Fprintf(&c.b, `<line class="%s" x1="%s" y1="%s" x2="%s" y2="%s"/>`, cls, f1(c.left), f1(py), f1(c.right), f1(py))
+		for py, t := range visibleTicks(y, c.top, c.bottom) {
+			fmt.Fprintf(&c.b, `<line class="%s" x1="%s" y1="%s" x2="%s" y2="%s"/>`, t.class(), f1(c.left), f1(py), f1(c.right), f1(py))
 			if !t.minor {
 				fmt.Fprintf(&c.b, `<text class="tick" x="%s" y="%s" text-anchor="end" dominant-baseline="middle">%s</text>`, f1(c.left-6), f1(py), esc(t.label))
 			}

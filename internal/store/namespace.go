@@ -3,6 +3,9 @@ package store
 import (
 	"context"
 	"errors"
+	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 )
 
@@ -21,10 +24,37 @@ func ValidNamespace(ns string) error {
 	return nil
 }
 
+// ListNamespace stands in for a namespace while a store lists the
+// namespaces of a server: its constructor wants one, and the listing
+// neither creates nor drops it.
+const ListNamespace = "list"
+
 // Detacher is the optional capability of closing a store while leaving its
 // data in place (storebench run --keep): its namespace stays for anyone to
 // inspect, until storebench clean removes it.
 type Detacher interface {
 	// Detach releases the store's own resources like Close, and removes nothing.
 	Detach(ctx context.Context) error
+}
+
+// SortedNames are the names a listing collected in set, sorted (an empty
+// slice, not nil, for none).
+func SortedNames(set map[string]bool) []string {
+	return append([]string{}, slices.Sorted(maps.Keys(set))...)
+}
+
+// RequireOwned is a server store's check before it touches its namespace
+// for op: the namespace (what, e.g. "database `sb_x`") must exist and carry
+// storebench's marker (marker says what it lacks otherwise, e.g. "\"storebench\"
+// comment"); exists, owned and err are what the store found.
+func RequireOwned(name, op, what, marker string, exists, owned bool, err error) error {
+	switch {
+	case err != nil:
+		return err
+	case !exists:
+		return fmt.Errorf("%s: %s: %s does not exist", name, op, what)
+	case !owned:
+		return fmt.Errorf("%s: %s: %s has no %s: %w", name, op, what, marker, ErrNotOwned)
+	}
+	return nil
 }

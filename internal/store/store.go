@@ -11,6 +11,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync"
 	"time"
 )
 
@@ -335,6 +336,29 @@ type PaymentsTransfer struct {
 	Insufficient bool  // declined: the debit would make the balance negative
 }
 
+// PaymentsUpdate is one of RT4's two balance updates: Delta added to
+// Account's balance.
+type PaymentsUpdate struct{ Account, Delta int64 }
+
+// Updates are t's two balance updates in the order they take their row
+// locks: the lower account id first (two transfers in opposite directions
+// cannot deadlock), or the payer's first with PayerFirst. The payer's
+// account is debited, the other credited.
+func (t *PaymentsTransfer) Updates() [2]PaymentsUpdate {
+	first, second := t.From, t.To
+	if !t.PayerFirst && second < first {
+		first, second = second, first
+	}
+	var u [2]PaymentsUpdate
+	for i, a := range [2]int64{first, second} {
+		u[i] = PaymentsUpdate{Account: a, Delta: t.Amount}
+		if a == t.From {
+			u[i].Delta = -t.Amount
+		}
+	}
+	return u
+}
+
 // PaymentsDeleted is a deleted transfer, as the delete journal keeps it.
 type PaymentsDeleted struct {
 	ID, From, To, Amount, CreatedUs int64
@@ -486,6 +510,19 @@ type SessionDesign struct {
 	TimeScale float64
 }
 
+// CheckTimes checks, for store name, that the TTL is at least minTTL, the
+// shortest the store keeps (atLeast says it in words, e.g. "at least 1 ms"),
+// and that RefreshBelow lies between 0 and the TTL.
+func (d SessionDesign) CheckTimes(name string, minTTL time.Duration, atLeast string) error {
+	if d.TTL < minTTL {
+		return fmt.Errorf("%s: sessions: TTL must be %s", name, atLeast)
+	}
+	if d.RefreshBelow < 0 || d.RefreshBelow > d.TTL {
+		return fmt.Errorf("%s: sessions: refresh-below %v must lie between 0 and the TTL %v", name, d.RefreshBelow, d.TTL)
+	}
+	return nil
+}
+
 // SessionSample is one observation of a session store.
 type SessionSample struct {
 	// Rows is how many sessions are physically there, expired ones not yet
@@ -514,4 +551,55 @@ type SessionReplicas interface {
 // administrative connection after its server restarted.
 type Reconnector interface {
 	Reconnect(ctx context.Context) error
+}
+
+// emptyBytes is what NonNil returns for nil.
+var emptyBytes = []byte{}
+
+// NonNil returns b, or an empty slice when b is nil: the SQL drivers send a
+// nil []byte as NULL, and an empty key or value is not NULL.
+func NonNil(b []byte) []byte {
+	if b == nil {
+		return emptyBytes
+	}
+	return b
+}
+
+// RowsAffected is a statement's count of affected rows, or the error of the
+// statement or of the count: pass it Exec's two results, and wrap the one
+// error it returns.
+func RowsAffected(res interface{ RowsAffected() (int64, error) }, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.RowsAffected()
+}
+
+// LastInsertID is an INSERT's generated id, or the error of the statement
+// or of reading the id, as RowsAffected.
+func LastInsertID(res interface{ LastInsertId() (int64, error) }, err error) (int64, error) {
+	if err != nil {
+		return 0, err
+	}
+	return res.LastInsertId()
+}
+
+// EndOnce ends a store once: under mu, unless *closed is set already, it
+// sets it and runs end (Close or Detach's work). Ending a store twice is
+// not an error, and a store is closed even when end fails.
+func EndOnce(mu *sync.Mutex, closed *bool, end func() error) error {
+	mu.Lock()
+	defer mu.Unlock()
+	if *closed {
+		return nil
+	}
+	*closed = true
+	return end()
+}
+
+// Ended reads, under mu, whether EndOnce has ended the store.
+func Ended(mu *sync.Mutex, closed *bool) bool {
+	mu.Lock()
+	defer mu.Unlock()
+	return *closed
 }

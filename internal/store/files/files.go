@@ -26,7 +26,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -76,15 +75,12 @@ func CheckURL(raw string) error { return store.CheckPathURL(raw, "fsync: true") 
 // ParseURL reads "file:///dir" (optionally "?fsync=true") into a Config
 // without a namespace.
 func ParseURL(raw string) (Config, error) {
-	u, err := url.Parse(raw)
+	dir, q, err := store.ParsePathURL(raw, "files", "file", "file:///absolute/dir")
 	if err != nil {
-		return Config{}, fmt.Errorf("files: bad URL %q: %w", store.RedactURL(raw), err)
+		return Config{}, err
 	}
-	if u.Scheme != "file" || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
-		return Config{}, fmt.Errorf("files: want file:///absolute/dir, got %q", store.RedactURL(raw))
-	}
-	c := Config{Dir: u.Path}
-	if v := u.Query().Get("fsync"); v != "" {
+	c := Config{Dir: dir}
+	if v := q.Get("fsync"); v != "" {
 		if c.Fsync, err = strconv.ParseBool(v); err != nil {
 			return Config{}, fmt.Errorf("files: fsync=%q: want true or false", v)
 		}
@@ -106,10 +102,9 @@ type Store struct {
 
 var _ store.Store = (*Store)(nil)
 
-// New creates Dir/<namespace> with its marker and subdirectories. A leftover
-// namespace directory that carries the marker is emptied (moveAside) and
-// reused; one without it is refused with store.ErrNotOwned.
-func New(ctx context.Context, cfg Config) (*Store, error) {
+// newStore validates cfg and makes the Store that New and Attach start
+// from: the namespace directory's absolute path, no descriptor open yet.
+func newStore(cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -119,8 +114,20 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	}
 	s := &Store{cfg: cfg, dir: dir}
 	for i := range s.subs {
-		s.subs[i] = -1
+		s.subs[i] = -1 // not open: closeFDs skips it
 	}
+	return s, nil
+}
+
+// New creates Dir/<namespace> with its marker and subdirectories. A leftover
+// namespace directory that carries the marker is emptied (moveAside) and
+// reused; one without it is refused with store.ErrNotOwned.
+func New(ctx context.Context, cfg Config) (*Store, error) {
+	s, err := newStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	dir := s.dir
 	switch err := checkMarker(dir); {
 	case err == nil:
 		if err := s.moveAside(); err != nil {
@@ -139,18 +146,8 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	default:
 		return nil, fmt.Errorf("files: %s exists without %s: %w", dir, Marker, store.ErrNotOwned)
 	}
-	for i := range s.subs {
-		name := filepath.Join(dir, hex.EncodeToString([]byte{byte(i)}))
-		if err := os.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
-			s.closeFDs()
-			return nil, fmt.Errorf("files: %w", err)
-		}
-		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			s.closeFDs()
-			return nil, fmt.Errorf("files: open %s: %w", name, err)
-		}
-		s.subs[i] = fd
+	if err := s.openSubs(true, ""); err != nil {
+		return nil, err
 	}
 	if cfg.Fsync {
 		if err := syncDir(dir); err != nil {
@@ -186,6 +183,27 @@ func syncDir(p string) error {
 	defer f.Close()
 	if err := f.Sync(); err != nil {
 		return fmt.Errorf("files: fsync %s: %w", p, err)
+	}
+	return nil
+}
+
+// openSubs opens the subdirectories, making them first with mkdir; on an
+// error it closes those it opened. op goes before "open" in its errors.
+func (s *Store) openSubs(mkdir bool, op string) error {
+	for i := range s.subs {
+		name := filepath.Join(s.dir, hex.EncodeToString([]byte{byte(i)}))
+		if mkdir {
+			if err := os.Mkdir(name, 0o755); err != nil && !errors.Is(err, fs.ErrExist) {
+				s.closeFDs()
+				return fmt.Errorf("files: %w", err)
+			}
+		}
+		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
+		if err != nil {
+			s.closeFDs()
+			return fmt.Errorf("files: %sopen %s: %w", op, name, err)
+		}
+		s.subs[i] = fd
 	}
 	return nil
 }

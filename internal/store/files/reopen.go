@@ -2,12 +2,8 @@ package files
 
 import (
 	"context"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"path/filepath"
-
-	"golang.org/x/sys/unix"
 
 	"github.com/storebench/storebench/internal/store"
 )
@@ -30,28 +26,15 @@ var errAttached = errors.New("files: an attached store does not reset the namesp
 // marker and its subdirectories, and keeps every key in it. It fails with
 // store.ErrNotOwned when the marker is missing.
 func Attach(_ context.Context, cfg Config) (*Attached, error) {
-	if err := cfg.Validate(); err != nil {
+	s, err := newStore(cfg)
+	if err != nil {
 		return nil, err
 	}
-	dir, err := filepath.Abs(filepath.Join(cfg.Dir, cfg.Namespace))
-	if err != nil {
-		return nil, fmt.Errorf("files: %w", err)
+	if err := checkMarker(s.dir); err != nil {
+		return nil, fmt.Errorf("files: attach %s: %w", s.dir, errors.Join(err, store.ErrNotOwned))
 	}
-	if err := checkMarker(dir); err != nil {
-		return nil, fmt.Errorf("files: attach %s: %w", dir, errors.Join(err, store.ErrNotOwned))
-	}
-	s := &Store{cfg: cfg, dir: dir}
-	for i := range s.subs {
-		s.subs[i] = -1
-	}
-	for i := range s.subs {
-		name := filepath.Join(dir, hex.EncodeToString([]byte{byte(i)}))
-		fd, err := unix.Open(name, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_CLOEXEC, 0)
-		if err != nil {
-			s.closeFDs()
-			return nil, fmt.Errorf("files: attach: open %s: %w", name, err)
-		}
-		s.subs[i] = fd
+	if err := s.openSubs(false, "attach: "); err != nil {
+		return nil, err
 	}
 	return &Attached{Store: s}, nil
 }

@@ -51,11 +51,8 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a client of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if d.TTL <= 0 {
-		return nil, errors.New("files: sessions: TTL must be positive")
-	}
-	if d.RefreshBelow < 0 || d.RefreshBelow > d.TTL {
-		return nil, fmt.Errorf("files: sessions: refresh-below %v must lie between 0 and the TTL %v", d.RefreshBelow, d.TTL)
+	if err := d.CheckTimes("files", 1, "positive"); err != nil {
+		return nil, err
 	}
 	cl, err := s.Open(ctx)
 	if err != nil {

@@ -155,10 +155,7 @@ const (
 
 // open returns a client that connects on its first operation.
 func (s *Store) open(ctx context.Context) (*Client, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	if err := ctx.Err(); err != nil {
@@ -236,10 +233,7 @@ func (s *Store) stats(ctx context.Context, which string) (map[string]string, err
 // Info reads the version and the effective settings (stats settings), and
 // the eviction count so far (stats).
 func (s *Store) Info(ctx context.Context) (store.Info, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return store.Info{}, errClosed
 	}
 	v, err := s.command(ctx, "version")
@@ -289,13 +283,10 @@ func (s *Store) Reset(context.Context) error {
 // Close moves to a new generation, like Reset, and refuses further Opens.
 // Closing twice is not an error.
 func (s *Store) Close(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed = true
+	return store.EndOnce(&s.mu, &s.closed, func() error {
 		s.gen.Add(1)
-	}
-	return nil
+		return nil
+	})
 }
 
 var _ store.Detacher = (*Store)(nil)

@@ -56,11 +56,8 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a client of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if d.TTL < time.Second {
-		return nil, errors.New("memcached: sessions: TTL must be at least 1 s, the protocol's unit")
-	}
-	if d.RefreshBelow < 0 || d.RefreshBelow > d.TTL {
-		return nil, fmt.Errorf("memcached: sessions: refresh-below %v must lie between 0 and the TTL %v", d.RefreshBelow, d.TTL)
+	if err := d.CheckTimes("memcached", time.Second, "at least 1 s, the protocol's unit"); err != nil {
+		return nil, err
 	}
 	cl, err := s.Open(ctx)
 	if err != nil {

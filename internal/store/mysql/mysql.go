@@ -84,16 +84,13 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if c.URL == "" {
-		return errors.New("mysql: no URL")
+	if err := store.CheckServerURL("mysql", c.URL, CheckURL); err != nil {
+		return err
 	}
 	switch c.Design {
 	case "", DesignInnoDB:
 	default:
 		return fmt.Errorf("mysql: design %q not implemented (have %s)", c.Design, DesignInnoDB)
-	}
-	if _, _, err := parseURL(c.URL); err != nil {
-		return fmt.Errorf("mysql: bad URL %s: %w", store.SafeURL(c.URL), err)
 	}
 	return store.ValidNamespace(c.Namespace)
 }
@@ -311,17 +308,13 @@ func (s *Store) checkOwned(ctx context.Context, op string) error {
 	if s.closed {
 		return errClosed
 	}
+	return s.refuseUnowned(ctx, op)
+}
+
+// refuseUnowned is checkOwned on a store that may be closing.
+func (s *Store) refuseUnowned(ctx context.Context, op string) error {
 	exists, owned, err := s.owned(ctx)
-	if err != nil {
-		return err
-	}
-	if !exists {
-		return fmt.Errorf("mysql: %s: database %s does not exist", op, s.db)
-	}
-	if !owned {
-		return fmt.Errorf("mysql: %s: database %s has no table %s holding %q: %w", op, s.db, OwnerTable, Marker, store.ErrNotOwned)
-	}
-	return nil
+	return store.RequireOwned("mysql", op, "database "+s.db, fmt.Sprintf("table %s holding %q", OwnerTable, Marker), exists, owned, err)
 }
 
 var errClosed = errors.New("mysql: store is closed")
@@ -391,12 +384,15 @@ func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
 // open connects a client without statements; with interpolate, the driver
 // escapes arguments into the query text.
 func (s *Store) open(ctx context.Context, block, interpolate bool) (*Client, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
+	return s.connect(ctx, block, func(cfg *mysql.Config) { cfg.InterpolateParams = interpolate })
+}
+
+// connect connects a client, its reads blocking their OS thread with block;
+// adjust changes the client's copy of the driver config.
+func (s *Store) connect(ctx context.Context, block bool, adjust func(*mysql.Config)) (*Client, error) {
 	c := &Client{fired: make(chan struct{}, 1), blocking: block}
 	c.interrupt = func() {
 		_ = c.nc.SetDeadline(longAgo) // fails the blocked read or write at once
@@ -404,7 +400,7 @@ func (s *Store) open(ctx context.Context, block, interpolate bool) (*Client, err
 	}
 	// A connector per client, whose dialer keeps the net.Conn for interrupt.
 	cfg := s.client.Clone()
-	cfg.InterpolateParams = interpolate
+	adjust(cfg)
 	cfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
 		var d net.Dialer
 		nc, err := d.DialContext(ctx, network, addr)
@@ -585,22 +581,18 @@ func (s *Store) Reset(ctx context.Context) error {
 // Close drops the database, only if it carries the marker, and disconnects.
 // Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	err := s.checkOwned(ctx, "close")
-	s.closed = true
-	if err == nil {
-		if _, e := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); e != nil {
-			err = opErr("close: drop database", e)
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		err := s.refuseUnowned(ctx, "close")
+		if err == nil {
+			if _, e := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); e != nil {
+				err = opErr("close: drop database", e)
+			}
 		}
-	}
-	if e := s.admin.Close(); err == nil && e != nil {
-		err = opErr("close", e)
-	}
-	return err
+		if e := s.admin.Close(); err == nil && e != nil {
+			err = opErr("close", e)
+		}
+		return err
+	})
 }
 
 // Client is one connection with its prepared statements.
@@ -683,16 +675,6 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// empty is sent for nil slices: the driver sends a nil []byte as NULL.
-var empty = []byte{}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return empty
-	}
-	return b
-}
-
 // Get appends the unexpired value of key to dst[:0].
 func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
 	dst = dst[:0]
@@ -707,7 +689,7 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 }
 
 func (c *Client) get1(key []byte, dst *[]byte) (bool, error) {
-	c.args[0].Value = nonNil(key)
+	c.args[0].Value = store.NonNil(key)
 	rows, err := c.get.QueryContext(context.Background(), c.args[:1])
 	c.args[0].Value = nil // keep no reference to the caller's key
 	if err != nil {
@@ -738,7 +720,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 	if len(key) > MaxKeyLen {
 		return errKeyTooLong
 	}
-	c.args[0].Value, c.args[1].Value, c.args[2].Value = nonNil(key), nonNil(val), nil
+	c.args[0].Value, c.args[1].Value, c.args[2].Value = store.NonNil(key), store.NonNil(val), nil
 	if ttl > 0 {
 		c.args[2].Value = int64((ttl + time.Millisecond - 1) / time.Millisecond)
 	}
@@ -752,7 +734,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 
 // Delete removes key; a missing key is not an error.
 func (c *Client) Delete(ctx context.Context, key []byte) error {
-	c.args[0].Value = nonNil(key)
+	c.args[0].Value = store.NonNil(key)
 	err := c.exec(ctx, c.del, c.args[:1])
 	c.args[0].Value = nil
 	if err != nil {

@@ -16,16 +16,12 @@ var _ store.Detacher = (*Store)(nil)
 
 // Detach disconnects and leaves the database and its tables in place.
 func (s *Store) Detach(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		if err := s.admin.Close(); err != nil {
+			return opErr("detach", err)
+		}
 		return nil
-	}
-	s.closed = true
-	if err := s.admin.Close(); err != nil {
-		return opErr("detach", err)
-	}
-	return nil
+	})
 }
 
 // adminStore connects to url for work on namespace ns outside a run.
@@ -41,14 +37,10 @@ func adminStore(ctx context.Context, url, ns string) (*Store, error) {
 	return s, nil
 }
 
-// listNamespace stands in for a namespace while listing: adminStore wants
-// one, and the listing neither creates nor drops it.
-const listNamespace = "list"
-
 // Namespaces lists the databases of the server at url that carry the
 // marker, by name.
 func Namespaces(ctx context.Context, url string) ([]string, error) {
-	s, err := adminStore(ctx, url, listNamespace)
+	s, err := adminStore(ctx, url, store.ListNamespace)
 	if err != nil {
 		return nil, err
 	}

@@ -4,11 +4,9 @@ import (
 	"context"
 	"database/sql"
 	"database/sql/driver"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
-	"net"
 	"strconv"
 	"strings"
 
@@ -55,8 +53,6 @@ const (
 	erCheckConstraintViolated = 3819 // MySQL 8.0.16+
 )
 
-var paymentsTables = []string{"transfers", "tokens", "cards", "accounts", "permissions", "users", "organizations", "delete_journal"}
-
 // paymentsDDL creates the tables; "@." is replaced by the database.
 var paymentsDDL = []string{
 	`CREATE TABLE @.organizations (id BIGINT NOT NULL PRIMARY KEY) ENGINE=InnoDB`,
@@ -71,18 +67,6 @@ var paymentsDDL = []string{
 	`CREATE TABLE @.transfers (id BIGINT NOT NULL AUTO_INCREMENT PRIMARY KEY, card_id BIGINT NOT NULL,
 		from_account_id BIGINT NOT NULL, to_account_id BIGINT NOT NULL, requesting_user_id BIGINT NOT NULL,
 		amount BIGINT NOT NULL, created_at DATETIME(6) NOT NULL) ENGINE=InnoDB`,
-}
-
-var paymentsFKs = [][3]string{
-	{"users", "organization_id", "organizations"},
-	{"accounts", "organization_id", "organizations"},
-	{"cards", "account_id", "accounts"},
-	{"tokens", "user_id", "users"},
-	{"tokens", "permission_id", "permissions"},
-	{"transfers", "card_id", "cards"},
-	{"transfers", "from_account_id", "accounts"},
-	{"transfers", "to_account_id", "accounts"},
-	{"transfers", "requesting_user_id", "users"},
 }
 
 // createdUs is created_at in Unix microseconds (the session is in UTC).
@@ -252,7 +236,7 @@ func (s *Store) dropPayments(ctx context.Context, db *sql.DB) error {
 		return err
 	}
 	defer db.ExecContext(context.WithoutCancel(ctx), `SET SESSION foreign_key_checks = 1`)
-	for _, t := range paymentsTables {
+	for _, t := range paycheck.Tables {
 		if _, err := db.ExecContext(ctx, `DROP TABLE IF EXISTS `+s.db+`.`+t); err != nil {
 			return err
 		}
@@ -305,14 +289,14 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 	}
 	alters := map[string][]string{}
 	var order []string
-	for _, fk := range paymentsFKs {
-		if _, ok := alters[fk[0]]; !ok {
-			order = append(order, fk[0])
+	for _, fk := range paycheck.ForeignKeys {
+		if _, ok := alters[fk.Table]; !ok {
+			order = append(order, fk.Table)
 		}
-		alters[fk[0]] = append(alters[fk[0]], fmt.Sprintf("ADD INDEX %[1]s_%[2]s_idx (%[2]s)", fk[0], fk[1]))
+		alters[fk.Table] = append(alters[fk.Table], fmt.Sprintf("ADD INDEX %[1]s_%[2]s_idx (%[2]s)", fk.Table, fk.Column))
 	}
-	for _, fk := range paymentsFKs {
-		alters[fk[0]] = append(alters[fk[0]], fmt.Sprintf("ADD CONSTRAINT %[1]s_%[2]s_fk FOREIGN KEY (%[2]s) REFERENCES %[3]s (id)", fk[0], fk[1], fk[2]))
+	for _, fk := range paycheck.ForeignKeys {
+		alters[fk.Table] = append(alters[fk.Table], fmt.Sprintf("ADD CONSTRAINT %[1]s_%[2]s_fk FOREIGN KEY (%[2]s) REFERENCES %[3]s (id)", fk.Table, fk.Column, fk.References))
 	}
 	if _, err := db.ExecContext(ctx, `SET SESSION foreign_key_checks = 0`); err != nil {
 		return fail("foreign_key_checks", err)
@@ -330,7 +314,7 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 	if _, err := db.ExecContext(ctx, s.sql(paymentsRoutine)); err != nil {
 		return fail("create procedure", err)
 	}
-	for _, t := range paymentsTables[:7] {
+	for _, t := range paycheck.DataTables {
 		if _, err := db.ExecContext(ctx, `ANALYZE TABLE `+s.db+`.`+t); err != nil {
 			return fail("analyze", err)
 		}
@@ -345,87 +329,32 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 // loadBatch is the number of rows per INSERT while loading.
 const loadBatch = 1000
 
-// loadPayments inserts the data as multi-row INSERTs of literals (numbers,
-// hex strings and dates only), one transaction per table.
+// myLiterals writes the payments data in MySQL's literals.
+var myLiterals = paycheck.Literals{True: "TRUE", False: "FALSE", Timestamp: "2006-01-02 15:04:05.000000"}
+
+// loadPayments inserts the data as multi-row INSERTs of literals, one
+// transaction per table.
 func (s *Store) loadPayments(ctx context.Context, db *sql.DB, d *store.PaymentsData) error {
-	load := func(table, cols string, n int64, row func(i int64, b []byte) []byte) error {
-		tx, err := db.BeginTx(ctx, nil)
-		if err != nil {
-			return opErr("payments setup: load "+table, err)
+	for _, t := range paycheck.LiteralTables(d, myLiterals) {
+		if err := s.loadTable(ctx, db, t); err != nil {
+			return opErr("payments setup: load "+t.Name, err)
 		}
-		defer tx.Rollback()
-		head := `INSERT INTO ` + s.db + `.` + table + ` (` + cols + `) VALUES `
-		b := make([]byte, 0, 64*loadBatch)
-		for i := int64(1); i <= n; {
-			b = append(b[:0], head...)
-			for k := 0; k < loadBatch && i <= n; k, i = k+1, i+1 {
-				if k > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, '(')
-				b = row(i, b)
-				b = append(b, ')')
-			}
-			if _, err := tx.ExecContext(ctx, string(b)); err != nil {
-				return opErr("payments setup: load "+table, err)
-			}
-		}
-		if err := tx.Commit(); err != nil {
-			return opErr("payments setup: load "+table, err)
-		}
-		return nil
 	}
-	num := func(b []byte, vs ...int64) []byte {
-		for k, v := range vs {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, v, 10)
-		}
-		return b
-	}
-	boolean := func(b []byte, v bool) []byte {
-		if v {
-			return append(b, ",TRUE"...)
-		}
-		return append(b, ",FALSE"...)
-	}
-	if err := load("organizations", "id", d.Orgs, func(i int64, b []byte) []byte { return num(b, i) }); err != nil {
+	return nil
+}
+
+func (s *Store) loadTable(ctx context.Context, db *sql.DB, t paycheck.LiteralTable) error {
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
 		return err
 	}
-	if err := load("users", "id, organization_id, frozen", int64(len(d.Users)), func(i int64, b []byte) []byte {
-		u := d.Users[i-1]
-		return boolean(num(b, u.ID, u.OrgID), u.Frozen)
-	}); err != nil {
-		return err
+	defer tx.Rollback()
+	for q := range t.Inserts(s.db+"."+t.Name, loadBatch) {
+		if _, err := tx.ExecContext(ctx, q); err != nil {
+			return err
+		}
 	}
-	perms := []string{store.PermTransferRequestsCreate, store.PermTransfersCreate}
-	if err := load("permissions", "id, name", 2, func(i int64, b []byte) []byte {
-		return append(append(append(num(b, i), ",'"...), perms[i-1]...), '\'')
-	}); err != nil {
-		return err
-	}
-	if err := load("tokens", "hash, permission_id, user_id, expires_at", int64(len(d.Tokens)), func(i int64, b []byte) []byte {
-		t := d.Tokens[i-1]
-		b = append(b, "X'"...)
-		b = hex.AppendEncode(b, t.Hash[:])
-		b = append(b, "',"...)
-		b = num(b, t.Permission, t.UserID)
-		return append(t.ExpiresAt.UTC().AppendFormat(append(b, ",'"...), "2006-01-02 15:04:05.000000"), '\'')
-	}); err != nil {
-		return err
-	}
-	if err := load("accounts", "id, organization_id, balance, frozen", d.Accounts, func(i int64, b []byte) []byte {
-		a := d.Account(i)
-		return boolean(num(b, a.ID, a.OrgID, a.Balance), a.Frozen)
-	}); err != nil {
-		return err
-	}
-	return load("cards", "id, account_id, expiration_date, security_code, frozen", d.Accounts, func(i int64, b []byte) []byte {
-		c := d.Card(i)
-		b = c.Expires.UTC().AppendFormat(append(num(b, c.ID, c.AccountID), ",'"...), "2006-01-02")
-		return boolean(num(append(b, "',"...), int64(c.CVV)), c.Frozen)
-	})
+	return tx.Commit()
 }
 
 // PaymentsStats samples InnoDB's history list length, dirty pages and
@@ -562,27 +491,11 @@ func (s *Store) PaymentsOpen(ctx context.Context, cfg store.PaymentsConfig) (sto
 	if err != nil {
 		return nil, err
 	}
-	c := &Client{fired: make(chan struct{}, 1)}
-	c.interrupt = func() {
-		_ = c.nc.SetDeadline(longAgo)
-		c.fired <- struct{}{}
-	}
-	ccfg := s.client.Clone()
-	ccfg.ClientFoundRows = true
-	ccfg.DialFunc = func(ctx context.Context, network, addr string) (net.Conn, error) {
-		var d net.Dialer
-		nc, err := d.DialContext(ctx, network, addr)
-		c.nc = nc
-		return nc, err
-	}
-	connector, err := mysql.NewConnector(ccfg)
-	if err != nil {
-		return nil, s.connectErr(err)
-	}
 	cctx, cancel := context.WithTimeout(ctx, s.client.Timeout)
 	defer cancel()
-	if c.conn, err = connector.Connect(cctx); err != nil {
-		return nil, s.connectErr(err)
+	c, err := s.connect(cctx, false, func(cfg *mysql.Config) { cfg.ClientFoundRows = true })
+	if err != nil {
+		return nil, err
 	}
 	pc := &paymentsConn{c: c, routine: cfg.Mode == store.PaymentsRoutine, maria: maria}
 	fail := func(what string, err error) (store.PaymentsConn, error) {
@@ -827,22 +740,14 @@ func (pc *paymentsConn) clientTransfer(t *store.PaymentsTransfer) error {
 }
 
 func (pc *paymentsConn) clientSteps(t *store.PaymentsTransfer) error {
-	first, second := t.From, t.To
-	if !t.PayerFirst && second < first {
-		first, second = second, first
-	}
-	for _, a := range [2]int64{first, second} {
-		delta := t.Amount
-		if a == t.From {
-			delta = -t.Amount
-		}
-		pc.args[0].Value, pc.args[1].Value = delta, a
+	for _, u := range t.Updates() {
+		pc.args[0].Value, pc.args[1].Value = u.Delta, u.Account
 		res, err := pc.update.ExecContext(context.Background(), pc.args[:2])
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("transfer: account %d updated %d rows, want 1 (%v)", a, n, err)
+			return fmt.Errorf("transfer: account %d updated %d rows, want 1 (%v)", u.Account, n, err)
 		}
 	}
 	pc.setTransfer(t)

@@ -51,11 +51,8 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a connection of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if d.TTL < time.Millisecond {
-		return nil, errors.New("mysql: sessions: TTL must be at least 1 ms")
-	}
-	if d.RefreshBelow < 0 || d.RefreshBelow > d.TTL {
-		return nil, fmt.Errorf("mysql: sessions: refresh-below %v must lie between 0 and the TTL %v", d.RefreshBelow, d.TTL)
+	if err := d.CheckTimes("mysql", time.Millisecond, "at least 1 ms"); err != nil {
+		return nil, err
 	}
 	cl, err := s.Open(ctx)
 	if err != nil {
@@ -197,7 +194,7 @@ func (h *sessionClient) execStmt(ctx context.Context, st *stmt, args []driver.Na
 
 func (h *sessionClient) payloadArg(p []byte) any {
 	if h.d.PayloadType == "bytea" {
-		return nonNil(p)
+		return store.NonNil(p)
 	}
 	return string(p)
 }
@@ -208,12 +205,8 @@ func (h *sessionClient) Create(ctx context.Context, _ int64, payload []byte) (in
 		return 0, err
 	}
 	h.args[0].Value = h.payloadArg(payload)
-	res, err := h.execStmt(ctx, h.create, h.args[:1])
+	id, err := store.LastInsertID(h.execStmt(ctx, h.create, h.args[:1]))
 	h.args[0].Value = nil
-	if err != nil {
-		return 0, opErr("create session", err)
-	}
-	id, err := res.LastInsertId()
 	if err != nil {
 		return 0, opErr("create session", err)
 	}
@@ -317,11 +310,7 @@ func (h *sessionClient) Reap(ctx context.Context, limit int) (int64, error) {
 		return 0, err
 	}
 	h.args[0].Value = int64(limit)
-	res, err := h.execStmt(ctx, h.reapN, h.args[:1])
-	if err != nil {
-		return 0, opErr("reap", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := store.RowsAffected(h.execStmt(ctx, h.reapN, h.args[:1]))
 	if err != nil {
 		return 0, opErr("reap", err)
 	}

@@ -1,5 +1,7 @@
-// Package paycheck is the payments invariant check of the SQL stores: one
-// algorithm, with each store supplying its connection and its dialect's SQL.
+// Package paycheck is what the SQL stores share of the payments workload:
+// the tables and foreign keys, the data as SQL literals (schema.go) and the
+// invariant check, one algorithm each, with each store supplying its
+// connection and its dialect.
 package paycheck
 
 import (

@@ -60,7 +60,7 @@ func (c *Client) SetBatch(ctx context.Context, keys, vals [][]byte, ttl time.Dur
 	slices.SortStableFunc(c.order, func(i, j int) int { return bytes.Compare(keys[i], keys[j]) })
 	var b pgconn.Batch // Bind encodes the parameters: nothing of the caller's is kept
 	for _, i := range c.order {
-		c.params[0], c.params[1], c.params[2] = nonNil(keys[i]), nonNil(vals[i]), ttlParam
+		c.params[0], c.params[1], c.params[2] = store.NonNil(keys[i]), store.NonNil(vals[i]), ttlParam
 		b.ExecStatement(c.set, c.params[:], binary1, binary1)
 	}
 	c.params = [3][]byte{}
@@ -81,7 +81,7 @@ func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool)
 	}
 	var b pgconn.Batch
 	for _, k := range keys {
-		c.params[0] = nonNil(k)
+		c.params[0] = store.NonNil(k)
 		b.ExecStatement(c.get, c.params[:1], binary1, binary1)
 	}
 	c.params[0] = nil
@@ -130,7 +130,7 @@ func (c *Client) Load(ctx context.Context, keys, vals [][]byte) error {
 		return nil
 	}
 	rows := pgx.CopyFromSlice(len(keys), func(i int) ([]any, error) {
-		c.row[0], c.row[1] = nonNil(keys[i]), nonNil(vals[i])
+		c.row[0], c.row[1] = store.NonNil(keys[i]), store.NonNil(vals[i])
 		return c.row[:], nil
 	})
 	n, err := c.conn.CopyFrom(ctx, c.table, kvColumns, rows)

@@ -4,6 +4,8 @@ import (
 	"context"
 	"fmt"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/storebench/storebench/internal/store"
 )
 
@@ -16,16 +18,12 @@ var _ store.Detacher = (*Store)(nil)
 
 // Detach disconnects and leaves the schema and its tables in place.
 func (s *Store) Detach(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		if err := s.admin.Close(ctx); err != nil {
+			return opErr("detach", err)
+		}
 		return nil
-	}
-	s.closed = true
-	if err := s.admin.Close(ctx); err != nil {
-		return opErr("detach", err)
-	}
-	return nil
+	})
 }
 
 // adminStore connects to url for work on namespace ns outside a run.
@@ -42,14 +40,10 @@ func adminStore(ctx context.Context, url, ns string) (*Store, error) {
 	return s, nil
 }
 
-// listNamespace stands in for a namespace while listing: adminStore wants
-// one, and the listing neither creates nor drops it.
-const listNamespace = "list"
-
 // Namespaces lists the schemas of the database at url that carry the
 // Marker comment, by name.
 func Namespaces(ctx context.Context, url string) ([]string, error) {
-	s, err := adminStore(ctx, url, listNamespace)
+	s, err := adminStore(ctx, url, store.ListNamespace)
 	if err != nil {
 		return nil, err
 	}
@@ -58,16 +52,8 @@ func Namespaces(ctx context.Context, url string) ([]string, error) {
 	if err != nil {
 		return nil, opErr("list schemas", err)
 	}
-	var names []string
-	for rows.Next() {
-		var n string
-		if err := rows.Scan(&n); err != nil {
-			rows.Close()
-			return nil, opErr("list schemas", err)
-		}
-		names = append(names, n)
-	}
-	if err := rows.Err(); err != nil {
+	names, err := pgx.AppendRows([]string(nil), rows, pgx.RowTo[string])
+	if err != nil {
 		return nil, opErr("list schemas", err)
 	}
 	return names, nil

@@ -98,14 +98,11 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if c.URL == "" {
-		return errors.New("postgres: no URL")
+	if err := store.CheckServerURL("postgres", c.URL, CheckURL); err != nil {
+		return err
 	}
 	if _, err := parseDesign(c.Design); err != nil {
 		return err
-	}
-	if _, err := parseConfig(c.URL); err != nil {
-		return fmt.Errorf("postgres: bad URL %s: %w", store.SafeURL(c.URL), err)
 	}
 	return store.ValidNamespace(c.Namespace)
 }
@@ -357,17 +354,13 @@ func (s *Store) checkOwned(ctx context.Context, op string) error {
 	if s.closed {
 		return errClosed
 	}
+	return s.refuseUnowned(ctx, op)
+}
+
+// refuseUnowned is checkOwned on a store that may be closing.
+func (s *Store) refuseUnowned(ctx context.Context, op string) error {
 	exists, owned, err := s.owned(ctx)
-	if err != nil {
-		return err
-	}
-	if !exists {
-		return fmt.Errorf("postgres: %s: schema %s does not exist", op, s.schema)
-	}
-	if !owned {
-		return fmt.Errorf("postgres: %s: schema %s has no %q comment: %w", op, s.schema, Marker, store.ErrNotOwned)
-	}
-	return nil
+	return store.RequireOwned("postgres", op, "schema "+s.schema, fmt.Sprintf("%q comment", Marker), exists, owned, err)
 }
 
 var errClosed = errors.New("postgres: store is closed")
@@ -408,10 +401,7 @@ func (s *Store) OpenPerRequest(ctx context.Context) (store.Client, error) {
 
 // open connects a client whose statements are described but not prepared.
 func (s *Store) open(ctx context.Context, block bool) (*Client, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	conn, err := s.connect(ctx, block)
@@ -522,22 +512,18 @@ func (s *Store) Reset(ctx context.Context) error {
 // Close drops the schema, only if it carries the marker, and disconnects.
 // Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	err := s.checkOwned(ctx, "close")
-	s.closed = true
-	if err == nil {
-		if _, e := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); e != nil {
-			err = opErr("close: drop schema", e)
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		err := s.refuseUnowned(ctx, "close")
+		if err == nil {
+			if _, e := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); e != nil {
+				err = opErr("close: drop schema", e)
+			}
 		}
-	}
-	if e := s.admin.Close(ctx); err == nil && e != nil {
-		err = opErr("close", e)
-	}
-	return err
+		if e := s.admin.Close(ctx); err == nil && e != nil {
+			err = opErr("close", e)
+		}
+		return err
+	})
 }
 
 // Client is one connection with its prepared statements.
@@ -574,16 +560,6 @@ func (c *Client) Close() error {
 // binary1 is the format code list meaning "every parameter / result in binary".
 var binary1 = []int16{1}
 
-// empty is sent for nil slices: pgconn sends a nil parameter as NULL.
-var empty = []byte{}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return empty
-	}
-	return b
-}
-
 // Get appends the unexpired value of key to dst[:0]. Get and Set pass pgx
 // store.SyncContext's context: on a cancellable one pgx registers a
 // context.AfterFunc per query on the run's shared context (measured: ~1.4 µs
@@ -594,7 +570,7 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 	if err != nil {
 		return dst, false, opErr("get", err)
 	}
-	c.params[0] = nonNil(key)
+	c.params[0] = store.NonNil(key)
 	rr := c.exec(ctx, c.get, 1)
 	ok := false
 	for rr.NextRow() {
@@ -643,7 +619,7 @@ func (c *Client) Add(ctx context.Context, key, val []byte, ttl time.Duration) (b
 // setParams puts Set's and Add's parameters in c.params: key, val, and the
 // ttl in milliseconds, rounded up (NULL: no expiry).
 func (c *Client) setParams(key, val []byte, ttl time.Duration) {
-	c.params[0], c.params[1], c.params[2] = nonNil(key), nonNil(val), nil
+	c.params[0], c.params[1], c.params[2] = store.NonNil(key), store.NonNil(val), nil
 	if ttl > 0 {
 		ms := (ttl + time.Millisecond - 1) / time.Millisecond
 		binary.BigEndian.PutUint64(c.ttl[:], uint64(ms))
@@ -669,7 +645,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 
 // Delete removes key; a missing key is not an error.
 func (c *Client) Delete(ctx context.Context, key []byte) error {
-	c.params[0] = nonNil(key)
+	c.params[0] = store.NonNil(key)
 	_, err := c.exec(ctx, c.del, 1).Close()
 	c.params[0] = nil
 	if err != nil {

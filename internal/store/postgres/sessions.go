@@ -348,7 +348,7 @@ func (h *sessionClient) Create(ctx context.Context, _ int64, payload []byte) (in
 	if err := h.prepare(ctx, &h.insert, "sb_s_insert", h.sql.insert, []uint32{h.payloadOID}); err != nil {
 		return 0, err
 	}
-	h.params[0] = nonNil(payload)
+	h.params[0] = store.NonNil(payload)
 	defer func() { h.params[0] = nil }()
 	var rr *pgconn.ResultReader
 	switch {
@@ -745,10 +745,7 @@ func (s *Store) OpenReplicaSessions(ctx context.Context, url string, d store.Ses
 	if err != nil {
 		return nil, fmt.Errorf("postgres: replica URL %s: %w", store.SafeURL(url), err)
 	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	cfg := s.pgcfg.Copy()

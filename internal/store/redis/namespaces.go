@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"sort"
 	"strings"
 
 	"github.com/storebench/storebench/internal/store"
@@ -17,24 +16,17 @@ var _ store.Detacher = (*Store)(nil)
 
 // Detach disconnects and leaves the namespace's keys in place.
 func (s *Store) Detach(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if !s.closed {
-		s.closed = true
+	return store.EndOnce(&s.mu, &s.closed, func() error {
 		s.admin.Close()
-	}
-	return nil
+		return nil
+	})
 }
-
-// listNamespace stands in for a namespace while listing: New wants one, and
-// the listing neither writes nor deletes its keys.
-const listNamespace = "list"
 
 // Namespaces lists the namespaces of the keys on the server at url
 // (KeyPrefix + namespace + ":" + key). It SCANs the whole keyspace, 1000
 // keys a round trip: a job for storebench clean, not for a run.
 func Namespaces(ctx context.Context, url string) ([]string, error) {
-	s, err := New(ctx, Config{URL: url, Namespace: listNamespace})
+	s, err := New(ctx, Config{URL: url, Namespace: store.ListNamespace})
 	if err != nil {
 		return nil, err
 	}
@@ -56,12 +48,7 @@ func Namespaces(ctx context.Context, url string) ([]string, error) {
 			break
 		}
 	}
-	names := make([]string, 0, len(seen))
-	for ns := range seen {
-		names = append(names, ns)
-	}
-	sort.Strings(names)
-	return names, nil
+	return store.SortedNames(seen), nil
 }
 
 // DropNamespace unlinks every key of namespace ns on the server at url (as

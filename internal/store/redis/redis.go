@@ -60,11 +60,8 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if c.URL == "" {
-		return errors.New("redis: no URL")
-	}
-	if _, err := parseURL(c.URL); err != nil {
-		return fmt.Errorf("redis: bad URL %s: %w", store.SafeURL(c.URL), err)
+	if err := store.CheckServerURL("redis", c.URL, CheckURL); err != nil {
+		return err
 	}
 	if c.Timeout < 0 {
 		return errors.New("redis: negative timeout")
@@ -336,15 +333,11 @@ func (s *Store) deleteAll(ctx context.Context) error {
 
 // Close deletes the namespace's keys and disconnects. Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	s.closed = true
-	err := s.deleteAll(ctx)
-	s.admin.Close()
-	return err
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		err := s.deleteAll(ctx)
+		s.admin.Close()
+		return err
+	})
 }
 
 // Client is one connection.

@@ -15,7 +15,6 @@ package redis
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -56,11 +55,8 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a client of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if d.TTL < time.Millisecond {
-		return nil, errors.New("redis: sessions: TTL must be at least 1 ms")
-	}
-	if d.RefreshBelow < 0 || d.RefreshBelow > d.TTL {
-		return nil, fmt.Errorf("redis: sessions: refresh-below %v must lie between 0 and the TTL %v", d.RefreshBelow, d.TTL)
+	if err := d.CheckTimes("redis", time.Millisecond, "at least 1 ms"); err != nil {
+		return nil, err
 	}
 	cl, err := s.Open(ctx)
 	if err != nil {

@@ -8,10 +8,10 @@ import (
 	"io/fs"
 	"net/url"
 	"os"
-	"sort"
 	"strings"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/paycheck"
 )
 
 // What a run leaves behind when it cannot close its store (it was killed)
@@ -25,21 +25,17 @@ var _ store.Detacher = (*Store)(nil)
 // Detach closes the database and leaves the tables in place. Detaching
 // twice is not an error.
 func (s *Store) Detach(context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		if err := s.db.Close(); err != nil {
+			return fmt.Errorf("sqlite: close: %w", err)
+		}
 		return nil
-	}
-	s.closed = true
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("sqlite: close: %w", err)
-	}
-	return nil
+	})
 }
 
 // tableSuffixes are what follows "<namespace>_" in the names of the tables
 // a store makes.
-var tableSuffixes = append([]string{"kv", "sessions"}, paymentsTables...)
+var tableSuffixes = append([]string{"kv", "sessions"}, paycheck.Tables...)
 
 // openExisting opens the database file at path without creating it; nil
 // when there is no such file.
@@ -99,12 +95,7 @@ func Namespaces(ctx context.Context, path string) ([]string, error) {
 			}
 		}
 	}
-	names := make([]string, 0, len(seen))
-	for ns := range seen {
-		names = append(names, ns)
-	}
-	sort.Strings(names)
-	return names, nil
+	return store.SortedNames(seen), nil
 }
 
 // DropNamespace drops the tables of namespace ns in the database file at

@@ -3,11 +3,9 @@ package sqlite
 import (
 	"context"
 	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"os"
-	"strconv"
 	"strings"
 
 	sqlite3 "github.com/mattn/go-sqlite3"
@@ -53,8 +51,6 @@ import (
 
 var _ store.Payments = (*Store)(nil)
 
-var paymentsTables = []string{"transfers", "tokens", "cards", "accounts", "permissions", "users", "organizations", "delete_journal"}
-
 // paymentsDDL creates the tables; "@" is replaced by the namespace.
 var paymentsDDL = []string{
 	`CREATE TABLE "@_organizations" (id INTEGER PRIMARY KEY)`,
@@ -69,13 +65,6 @@ var paymentsDDL = []string{
 	`CREATE TABLE "@_transfers" (id INTEGER PRIMARY KEY, card_id INTEGER NOT NULL REFERENCES "@_cards" (id),
 		from_account_id INTEGER NOT NULL REFERENCES "@_accounts" (id), to_account_id INTEGER NOT NULL REFERENCES "@_accounts" (id),
 		requesting_user_id INTEGER NOT NULL REFERENCES "@_users" (id), amount INTEGER NOT NULL, created_at INTEGER NOT NULL)`,
-}
-
-// paymentsIndexes are on every foreign-key column.
-var paymentsIndexes = [][2]string{
-	{"users", "organization_id"}, {"accounts", "organization_id"}, {"cards", "account_id"},
-	{"tokens", "user_id"}, {"tokens", "permission_id"}, {"transfers", "card_id"},
-	{"transfers", "from_account_id"}, {"transfers", "to_account_id"}, {"transfers", "requesting_user_id"},
 }
 
 const nowUs = `CAST(unixepoch('subsec') * 1000 AS INTEGER) * 1000`
@@ -127,18 +116,12 @@ func synchronousFor(durability string) string {
 	return "FULL"
 }
 
-func (s *Store) isClosed() bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.closed
-}
-
 // PaymentsPrepare says how the durability level maps to PRAGMA synchronous.
 func (s *Store) PaymentsPrepare(ctx context.Context, cfg store.PaymentsConfig) (store.PaymentsSettings, error) {
 	if err := s.checkPaymentsConfig(cfg); err != nil {
 		return store.PaymentsSettings{}, err
 	}
-	if s.isClosed() {
+	if store.Ended(&s.mu, &s.closed) {
 		return store.PaymentsSettings{}, errClosed
 	}
 	var journal string
@@ -159,16 +142,12 @@ func (s *Store) PaymentsPrepare(ctx context.Context, cfg store.PaymentsConfig) (
 // paymentsOwned checks, inside tx, that none of the payments tables exists
 // without being recorded in storebench_owned.
 func (s *Store) paymentsOwned(ctx context.Context, tx *sql.Tx, op string) error {
-	if s.isClosed() {
+	if store.Ended(&s.mu, &s.closed) {
 		return errClosed
 	}
-	for _, t := range paymentsTables {
+	for _, t := range paycheck.Tables {
 		name := s.cfg.Namespace + "_" + t
-		var exists, owned bool
-		err := tx.QueryRowContext(ctx, `SELECT
-			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?),
-			EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'storebench_owned')
-				AND EXISTS (SELECT 1 FROM storebench_owned WHERE name = ?)`, name, name).Scan(&exists, &owned)
+		exists, owned, err := tableState(ctx, tx, name)
 		if err != nil {
 			return fmt.Errorf("sqlite: %s: ownership of %s: %w", op, name, err)
 		}
@@ -180,7 +159,7 @@ func (s *Store) paymentsOwned(ctx context.Context, tx *sql.Tx, op string) error 
 }
 
 func (s *Store) dropPayments(ctx context.Context, tx *sql.Tx) error {
-	for _, t := range paymentsTables {
+	for _, t := range paycheck.Tables {
 		name := s.cfg.Namespace + "_" + t
 		if _, err := tx.ExecContext(ctx, `DROP TABLE IF EXISTS "`+name+`"`); err != nil {
 			return err
@@ -221,7 +200,7 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 		return fail("begin", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS storebench_owned (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)`); err != nil {
+	if _, err := tx.ExecContext(ctx, ownedTableDDL); err != nil {
 		return fail("ownership table", err)
 	}
 	if err := s.paymentsOwned(ctx, tx, "payments setup"); err != nil {
@@ -238,7 +217,7 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 		}
 		ddl = append(ddl, q)
 	}
-	for _, t := range paymentsTables[:7] {
+	for _, t := range paycheck.DataTables {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO storebench_owned (name, created_at) VALUES (?, datetime('now'))`, s.cfg.Namespace+"_"+t); err != nil {
 			return fail("record ownership", err)
 		}
@@ -246,8 +225,8 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 	if err := s.loadPayments(ctx, tx, d); err != nil {
 		return store.PaymentsSetupInfo{}, err
 	}
-	for _, ix := range paymentsIndexes {
-		q := s.psql(fmt.Sprintf(`CREATE INDEX "@_%[1]s_%[2]s_idx" ON "@_%[1]s" (%[2]s)`, ix[0], ix[1]))
+	for _, fk := range paycheck.ForeignKeys { // an index on every foreign-key column
+		q := s.psql(fmt.Sprintf(`CREATE INDEX "@_%[1]s_%[2]s_idx" ON "@_%[1]s" (%[2]s)`, fk.Table, fk.Column))
 		if _, err := tx.ExecContext(ctx, q); err != nil {
 			return fail("create indexes", err)
 		}
@@ -266,80 +245,25 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 
 const loadBatch = 500
 
-// loadPayments inserts the data as multi-row INSERTs of literals (numbers,
-// blobs and dates only).
+// liteLiterals writes the payments data in SQLite's literals (booleans are
+// integers, times ISO-8601 text in milliseconds).
+var liteLiterals = paycheck.Literals{True: "1", False: "0", Timestamp: "2006-01-02 15:04:05.000"}
+
+// loadPayments inserts the data as multi-row INSERTs of literals.
 func (s *Store) loadPayments(ctx context.Context, tx *sql.Tx, d *store.PaymentsData) error {
-	load := func(table, cols string, n int64, row func(i int64, b []byte) []byte) error {
-		head := `INSERT INTO "` + s.cfg.Namespace + `_` + table + `" (` + cols + `) VALUES `
-		b := make([]byte, 0, 64*loadBatch)
-		for i := int64(1); i <= n; {
-			b = append(b[:0], head...)
-			for k := 0; k < loadBatch && i <= n; k, i = k+1, i+1 {
-				if k > 0 {
-					b = append(b, ',')
-				}
-				b = append(row(i, append(b, '(')), ')')
-			}
-			if _, err := tx.ExecContext(ctx, string(b)); err != nil {
-				return fmt.Errorf("sqlite: payments setup: load %s: %w", table, err)
+	for _, t := range paycheck.LiteralTables(d, liteLiterals) {
+		for q := range t.Inserts(`"`+s.cfg.Namespace+`_`+t.Name+`"`, loadBatch) {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("sqlite: payments setup: load %s: %w", t.Name, err)
 			}
 		}
-		return nil
 	}
-	num := func(b []byte, vs ...int64) []byte {
-		for k, v := range vs {
-			if k > 0 {
-				b = append(b, ',')
-			}
-			b = strconv.AppendInt(b, v, 10)
-		}
-		return b
-	}
-	flag := func(v bool) int64 {
-		if v {
-			return 1
-		}
-		return 0
-	}
-	if err := load("organizations", "id", d.Orgs, func(i int64, b []byte) []byte { return num(b, i) }); err != nil {
-		return err
-	}
-	if err := load("users", "id, organization_id, frozen", int64(len(d.Users)), func(i int64, b []byte) []byte {
-		u := d.Users[i-1]
-		return num(b, u.ID, u.OrgID, flag(u.Frozen))
-	}); err != nil {
-		return err
-	}
-	perms := []string{store.PermTransferRequestsCreate, store.PermTransfersCreate}
-	if err := load("permissions", "id, name", 2, func(i int64, b []byte) []byte {
-		return append(append(append(num(b, i), ",'"...), perms[i-1]...), '\'')
-	}); err != nil {
-		return err
-	}
-	if err := load("tokens", "hash, permission_id, user_id, expires_at", int64(len(d.Tokens)), func(i int64, b []byte) []byte {
-		t := d.Tokens[i-1]
-		b = append(hex.AppendEncode(append(b, "X'"...), t.Hash[:]), "',"...)
-		b = num(b, t.Permission, t.UserID)
-		return append(t.ExpiresAt.UTC().AppendFormat(append(b, ",'"...), "2006-01-02 15:04:05.000"), '\'')
-	}); err != nil {
-		return err
-	}
-	if err := load("accounts", "id, organization_id, balance, frozen", d.Accounts, func(i int64, b []byte) []byte {
-		a := d.Account(i)
-		return num(b, a.ID, a.OrgID, a.Balance, flag(a.Frozen))
-	}); err != nil {
-		return err
-	}
-	return load("cards", "id, account_id, expiration_date, security_code, frozen", d.Accounts, func(i int64, b []byte) []byte {
-		c := d.Card(i)
-		b = c.Expires.UTC().AppendFormat(append(num(b, c.ID, c.AccountID), ",'"...), "2006-01-02")
-		return num(append(b, "',"...), int64(c.CVV), flag(c.Frozen))
-	})
+	return nil
 }
 
 // PaymentsStats samples the database file's pages and the WAL's size.
 func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
-	if s.isClosed() {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	out := map[string]float64{}
@@ -429,7 +353,7 @@ func (s *Store) PaymentsOpen(ctx context.Context, cfg store.PaymentsConfig) (sto
 	if err := s.checkPaymentsConfig(cfg); err != nil {
 		return nil, err
 	}
-	if s.isClosed() {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	conn, err := s.db.Conn(ctx)
@@ -577,21 +501,13 @@ func (pc *paymentsConn) Transfer(ctx context.Context, t *store.PaymentsTransfer)
 }
 
 func (pc *paymentsConn) steps(ctx context.Context, t *store.PaymentsTransfer) error {
-	first, second := t.From, t.To
-	if !t.PayerFirst && second < first {
-		first, second = second, first
-	}
-	for _, a := range [2]int64{first, second} {
-		delta := t.Amount
-		if a == t.From {
-			delta = -t.Amount
-		}
-		res, err := pc.update.ExecContext(ctx, delta, a)
+	for _, u := range t.Updates() {
+		res, err := pc.update.ExecContext(ctx, u.Delta, u.Account)
 		if err != nil {
 			return err
 		}
 		if n, err := res.RowsAffected(); err != nil || n != 1 {
-			return fmt.Errorf("transfer: account %d updated %d rows, want 1 (%v)", a, n, err)
+			return fmt.Errorf("transfer: account %d updated %d rows, want 1 (%v)", u.Account, n, err)
 		}
 	}
 	ok, err := pc.row(ctx, pc.insert, 2, t.Card, t.From, t.To, t.User, t.Amount)

@@ -2,13 +2,9 @@ package sqlite
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
-	"net/url"
 	"os"
-	"path/filepath"
-	"strconv"
 
 	"github.com/storebench/storebench/internal/store"
 )
@@ -34,33 +30,15 @@ var errAttached = errors.New("sqlite: an attached store does not reset the table
 // first connection recovers the file after a crash (hot journal rollback or
 // WAL replay), as SQLite always does.
 func Attach(ctx context.Context, cfg Config) (*Attached, error) {
-	if err := cfg.Validate(); err != nil {
+	s, err := newStore(cfg)
+	if err != nil {
 		return nil, err
 	}
-	cfg.setDefaults()
-	p, err := filepath.Abs(cfg.Path)
-	if err != nil {
-		return nil, fmt.Errorf("sqlite: %w", err)
-	}
-	cfg.Path = p
-	if _, err := os.Stat(p); err != nil {
+	if _, err := os.Stat(s.cfg.Path); err != nil {
 		return nil, fmt.Errorf("sqlite: attach: %w", err)
 	}
-	s := &Store{cfg: cfg}
-	s.table = `"` + cfg.Namespace + `_kv"`
-	s.getSQL = `SELECT v FROM ` + s.table + ` WHERE k = ? AND (expires_at IS NULL OR expires_at > ?)`
-	s.setSQL = `INSERT INTO ` + s.table + `(k, v, expires_at) VALUES (?, ?, ?)
-		ON CONFLICT(k) DO UPDATE SET v = excluded.v, expires_at = excluded.expires_at`
-	s.delSQL = `DELETE FROM ` + s.table + ` WHERE k = ?`
-	// The same DSN as New: the PRAGMAs apply on every new connection.
-	dsn := "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + url.Values{
-		"_journal_mode": {cfg.JournalMode},
-		"_synchronous":  {cfg.Synchronous},
-		"_busy_timeout": {strconv.FormatInt(cfg.BusyTimeout.Milliseconds(), 10)},
-		"_txlock":       {"immediate"},
-	}.Encode()
-	if s.db, err = sql.Open("sqlite3", dsn); err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", p, err)
+	if err := s.openDB(); err != nil {
+		return nil, err
 	}
 	exists, owned, err := s.state(ctx, s.db)
 	if err == nil && (!exists || !owned) {

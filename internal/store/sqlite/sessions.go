@@ -46,16 +46,10 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a pinned connection of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if d.TTL < time.Millisecond {
-		return nil, errors.New("sqlite: sessions: TTL must be at least 1 ms")
+	if err := d.CheckTimes("sqlite", time.Millisecond, "at least 1 ms"); err != nil {
+		return nil, err
 	}
-	if d.RefreshBelow < 0 || d.RefreshBelow > d.TTL {
-		return nil, fmt.Errorf("sqlite: sessions: refresh-below %v must lie between 0 and the TTL %v", d.RefreshBelow, d.TTL)
-	}
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	conn, err := s.db.Conn(ctx)
@@ -104,13 +98,11 @@ func (h *sessionClient) Setup(ctx context.Context) error {
 		return fmt.Errorf("sqlite: sessions setup: %w", err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS storebench_owned (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)`); err != nil {
+	if _, err := tx.ExecContext(ctx, ownedTableDDL); err != nil {
 		return fmt.Errorf("sqlite: sessions setup: %w", err)
 	}
-	var exists, owned bool
-	if err := tx.QueryRowContext(ctx, `SELECT
-		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?),
-		EXISTS (SELECT 1 FROM storebench_owned WHERE name = ?)`, h.name, h.name).Scan(&exists, &owned); err != nil {
+	exists, owned, err := tableState(ctx, tx, h.name)
+	if err != nil {
 		return fmt.Errorf("sqlite: sessions setup: %w", err)
 	}
 	if exists && !owned {
@@ -142,7 +134,7 @@ func (h *sessionClient) prepare(ctx context.Context, st **sql.Stmt, q string) er
 
 func (h *sessionClient) payloadArg(p []byte) any {
 	if h.d.PayloadType == "bytea" {
-		return nonNil(p)
+		return store.NonNil(p)
 	}
 	return string(p)
 }
@@ -156,11 +148,7 @@ func (h *sessionClient) Create(ctx context.Context, _ int64, payload []byte) (in
 	if err := h.prepare(ctx, &h.create, `INSERT INTO `+h.table+` (payload, expires_at) VALUES (?, ?)`); err != nil {
 		return 0, err
 	}
-	res, err := h.create.ExecContext(ctx, h.payloadArg(payload), time.Now().Add(h.d.TTL).UnixMilli())
-	if err != nil {
-		return 0, opErr("create session", err)
-	}
-	id, err := res.LastInsertId()
+	id, err := store.LastInsertID(h.create.ExecContext(ctx, h.payloadArg(payload), time.Now().Add(h.d.TTL).UnixMilli()))
 	if err != nil {
 		return 0, opErr("create session", err)
 	}
@@ -198,20 +186,9 @@ func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte,
 	if err != nil {
 		return dst, false, opErr("read session", err)
 	}
-	ok := rows.Next()
-	if ok {
-		var raw sql.RawBytes
-		if err := rows.Scan(&raw); err != nil {
-			rows.Close()
-			return dst, false, opErr("read session", err)
-		}
-		dst = append(dst, raw...)
-	}
-	if err := rows.Close(); err != nil {
-		return dst[:0], false, opErr("read session", err)
-	}
-	if err := rows.Err(); err != nil {
-		return dst[:0], false, opErr("read session", err)
+	dst, ok, err := appendValue(rows, dst)
+	if err != nil {
+		return dst, false, opErr("read session", err)
 	}
 	return dst, ok, nil
 }
@@ -245,11 +222,7 @@ func (h *sessionClient) KeepAlive(ctx context.Context, ids []int64) (int64, erro
 	if h.d.RefreshBelow > 0 {
 		args = append(args, now.Add(h.d.RefreshBelow).UnixMilli())
 	}
-	res, err := h.keep.ExecContext(ctx, args...)
-	if err != nil {
-		return 0, opErr("keepalive", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := store.RowsAffected(h.keep.ExecContext(ctx, args...))
 	if err != nil {
 		return 0, opErr("keepalive", err)
 	}
@@ -276,10 +249,7 @@ func (h *sessionClient) Reap(ctx context.Context, limit int) (int64, error) {
 		}
 		res, err = h.reapN.ExecContext(ctx, now, limit)
 	}
-	if err != nil {
-		return 0, opErr("reap", err)
-	}
-	n, err := res.RowsAffected()
+	n, err := store.RowsAffected(res, err)
 	if err != nil {
 		return 0, opErr("reap", err)
 	}

@@ -95,15 +95,11 @@ func CheckURL(raw string) error { return store.CheckPathURL(raw, "synchronous: F
 // journal_mode, synchronous and busy_timeout (a Go duration) into a Config
 // without a namespace.
 func ParseURL(raw string) (Config, error) {
-	u, err := url.Parse(raw)
+	path, q, err := store.ParsePathURL(raw, "sqlite", "sqlite", "sqlite:///path/to/file.db")
 	if err != nil {
-		return Config{}, fmt.Errorf("sqlite: bad URL %q: %w", store.RedactURL(raw), err)
+		return Config{}, err
 	}
-	if u.Scheme != "sqlite" || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
-		return Config{}, fmt.Errorf("sqlite: want sqlite:///path/to/file.db, got %q", store.RedactURL(raw))
-	}
-	q := u.Query()
-	c := Config{Path: u.Path, JournalMode: q.Get("journal_mode"), Synchronous: q.Get("synchronous")}
+	c := Config{Path: path, JournalMode: q.Get("journal_mode"), Synchronous: q.Get("synchronous")}
 	if v := q.Get("busy_timeout"); v != "" {
 		if c.BusyTimeout, err = time.ParseDuration(v); err != nil {
 			return Config{}, fmt.Errorf("sqlite: busy_timeout=%q: %w", v, err)
@@ -133,6 +129,28 @@ var _ store.Store = (*Store)(nil)
 // namespace is dropped and recreated if it is recorded as owned, and refused
 // with store.ErrNotOwned if not.
 func New(ctx context.Context, cfg Config) (*Store, error) {
+	s, err := newStore(cfg)
+	if err != nil {
+		return nil, err
+	}
+	_, statErr := os.Stat(s.cfg.Path)
+	s.createdFile = errors.Is(statErr, fs.ErrNotExist)
+	if err := s.openDB(); err != nil {
+		return nil, err
+	}
+	if err := s.create(ctx); err != nil {
+		s.db.Close()
+		if s.createdFile {
+			removeFiles(s.cfg.Path)
+		}
+		return nil, err
+	}
+	return s, nil
+}
+
+// newStore validates cfg and makes the Store that New and Attach start
+// from: the absolute path, the table and its statements, no database yet.
+func newStore(cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
@@ -142,33 +160,30 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 		return nil, fmt.Errorf("sqlite: %w", err)
 	}
 	cfg.Path = p
-	_, statErr := os.Stat(p)
-	s := &Store{cfg: cfg, createdFile: errors.Is(statErr, fs.ErrNotExist)}
+	s := &Store{cfg: cfg}
 	s.table = `"` + cfg.Namespace + `_kv"`
 	s.getSQL = `SELECT v FROM ` + s.table + ` WHERE k = ? AND (expires_at IS NULL OR expires_at > ?)`
 	s.setSQL = `INSERT INTO ` + s.table + `(k, v, expires_at) VALUES (?, ?, ?)
 		ON CONFLICT(k) DO UPDATE SET v = excluded.v, expires_at = excluded.expires_at`
 	s.delSQL = `DELETE FROM ` + s.table + ` WHERE k = ?`
+	return s, nil
+}
 
-	// The DSN options apply the PRAGMAs on every new connection.
-	dsn := "file:" + (&url.URL{Path: p}).EscapedPath() + "?" + url.Values{
-		"_journal_mode": {cfg.JournalMode},
-		"_synchronous":  {cfg.Synchronous},
-		"_busy_timeout": {strconv.FormatInt(cfg.BusyTimeout.Milliseconds(), 10)},
+// openDB opens the database handle. The DSN options apply the PRAGMAs on
+// every new connection.
+func (s *Store) openDB() error {
+	dsn := "file:" + (&url.URL{Path: s.cfg.Path}).EscapedPath() + "?" + url.Values{
+		"_journal_mode": {s.cfg.JournalMode},
+		"_synchronous":  {s.cfg.Synchronous},
+		"_busy_timeout": {strconv.FormatInt(s.cfg.BusyTimeout.Milliseconds(), 10)},
 		"_txlock":       {"immediate"}, // admin transactions take the write lock first: no upgrade deadlocks
 	}.Encode()
-	s.db, err = sql.Open("sqlite3", dsn)
+	db, err := sql.Open("sqlite3", dsn)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open %s: %w", p, err)
+		return fmt.Errorf("sqlite: open %s: %w", s.cfg.Path, err)
 	}
-	if err := s.create(ctx); err != nil {
-		s.db.Close()
-		if s.createdFile {
-			removeFiles(p)
-		}
-		return nil, err
-	}
-	return s, nil
+	s.db = db
+	return nil
 }
 
 // beginBusy begins a transaction, retrying for up to busy_timeout while the
@@ -199,7 +214,7 @@ func (s *Store) create(ctx context.Context) error {
 		return fmt.Errorf("sqlite: %s: %w", s.cfg.Path, err)
 	}
 	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, `CREATE TABLE IF NOT EXISTS storebench_owned (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)`); err != nil {
+	if _, err := tx.ExecContext(ctx, ownedTableDDL); err != nil {
 		return fmt.Errorf("sqlite: %s: %w", s.cfg.Path, err)
 	}
 	exists, owned, err := s.state(ctx, tx)
@@ -229,13 +244,23 @@ type querier interface {
 	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
 }
 
-// state reports whether the table exists and whether storebench_owned lists it.
-func (s *Store) state(ctx context.Context, q querier) (exists, owned bool, err error) {
-	name := s.cfg.Namespace + "_kv"
+// ownedTableDDL creates the table whose rows name the tables storebench
+// made, the only ones it drops.
+const ownedTableDDL = `CREATE TABLE IF NOT EXISTS storebench_owned (name TEXT PRIMARY KEY, created_at TEXT NOT NULL)`
+
+// tableState reports whether table name exists and whether storebench_owned
+// lists it.
+func tableState(ctx context.Context, q querier, name string) (exists, owned bool, err error) {
 	err = q.QueryRowContext(ctx, `SELECT
 		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = ?),
 		EXISTS (SELECT 1 FROM sqlite_schema WHERE type = 'table' AND name = 'storebench_owned')
 			AND EXISTS (SELECT 1 FROM storebench_owned WHERE name = ?)`, name, name).Scan(&exists, &owned)
+	return exists, owned, err
+}
+
+// state reports whether the table exists and whether storebench_owned lists it.
+func (s *Store) state(ctx context.Context, q querier) (exists, owned bool, err error) {
+	exists, owned, err = tableState(ctx, q, s.cfg.Namespace+"_kv")
 	if err != nil {
 		return false, false, fmt.Errorf("sqlite: ownership of %s: %w", s.table, err)
 	}
@@ -246,6 +271,11 @@ func (s *Store) checkOwned(ctx context.Context, q querier, op string) error {
 	if s.closed {
 		return errClosed
 	}
+	return s.refuseUnowned(ctx, q, op)
+}
+
+// refuseUnowned is checkOwned on a store that may be closing.
+func (s *Store) refuseUnowned(ctx context.Context, q querier, op string) error {
 	exists, owned, err := s.state(ctx, q)
 	if err != nil {
 		return err
@@ -260,10 +290,7 @@ var errClosed = errors.New("sqlite: store is closed")
 
 // Open pins one connection and prepares the client's statements on it.
 func (s *Store) Open(ctx context.Context) (store.Client, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	conn, err := s.db.Conn(ctx)
@@ -285,10 +312,7 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 
 // Info reads back the effective PRAGMAs and the library version.
 func (s *Store) Info(ctx context.Context) (store.Info, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
+	if store.Ended(&s.mu, &s.closed) {
 		return store.Info{}, errClosed
 	}
 	conn, err := s.db.Conn(ctx)
@@ -378,24 +402,20 @@ func (s *Store) Reset(ctx context.Context) error {
 // it is empty), closes the database and, when this store created the file and
 // nothing else is left in it, removes the file. Closing twice is not an error.
 func (s *Store) Close(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return nil
-	}
-	err := s.drop(ctx)
-	s.closed = true
-	var left int
-	if err == nil {
-		err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&left)
-	}
-	if cerr := s.db.Close(); err == nil && cerr != nil {
-		err = fmt.Errorf("sqlite: close: %w", cerr)
-	}
-	if err == nil && s.createdFile && left == 0 {
-		removeFiles(s.cfg.Path)
-	}
-	return err
+	return store.EndOnce(&s.mu, &s.closed, func() error {
+		err := s.drop(ctx)
+		var left int
+		if err == nil {
+			err = s.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_schema`).Scan(&left)
+		}
+		if cerr := s.db.Close(); err == nil && cerr != nil {
+			err = fmt.Errorf("sqlite: close: %w", cerr)
+		}
+		if err == nil && s.createdFile && left == 0 {
+			removeFiles(s.cfg.Path)
+		}
+		return err
+	})
 }
 
 // drop checks ownership and drops, in one transaction.
@@ -405,7 +425,7 @@ func (s *Store) drop(ctx context.Context) error {
 		return fmt.Errorf("sqlite: close: %w", err)
 	}
 	defer tx.Rollback()
-	if err := s.checkOwned(ctx, tx, "close"); err != nil {
+	if err := s.refuseUnowned(ctx, tx, "close"); err != nil {
 		return err
 	}
 	for _, q := range []string{
@@ -458,16 +478,6 @@ func (c *Client) Close() error {
 	return nil
 }
 
-// empty is bound for nil slices: the driver binds a nil []byte as NULL.
-var empty = []byte{}
-
-func nonNil(b []byte) []byte {
-	if b == nil {
-		return empty
-	}
-	return b
-}
-
 // Get appends the unexpired value of key to dst[:0].
 func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
 	dst = dst[:0]
@@ -475,24 +485,13 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 	if err != nil {
 		return dst, false, opErr("get", err)
 	}
-	rows, err := c.get.QueryContext(ctx, nonNil(key), time.Now().UnixMilli())
+	rows, err := c.get.QueryContext(ctx, store.NonNil(key), time.Now().UnixMilli())
 	if err != nil {
 		return dst, false, opErr("get", err)
 	}
-	ok := rows.Next()
-	if ok {
-		var raw sql.RawBytes // scanned without a copy; valid until Next/Close
-		if err := rows.Scan(&raw); err != nil {
-			rows.Close()
-			return dst, false, opErr("get", err)
-		}
-		dst = append(dst, raw...)
-	}
-	if err := rows.Close(); err != nil {
-		return dst[:0], false, opErr("get", err)
-	}
-	if err := rows.Err(); err != nil {
-		return dst[:0], false, opErr("get", err)
+	dst, ok, err := appendValue(rows, dst)
+	if err != nil {
+		return dst, false, opErr("get", err)
 	}
 	return dst, ok, nil
 }
@@ -507,7 +506,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 	if ttl > 0 {
 		exp = time.Now().Add(ttl).UnixMilli()
 	}
-	if _, err := c.set.ExecContext(ctx, nonNil(key), nonNil(val), exp); err != nil {
+	if _, err := c.set.ExecContext(ctx, store.NonNil(key), store.NonNil(val), exp); err != nil {
 		return opErr("set", err)
 	}
 	return nil
@@ -519,10 +518,31 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	if err != nil {
 		return opErr("delete", err)
 	}
-	if _, err := c.del.ExecContext(ctx, nonNil(key)); err != nil {
+	if _, err := c.del.ExecContext(ctx, store.NonNil(key)); err != nil {
 		return opErr("delete", err)
 	}
 	return nil
+}
+
+// appendValue appends the one column of rows' first row, if any, to dst and
+// closes rows; on an error dst comes back empty.
+func appendValue(rows *sql.Rows, dst []byte) ([]byte, bool, error) {
+	ok := rows.Next()
+	if ok {
+		var raw sql.RawBytes // scanned without a copy; valid until Next/Close
+		if err := rows.Scan(&raw); err != nil {
+			rows.Close()
+			return dst[:0], false, err
+		}
+		dst = append(dst, raw...)
+	}
+	if err := rows.Close(); err != nil {
+		return dst[:0], false, err
+	}
+	if err := rows.Err(); err != nil {
+		return dst[:0], false, err
+	}
+	return dst, ok, nil
 }
 
 func opErr(op string, err error) error { return store.NewOpError("sqlite", op, err, classify(err)) }

@@ -6,7 +6,6 @@ import (
 	"crypto/rand"
 	"fmt"
 	"strconv"
-	"sync"
 	"testing"
 	"time"
 
@@ -21,9 +20,6 @@ func RunBatch(t *testing.T, open Opener) { RunBatchOptions(t, open, Options{}) }
 // exactly like the same Gets and Sets one by one, also mixed with them.
 // Options.LargeValue bounds the large values; Foreign and Exists are not used.
 func RunBatchOptions(t *testing.T, open Opener, o Options) {
-	if o.LargeValue == 0 {
-		o.LargeValue = 1 << 20
-	}
 	tests := []testCase{
 		{"RoundTrip", testBatchRoundTrip},
 		{"MixedWithSingleOps", testBatchMixed},
@@ -283,42 +279,31 @@ func testBatchConcurrent(t *testing.T, s store.Store, _ Options) {
 		_, bs[i] = BatchClient(t, s)
 	}
 	ctx := ctxT(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for w := range clients {
-		wg.Go(func() {
-			keys := make([][]byte, depth)
-			vals := make([][]byte, depth)
-			found := make([]bool, depth)
-			var dst [][]byte
-			for r := range rounds {
-				for i := range keys {
-					keys[i] = []byte(fmt.Sprintf("c%d:%d", w, (r*depth+i)%50))
-					vals[i] = []byte(fmt.Sprintf("w%d-r%d-%d", w, r, i))
-				}
-				if err := bs[w].SetBatch(ctx, keys, vals, 0); err != nil {
-					errs <- fmt.Errorf("client %d SetBatch: %w", w, err)
-					return
-				}
-				var err error
-				if dst, err = bs[w].GetBatch(ctx, keys, dst, found); err != nil {
-					errs <- fmt.Errorf("client %d GetBatch: %w", w, err)
-					return
-				}
-				for i := range keys {
-					if !found[i] || !bytes.Equal(dst[i], vals[i]) {
-						errs <- fmt.Errorf("client %d round %d key %s: %q %v, want %q", w, r, keys[i], dst[i], found[i], vals[i])
-						return
-					}
+	concurrently(t, clients, func(w int) error {
+		keys := make([][]byte, depth)
+		vals := make([][]byte, depth)
+		found := make([]bool, depth)
+		var dst [][]byte
+		for r := range rounds {
+			for i := range keys {
+				keys[i] = []byte(fmt.Sprintf("c%d:%d", w, (r*depth+i)%50))
+				vals[i] = []byte(fmt.Sprintf("w%d-r%d-%d", w, r, i))
+			}
+			if err := bs[w].SetBatch(ctx, keys, vals, 0); err != nil {
+				return fmt.Errorf("client %d SetBatch: %w", w, err)
+			}
+			var err error
+			if dst, err = bs[w].GetBatch(ctx, keys, dst, found); err != nil {
+				return fmt.Errorf("client %d GetBatch: %w", w, err)
+			}
+			for i := range keys {
+				if !found[i] || !bytes.Equal(dst[i], vals[i]) {
+					return fmt.Errorf("client %d round %d key %s: %q %v, want %q", w, r, keys[i], dst[i], found[i], vals[i])
 				}
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+		}
+		return nil
+	})
 }
 
 func testBatchReset(t *testing.T, s store.Store, _ Options) {

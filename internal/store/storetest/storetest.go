@@ -59,9 +59,6 @@ func RunKV(t *testing.T, open Opener) { RunKVOptions(t, open, Options{}) }
 // RunKVOptions runs the key-value conformance suite. Subtests run in
 // parallel, each on its own store, so the TTL waits overlap.
 func RunKVOptions(t *testing.T, open Opener, o Options) {
-	if o.LargeValue == 0 {
-		o.LargeValue = 1 << 20
-	}
 	tests := []testCase{
 		{"RoundTrip", testRoundTrip},
 		{"BinaryKeysAndValues", testBinary},
@@ -275,43 +272,32 @@ func testConcurrent(t *testing.T, s store.Store, o Options) {
 		kvs[i] = KVClient(t, s)
 	}
 	ctx := ctxT(t)
-	var wg sync.WaitGroup
-	errs := make(chan error, clients)
-	for w := range clients {
-		wg.Go(func() {
-			kv := kvs[w]
-			var dst []byte
-			for i := range ops {
-				k := []byte(fmt.Sprintf("c%d:%d", w, i%100))
-				v := []byte(fmt.Sprintf("w%d-op%d", w, i))
-				switch i % 4 {
-				case 0, 1:
-					if err := kv.Set(ctx, k, v, 0); err != nil {
-						errs <- fmt.Errorf("client %d Set: %w", w, err)
-						return
-					}
-				case 2:
-					want := []byte(fmt.Sprintf("w%d-op%d", w, i-1))
-					got, ok, err := kv.Get(ctx, []byte(fmt.Sprintf("c%d:%d", w, (i-1)%100)), dst)
-					if err != nil || !ok || !bytes.Equal(got, want) {
-						errs <- fmt.Errorf("client %d Get = %q, %v, %v; want %q", w, got, ok, err, want)
-						return
-					}
-					dst = got
-				case 3:
-					if err := kv.Delete(ctx, k); err != nil {
-						errs <- fmt.Errorf("client %d Delete: %w", w, err)
-						return
-					}
+	concurrently(t, clients, func(w int) error {
+		kv := kvs[w]
+		var dst []byte
+		for i := range ops {
+			k := []byte(fmt.Sprintf("c%d:%d", w, i%100))
+			v := []byte(fmt.Sprintf("w%d-op%d", w, i))
+			switch i % 4 {
+			case 0, 1:
+				if err := kv.Set(ctx, k, v, 0); err != nil {
+					return fmt.Errorf("client %d Set: %w", w, err)
+				}
+			case 2:
+				want := []byte(fmt.Sprintf("w%d-op%d", w, i-1))
+				got, ok, err := kv.Get(ctx, []byte(fmt.Sprintf("c%d:%d", w, (i-1)%100)), dst)
+				if err != nil || !ok || !bytes.Equal(got, want) {
+					return fmt.Errorf("client %d Get = %q, %v, %v; want %q", w, got, ok, err, want)
+				}
+				dst = got
+			case 3:
+				if err := kv.Delete(ctx, k); err != nil {
+					return fmt.Errorf("client %d Delete: %w", w, err)
 				}
 			}
-		})
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Error(err)
-	}
+		}
+		return nil
+	})
 }
 
 func testDstReuse(t *testing.T, s store.Store, _ Options) {
@@ -508,9 +494,32 @@ type testCase struct {
 	fn   func(t *testing.T, s store.Store, o Options)
 }
 
+// concurrently runs client(w) for every w below clients at once, and
+// reports each one's error.
+func concurrently(t *testing.T, clients int, client func(w int) error) {
+	t.Helper()
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	for w := range clients {
+		wg.Go(func() {
+			if err := client(w); err != nil {
+				errs <- err
+			}
+		})
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}
+
 // runCases runs every case in parallel, each on a store of its own that is
-// closed when the case ends.
+// closed when the case ends, with o's defaults filled in.
 func runCases(t *testing.T, open Opener, o Options, tests []testCase) {
+	if o.LargeValue == 0 {
+		o.LargeValue = 1 << 20
+	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
