@@ -174,3 +174,17 @@ func (l Load) MarshalJSON() ([]byte, error) {
 	}
 	return json.Marshal(m)
 }
+
+// FreshClients opens l's clients (KVClients) and resets the store, for a
+// workload that starts from an empty namespace; errors name the workload.
+func FreshClients(ctx context.Context, name string, st store.Store, l Load) ([]store.KV, func(), error) {
+	clients, closeAll, err := KVClients(ctx, st, l)
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if err := st.Reset(ctx); err != nil {
+		closeAll()
+		return nil, nil, fmt.Errorf("%s: reset store: %w", name, err)
+	}
+	return clients, closeAll, nil
+}

@@ -116,14 +116,11 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 		return nil, err
 	}
 	p = p.WithDefaults()
-	clients, closeAll, err := workload.KVClients(ctx, st, p.Load)
+	clients, closeAll, err := workload.FreshClients(ctx, "hotkey", st, p.Load)
 	if err != nil {
-		return nil, fmt.Errorf("hotkey: %w", err)
+		return nil, err
 	}
 	defer closeAll()
-	if err := st.Reset(ctx); err != nil {
-		return nil, fmt.Errorf("hotkey: reset store: %w", err)
-	}
 	if err := write(ctx, st, []byte(p.Value)); err != nil {
 		return nil, err
 	}

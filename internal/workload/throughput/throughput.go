@@ -126,14 +126,11 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 		return nil, err
 	}
 	p = p.WithDefaults()
-	clients, closeAll, err := workload.KVClients(ctx, st, p.Load)
+	clients, closeAll, err := workload.FreshClients(ctx, "throughput", st, p.Load)
 	if err != nil {
-		return nil, fmt.Errorf("throughput: %w", err)
+		return nil, err
 	}
 	defer closeAll()
-	if err := st.Reset(ctx); err != nil {
-		return nil, fmt.Errorf("throughput: reset store: %w", err)
-	}
 	var phases []metrics.Phase
 	for n, op := range p.Operations {
 		if op == OpGet {
