@@ -78,11 +78,23 @@ func PopulateBytes(ks Keyspace, clients int) int64 {
 // (never more than clients), in chunks of at most 1,000 pairs and 4 MiB
 // (one pair where a value is larger).
 func Populate(ctx context.Context, st store.Store, ks Keyspace, clients int) error {
+	return PopulateRows(ctx, st, ks.Keys, clients, ks.ValueSize, func(buf []byte, i int64) ([]byte, int) {
+		at := len(buf)
+		buf = AppendKey(buf, ks.KeyMode, ks.Seed, i)
+		keyLen := len(buf) - at
+		return AppendValue(buf, ks.Seed, i, 0, ks.ValueSize), keyLen
+	})
+}
+
+// PopulateRows is Populate for rows [0, rows) that pair spells: it appends
+// row i's key and then its value (of at most maxValue bytes) to buf, and
+// says how long the key is.
+func PopulateRows(ctx context.Context, st store.Store, rows int64, clients, maxValue int, pair func(buf []byte, i int64) ([]byte, int)) error {
 	if err := st.Reset(ctx); err != nil { // COPY inserts only: start from an empty store
 		return fmt.Errorf("populate: reset: %w", err)
 	}
-	chunk := fillKeys(ks.ValueSize)
-	chunks := (ks.Keys + chunk - 1) / chunk
+	chunk := fillKeys(maxValue)
+	chunks := (rows + chunk - 1) / chunk
 	conns := int(min(fillClients, int64(max(clients, 1)), chunks))
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -123,16 +135,17 @@ func Populate(ctx context.Context, st store.Store, ks Keyspace, clients int) err
 					return nil
 				}
 			}
-			buf := make([]byte, 0, chunk*(KeyBytes+int64(ks.ValueSize)))
+			buf := make([]byte, 0, chunk*(KeyBytes+int64(maxValue)))
 			keys := make([][]byte, 0, chunk)
 			vals := make([][]byte, 0, chunk)
 			for ch := int64(w); ch < chunks; ch += int64(conns) {
 				buf, keys, vals = buf[:0], keys[:0], vals[:0]
-				for i := ch * chunk; i < min((ch+1)*chunk, ks.Keys); i++ {
+				for i := ch * chunk; i < min((ch+1)*chunk, rows); i++ {
+					// A slice taken before buf grows keeps the old array.
 					at := len(buf)
-					buf = AppendKey(buf, ks.KeyMode, ks.Seed, i)
-					mid := len(buf)
-					buf = AppendValue(buf, ks.Seed, i, 0, ks.ValueSize)
+					var keyLen int
+					buf, keyLen = pair(buf, i)
+					mid := at + keyLen
 					keys, vals = append(keys, buf[at:mid:mid]), append(vals, buf[mid:len(buf):len(buf)])
 				}
 				if err := write(ctx, keys, vals); err != nil {

@@ -23,7 +23,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -119,79 +118,29 @@ func Run(ctx context.Context, env Env, p Params, hooks workload.Hooks) (*schema.
 	return sum, phases, nil
 }
 
-// populateConns bounds the connections that write the rows.
-const populateConns = 4
-
-// populateChunk is how many rows one bulk call writes.
-const populateChunk = 1000
-
-// populateBytes is populate's memory: each connection's buffers and a
-// chunk of keys and values.
+// populateBytes is populate's memory (workload.PopulateBytes for its
+// largest values).
 func populateBytes(valueSize int64) int64 {
-	return populateConns * (workload.ConnBytes + populateChunk*(workload.KeyBytes+valueSize))
+	return workload.PopulateBytes(workload.Keyspace{ValueSize: int(valueSize)}, populateConns)
 }
+
+// populateConns are the connections that write the rows.
+const populateConns = 4
 
 // populate empties the database and writes every row, version 0: keys
 // [0, Keys) and the hot key Keys, in chunks through the store's bulk path
-// where it has one.
+// where it has one (workload.PopulateRows).
 func populate(ctx context.Context, db store.Store, p Params) error {
-	if err := db.Reset(ctx); err != nil {
-		return fmt.Errorf("cache-aside: reset the database: %w", err)
+	err := workload.PopulateRows(ctx, db, p.Keys+1, populateConns, max(p.ValueSize, p.ValueSizeMax), func(buf []byte, i int64) ([]byte, int) {
+		at := len(buf)
+		buf = workload.AppendKey(buf, p.KeyMode, p.Seed, i)
+		keyLen := len(buf) - at
+		return appendValue(buf, p.Seed, i, header{fillSize: p.sizeOf(i)}), keyLen
+	})
+	if err != nil {
+		return fmt.Errorf("cache-aside: write the rows: %w", err)
 	}
-	rows := p.Keys + 1 // the hot key
-	chunks := (rows + populateChunk - 1) / populateChunk
-	conns := int(min(populateConns, chunks))
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
-	var (
-		wg    sync.WaitGroup
-		once  sync.Once
-		first error
-	)
-	fail := func(err error) {
-		once.Do(func() { first = fmt.Errorf("cache-aside: write the rows: %w", err) })
-		cancel()
-	}
-	for w := range conns {
-		c, err := db.Open(ctx)
-		if err != nil {
-			fail(err)
-			break
-		}
-		wg.Go(func() {
-			defer c.Close()
-			kv, ok := c.(store.KV)
-			if !ok {
-				fail(fmt.Errorf("key-value operations: %w", store.ErrUnsupported))
-				return
-			}
-			write, err := workload.ChunkWriter(kv)
-			if err != nil {
-				write = func(ctx context.Context, keys, vals [][]byte) error { // one Set at a time
-					for i, k := range keys {
-						if err := kv.Set(ctx, k, vals[i], 0); err != nil {
-							return err
-						}
-					}
-					return nil
-				}
-			}
-			var keys, vals [][]byte
-			for ch := int64(w); ch < chunks; ch += int64(conns) {
-				keys, vals = keys[:0], vals[:0]
-				for i := ch * populateChunk; i < min((ch+1)*populateChunk, rows); i++ {
-					keys = append(keys, workload.AppendKey(nil, p.KeyMode, p.Seed, i))
-					vals = append(vals, appendValue(nil, p.Seed, i, header{fillSize: p.sizeOf(i)}))
-				}
-				if err := write(ctx, keys, vals); err != nil {
-					fail(err)
-					return
-				}
-			}
-		})
-	}
-	wg.Wait()
-	return first
+	return nil
 }
 
 // clients opens n clients of the database and, when used, of the cache;
