@@ -157,7 +157,7 @@ func (q Quick) MarshalJSON() ([]byte, error) {
 			return nil, err
 		}
 	}
-	if err := remarshal(quickCommon(q.common()), &m); err != nil {
+	if err := remarshal(q.common(), &m); err != nil {
 		return nil, err
 	}
 	return json.Marshal(m)
