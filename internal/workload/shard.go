@@ -1,0 +1,93 @@
+package workload
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
+// MaxShards bounds a shard count: more client processes than this is a
+// cluster scheduler's job, and each merged shard's histograms (~200 KiB per
+// phase) must fit in one merge process.
+const MaxShards = 1024
+
+// Shard is one of Count equal parts of a run (run --shard Index/Count),
+// numbered from 1. The zero Shard is the whole run.
+type Shard struct {
+	Index int `json:"index"`
+	Count int `json:"count"`
+}
+
+// Whole reports whether s is the whole run (no --shard).
+func (s Shard) Whole() bool { return s.Count <= 1 }
+
+func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
+
+// ParseShard reads "I/N", 1 <= I <= N <= MaxShards.
+func ParseShard(text string) (Shard, error) {
+	i, n, ok := strings.Cut(text, "/")
+	index, errI := strconv.Atoi(strings.TrimSpace(i))
+	count, errN := strconv.Atoi(strings.TrimSpace(n))
+	if !ok || errI != nil || errN != nil {
+		return Shard{}, fmt.Errorf("%q: want I/N, e.g. 1/3 for the first of three shards", text)
+	}
+	s := Shard{Index: index, Count: count}
+	return s, s.Validate()
+}
+
+// Validate checks 1 <= Index <= Count <= MaxShards; the zero Shard is valid.
+func (s Shard) Validate() error {
+	if s == (Shard{}) {
+		return nil
+	}
+	if s.Count < 1 || s.Count > MaxShards {
+		return fmt.Errorf("%s: N must be 1 to %d (a merge holds every shard's histograms in memory)", s, MaxShards)
+	}
+	if s.Index < 1 || s.Index > s.Count {
+		return fmt.Errorf("%s: I must be 1 to %d (shards count from 1)", s, s.Count)
+	}
+	return nil
+}
+
+// Range is this shard's part of total items numbered 0..total-1: the
+// first item and how many. The parts are contiguous, disjoint and cover
+// total; they differ by at most one, the remainder going to the first
+// shards.
+func (s Shard) Range(total int64) (first, n int64) {
+	if s.Whole() {
+		return 0, total
+	}
+	count, index := int64(s.Count), int64(s.Index-1)
+	q, r := total/count, total%count
+	return index*q + min(index, r), q + boolInt(index < r)
+}
+
+func boolInt(b bool) int64 {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// Share is this shard's part of the load: its clients, its ops and warm-up
+// ops (Range's split) and its part of an open-loop rate (an exact N-th, so
+// the shards' rates add up to the whole). Durations are every shard's. A
+// share without a client is an error: the load is too small to split so.
+func (l Load) Share(s Shard) (Load, error) {
+	if s.Whole() {
+		return l, nil
+	}
+	whole := l
+	_, clients := s.Range(int64(whole.Clients))
+	l.Clients = int(clients)
+	_, l.Ops = s.Range(whole.Ops)
+	_, l.WarmupOps = s.Range(whole.WarmupOps)
+	l.Rate = whole.Rate / float64(s.Count)
+	if l.Clients < 1 {
+		return Load{}, fmt.Errorf("shard %s: the load has %d clients, fewer than %d shards: each shard needs one", s, whole.Clients, s.Count)
+	}
+	if whole.Ops > 0 && l.Ops < 1 {
+		return Load{}, fmt.Errorf("shard %s: the load has %d ops, fewer than %d shards: each shard needs one", s, whole.Ops, s.Count)
+	}
+	return l, nil
+}
