@@ -392,7 +392,7 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		if wl.Pipeline > 1 && !k.Batches {
 			return fail(fmt.Errorf("store %s cannot send several ops per round trip (pipeline, batch); drop it from this workload's targets", k.Name))
 		}
-		wcells, err := w.Spec.Cells(workload.Plan{Load: share, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others, Shard: s.Shard})
+		wcells, err := w.Spec.Cells(workload.Plan{Load: share, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others, Shard: s.Shard, Whole: wl})
 		if err != nil {
 			return fail(err)
 		}

@@ -58,10 +58,12 @@ type Plan struct {
 	// Keep: the run leaves the target's data in place (run --keep).
 	Keep bool
 	// Shard is the part of the run this process makes (run --shard); Load
-	// is its share already. A workload that writes keys of its own writes
-	// only the shard's part of them (Shard.Range), so shards never
-	// overwrite each other's keys.
+	// is its share already, of Whole, the run's whole load. A workload
+	// that writes keys of its own writes only the shard's part of them
+	// (Shard.Range, Part.WriteKey), so shards never overwrite each other's
+	// keys.
 	Shard Shard
+	Whole Load
 }
 
 // Staller is a Spec whose phases may have their server stopped for a while

@@ -91,3 +91,43 @@ func (l Load) Share(s Shard) (Load, error) {
 	}
 	return l, nil
 }
+
+// Part is a cell's place in a sharded run: its shard, and its workers'
+// numbers among the whole run's, so that the shards' workers draw the very
+// key and op streams the workers of one unsharded run would (worker n of
+// the whole run is worker n of exactly one shard).
+type Part struct {
+	Shard
+	FirstWorker int `json:"first_worker"` // the number of the shard's first worker in the whole run
+	Workers     int `json:"workers"`      // the whole run's workers
+}
+
+// Part is the shard's place among whole's clients; the zero Part for the
+// whole run.
+func (s Shard) Part(whole Load) Part {
+	if s.Whole() {
+		return Part{}
+	}
+	first, _ := s.Range(int64(whole.Clients))
+	return Part{Shard: s, FirstWorker: int(first), Workers: whole.Clients}
+}
+
+// Worker is the whole run's number of the shard's worker i, and the whole
+// run's worker count (local when the run is whole).
+func (p Part) Worker(i, local int) (n, of int) {
+	if p.Whole() {
+		return i, local
+	}
+	return p.FirstWorker + i, p.Workers
+}
+
+// WriteKey maps key i of [0, keys) into the shard's part of them
+// (Shard.Range), so that shards write disjoint keys: the keys it writes
+// keep their distribution's shape within the part, not its hot keys.
+func (p Part) WriteKey(i, keys int64) int64 {
+	if p.Whole() {
+		return i
+	}
+	first, n := p.Range(keys)
+	return first + i%max(n, 1)
+}

@@ -74,3 +74,57 @@ func TestParseShard(t *testing.T) {
 		}
 	}
 }
+
+// The shards' workers are numbered as the whole run's, each number once,
+// so together they draw the whole run's key and op streams.
+func TestPartNumbersWorkersAsTheWholeRun(t *testing.T) {
+	whole := Load{Clients: 7}
+	seen := map[int]bool{}
+	for i := 1; i <= 3; i++ {
+		s := Shard{Index: i, Count: 3}
+		share, err := whole.Share(s)
+		if err != nil {
+			t.Fatal(err)
+		}
+		part := s.Part(whole)
+		for w := range share.Clients {
+			n, of := part.Worker(w, share.Clients)
+			if of != 7 || seen[n] || n < 0 || n >= 7 {
+				t.Fatalf("shard %v worker %d is the whole run's %d of %d (seen: %v)", s, w, n, of, seen)
+			}
+			seen[n] = true
+		}
+	}
+	if len(seen) != 7 {
+		t.Fatalf("the shards' workers are %v of the whole run's 7", seen)
+	}
+	if n, of := (Part{}).Worker(2, 5); n != 2 || of != 5 {
+		t.Fatalf("an unsharded run's worker 2 of 5 is %d of %d", n, of)
+	}
+}
+
+// A shard writes only its own part of the keyspace, and the parts cover it.
+func TestPartWriteKeysAreDisjoint(t *testing.T) {
+	const keys = 1000
+	owner := map[int64]int{}
+	for i := 1; i <= 3; i++ {
+		part := Shard{Index: i, Count: 3}.Part(Load{Clients: 3})
+		first, n := part.Range(keys)
+		for k := range int64(keys) {
+			w := part.WriteKey(k, keys)
+			if w < first || w >= first+n {
+				t.Fatalf("shard %d/3 writes key %d (drawn %d) outside its part [%d, %d)", i, w, k, first, first+n)
+			}
+			if o, ok := owner[w]; ok && o != i {
+				t.Fatalf("key %d is written by shards %d and %d", w, o, i)
+			}
+			owner[w] = i
+		}
+	}
+	if len(owner) != keys {
+		t.Fatalf("the shards write %d keys of %d", len(owner), keys)
+	}
+	if (Part{}).WriteKey(999, keys) != 999 {
+		t.Fatal("an unsharded run must write the key it drew")
+	}
+}
