@@ -14,9 +14,13 @@ import (
 )
 
 // MergeTolerance is how far apart the shards' measured starts of one phase
-// may lie before Merge warns: beyond it the shards did not really run
-// together (a missing --start-at, a slow server start), and the merged
-// throughput, over the union of their windows, is lower than while all ran.
+// may lie before Merge warns, and how far apart their windows may lie
+// before it refuses: beyond it the shards did not really run together (a
+// missing --start-at, a slow server start, shards drifting apart over
+// cells of counted ops), and the merged throughput, over the union of
+// their windows, is lower than while all ran. Within it, a gap between
+// two short windows (a counted phase of a few milliseconds) is below what
+// two hosts' clocks and the barrier can promise.
 const MergeTolerance = time.Second
 
 // Shards are the results of one run's shards, each with the name it was
@@ -61,6 +65,9 @@ func Merge(in Shards) (*Result, []string, error) {
 	}
 	out.Environment.Hostname = strings.Join(hosts, ",")
 	var warnings []string
+	if w := clockWarning(byIndex, len(hosts)); w != "" {
+		warnings = append(warnings, w)
+	}
 	for ci := range first.Cells {
 		cells := make([]*Cell, len(byIndex))
 		for i, r := range byIndex {
@@ -127,6 +134,25 @@ func checkShards(in Shards) ([]*Result, error) {
 		}
 	}
 	return byIndex, nil
+}
+
+// clockWarning says when shards on several hosts had a clock no daemon
+// disciplined: their seconds may then be apart by more than the barrier's
+// precision, and the series' alignment with them.
+func clockWarning(shards []*Result, hosts int) string {
+	if hosts < 2 {
+		return "" // one clock: the shards' instants compare exactly
+	}
+	var unsynced []string
+	for _, r := range shards {
+		if c := r.Shard.Clock; c == nil || !c.Synchronized {
+			unsynced = append(unsynced, fmt.Sprintf("%d (%s)", r.Shard.Index, r.Environment.Hostname))
+		}
+	}
+	if len(unsynced) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("shards on several hosts, and the clock of shard %s is not known to be synchronized (NTP): --start-at and the per-second series align only as well as the clocks agree", strings.Join(unsynced, ", "))
 }
 
 func sameInstant(a, b *time.Time) bool {
@@ -340,8 +366,9 @@ func window(ps []*metrics.Phase) (from, to time.Time, aligned bool) {
 
 func seconds(s float64) time.Duration { return time.Duration(s * float64(time.Second)) }
 
-// checkOverlap refuses shards whose measured windows have no instant in
-// common: they did not run together, so their sum is no run's figure.
+// checkOverlap refuses shards whose measured windows lie more than
+// MergeTolerance apart: they did not run together, so their sum is no
+// run's figure.
 func checkOverlap(ps []*metrics.Phase) error {
 	latestStart, earliestEnd := ps[0].Start, ps[0].Start.Add(seconds(ps[0].DurationS))
 	for _, p := range ps[1:] {
@@ -352,8 +379,8 @@ func checkOverlap(ps []*metrics.Phase) error {
 			earliestEnd = end
 		}
 	}
-	if !latestStart.Before(earliestEnd) {
-		return fmt.Errorf("the shards' measured windows do not overlap (one ended %s, another began %s): start the shards together, with one --start-at", earliestEnd.Format(time.RFC3339Nano), latestStart.Format(time.RFC3339Nano))
+	if latestStart.Sub(earliestEnd) > MergeTolerance {
+		return fmt.Errorf("the shards' measured windows do not overlap (one ended %s, another began %s, more than %v later): start the shards together, with one --start-at", earliestEnd.Format(time.RFC3339Nano), latestStart.Format(time.RFC3339Nano), MergeTolerance)
 	}
 	return nil
 }

@@ -32,7 +32,7 @@ func ParseShard(text string) (Shard, error) {
 		return Shard{}, fmt.Errorf("%q: want I/N, e.g. 1/3 for the first of three shards", text)
 	}
 	s := Shard{Index: index, Count: count}
-	return s, s.Validate()
+	return s, s.check() // "0/0" is no shard, though the zero Shard is the whole run
 }
 
 // Validate checks 1 <= Index <= Count <= MaxShards; the zero Shard is valid.
@@ -40,6 +40,10 @@ func (s Shard) Validate() error {
 	if s == (Shard{}) {
 		return nil
 	}
+	return s.check()
+}
+
+func (s Shard) check() error {
 	if s.Count < 1 || s.Count > MaxShards {
 		return fmt.Errorf("%s: N must be 1 to %d (a merge holds every shard's histograms in memory)", s, MaxShards)
 	}

@@ -68,7 +68,7 @@ func TestParseShard(t *testing.T) {
 			t.Errorf("ParseShard(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"0/3", "4/3", "1/0", "1/1025", "a/b", "1", "", "-1/2", "1/2/3"} {
+	for _, in := range []string{"0/3", "4/3", "1/0", "1/1025", "a/b", "1", "", "-1/2", "1/2/3", "0/0"} {
 		if _, err := ParseShard(in); err == nil {
 			t.Errorf("ParseShard(%q): want an error", in)
 		}
