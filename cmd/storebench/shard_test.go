@@ -288,3 +288,9 @@ func TestShardFlagsAreChecked(t *testing.T) {
 		})
 	}
 }
+
+// TestShardRefusedWhereMergeCannotAdd: a workload with a summary of its
+// own (payments, sessions, …) cannot be split into shards.
+func TestShardRefusedWhereMergeCannotAdd(t *testing.T) {
+	refusesBadInput(t, nil, []string{"run", "hotkey", "--stores", "memory", "--shard", "1/2"}, []string{"hotkey cannot run in shards"})
+}

@@ -355,6 +355,9 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		st := w.Stall.Target()
 		stall = &st
 	}
+	if _, ok := w.Spec.(workload.Sharder); !ok && !s.Shard.Whole() {
+		return fail(fmt.Errorf("%s cannot run in shards (--shard): only kv, mix and throughput split their keys and add up in storebench merge", w.Label()))
+	}
 	// The whole load is validated above; each shard runs its share of it.
 	share, err := wl.Share(s.Shard)
 	if err != nil {

@@ -78,6 +78,14 @@ type Target struct {
 	Kind target.Kind
 }
 
+// Sharder is a Spec whose cells run their part of a sharded run (run
+// --shard): each shard takes its share of the load and writes only its
+// part of the keys (Plan.Shard), and its phases add up in storebench
+// merge. Other workloads refuse --shard before any work.
+type Sharder interface {
+	Shards()
+}
+
 // Keeper is a Spec that asks to keep the target's data after the run
 // (payments' keep), which only a target by URL allows.
 type Keeper interface {

@@ -48,3 +48,6 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 
 // Stalls: its phases can have their server stopped (a scenario's stall).
 func (*Spec) Stalls() {}
+
+// Shards: a shard writes its part of the keys (run --shard).
+func (*Spec) Shards() {}
