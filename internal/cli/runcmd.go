@@ -43,7 +43,7 @@ func (a *App) runOptions(cmd *cobra.Command, suite string, f runFlags) run.Optio
 	o := run.Options{
 		Suite: suite, Quick: f.quick, Out: f.out, DataDir: f.dataDir,
 		ServerCPUs: f.serverCPUs, ClientCPUs: f.clientCPUs,
-		Keep: f.keep, FailFast: f.failFast, NetMechanism: f.netMechanism, ServerBins: f.serverBins,
+		Keep: f.keep, FailFast: f.failFast, NetMechanism: f.netMechanism, ServerBins: f.serverBins, Shard: f.shard, StartAt: f.start,
 		Command: os.Args, Version: a.Version, Commit: a.Commit,
 	}
 	if cmd.Flags().Changed("repeat") {

@@ -189,6 +189,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 	}
 	meta := metrics.Meta{
 		Name:           cfg.Name,
+		Start:          e.t0,
 		Duration:       end.Sub(e.t0),
 		WarmupDuration: e.t0.Sub(runStart),
 		WarmupOps:      warmOps,

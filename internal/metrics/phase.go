@@ -27,6 +27,11 @@ type Phase struct {
 	// DurationS is the measured time, warm-up excluded: from the common start
 	// of the workers to the end of the last measured operation.
 	DurationS float64 `json:"duration_s"`
+	// Start is the wall-clock instant of the measured start (UTC): the
+	// origin of Series' seconds, so shards of one run (run --shard) can be
+	// aligned by wall clock when merged. Zero when the phase was not timed
+	// by the engine.
+	Start time.Time `json:"start,omitzero"`
 	// OpsPerCall is how many operations one timed call carries: a pipeline
 	// or multi-get of that depth. Ops and throughput count operations; the
 	// latency figures and the histogram are per call. Omitted when 1.
@@ -209,6 +214,7 @@ type OpenLoop struct {
 // Meta is what Merge cannot know from the recorders.
 type Meta struct {
 	Name           string
+	Start          time.Time     // wall clock at the measured start
 	Duration       time.Duration // measured, warm-up excluded
 	WarmupDuration time.Duration
 	WarmupOps      int64
@@ -268,23 +274,10 @@ func Merge(recs []*Recorder, m Meta) Phase {
 		}
 	}
 	if ok := h.TotalCount(); ok > 0 {
-		// A percentile is its bucket's highest equivalent value, which can lie
-		// above the exact max (or below the exact min): clamp so no table
-		// shows a p99.9 greater than the max.
-		q := func(pct float64) float64 { return us(min(max(h.ValueAtQuantile(pct), minNs), maxNs)) }
-		p.LatencyUs = Latency{
-			P50:    q(50),
-			P90:    q(90),
-			P99:    q(99),
-			P999:   q(99.9),
-			Max:    us(maxNs),
-			Mean:   us(sum) / float64(ok),
-			Min:    us(minNs),
-			Stddev: h.StdDev() / 1e3,
-		}
+		p.LatencyUs = LatencyOf(h, minNs, maxNs, us(sum)/float64(ok))
 	}
-	if enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase); err == nil {
-		p.Histogram = string(enc)
+	if enc, err := EncodeHistogram(h); err == nil {
+		p.Histogram = enc
 	} else {
 		p.Warnings = append(p.Warnings, "histogram not encoded: "+err.Error())
 	}
@@ -293,6 +286,9 @@ func Merge(recs []*Recorder, m Meta) Phase {
 	}
 
 	p.DurationS = m.Duration.Seconds()
+	if !m.Start.IsZero() {
+		p.Start = m.Start.UTC().Round(0) // the wall clock only: no monotonic reading in a result
+	}
 	if m.OpsPerCall > 1 {
 		p.OpsPerCall = m.OpsPerCall
 		p.Ops *= int64(m.OpsPerCall)
@@ -333,6 +329,26 @@ func MergeByOp(names []string, recs [][]*Recorder, m Meta) map[string]OpFigures 
 		out[name] = OpFigures{Ops: p.Ops, Errors: p.Errors, ThroughputOpsS: p.ThroughputOpsS, LatencyUs: p.LatencyUs, Histogram: p.Histogram}
 	}
 	return out
+}
+
+// LatencyOf is the latency figures of a non-empty histogram of
+// nanoseconds, given its exact min and max (ns) and mean (µs), which a
+// histogram only approximates.
+func LatencyOf(h *hdr.Histogram, minNs, maxNs int64, meanUs float64) Latency {
+	// A percentile is its bucket's highest equivalent value, which can lie
+	// above the exact max (or below the exact min): clamp so no table
+	// shows a p99.9 greater than the max.
+	q := func(pct float64) float64 { return us(min(max(h.ValueAtQuantile(pct), minNs), maxNs)) }
+	return Latency{
+		P50: q(50), P90: q(90), P99: q(99), P999: q(99.9),
+		Max: us(maxNs), Mean: meanUs, Min: us(minNs), Stddev: h.StdDev() / 1e3,
+	}
+}
+
+// EncodeHistogram encodes a histogram as Phase.Histogram is.
+func EncodeHistogram(h *hdr.Histogram) (string, error) {
+	enc, err := h.Encode(hdr.V2CompressedEncodingCookieBase)
+	return string(enc), err
 }
 
 // DecodeHistogram decodes Phase.Histogram. Values are in nanoseconds.

@@ -33,6 +33,9 @@ func Text(w io.Writer, r *result.Result) {
 	if n := RepeatNote(r); n != "" {
 		fmt.Fprintln(w, n)
 	}
+	for _, n := range MergeNotes(r) {
+		fmt.Fprintln(w, n)
+	}
 	kvTables(w, r)
 	cellTable(w, r)
 	ByOpText(w, r)
@@ -236,6 +239,16 @@ func RepeatNote(r *result.Result) string {
 		return ""
 	}
 	return fmt.Sprintf("each cell ran %d times, in rounds over each target's cells: the summary tables show the median repeat, the cells table and per-target tables every repeat (#1…#%d); storebench compare takes their range as a run's spread", r.Repeat, r.Repeat)
+}
+
+// MergeNotes are a merged result's notes (storebench merge: how many
+// shards, and its warnings), which the text report puts at its top; none
+// for other results, whose notes the text report leaves to the others.
+func MergeNotes(r *result.Result) []string {
+	if r.Shard == nil || r.Shard.Index != 0 {
+		return nil
+	}
+	return r.Notes
 }
 
 // rowName is a cell's target as a table row names it, with its round in a

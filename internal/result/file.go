@@ -79,3 +79,22 @@ func explain(err error) error {
 	}
 	return err
 }
+
+// WriteNew writes r as dir/result.json, making dir if needed; it refuses a
+// dir that holds a result already, since a result is never replaced.
+func WriteNew(dir string, r *Result) (string, error) {
+	path := filepath.Join(dir, "result.json")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return "", explain(err)
+	}
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+	if err != nil {
+		if errors.Is(err, os.ErrExist) {
+			return "", fmt.Errorf("%s exists: a result is never replaced, give another directory", path)
+		}
+		return "", explain(err)
+	}
+	f.Close() // claims the name; the content goes in atomically
+	w := &Writer{path: path, r: r}
+	return path, w.flush()
+}

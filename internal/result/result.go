@@ -56,7 +56,10 @@ type Result struct {
 	Quick       bool        `json:"quick,omitempty"`
 	// Repeat is how many times each cell ran (--repeat), when more than
 	// once: its repeats share the cell id, and tables show the median one.
-	Repeat  int       `json:"repeat,omitempty"`
+	Repeat int `json:"repeat,omitempty"`
+	// Shard is set when the run is one of several processes' parts of one
+	// run (run --shard), or a merge of them (storebench merge).
+	Shard   *Shard    `json:"shard,omitempty"`
 	Targets []Target  `json:"targets"`
 	Skipped []Skipped `json:"skipped,omitempty"`
 	Cells   []Cell    `json:"cells"`

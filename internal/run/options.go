@@ -40,6 +40,15 @@ type Options struct {
 	FailFast     bool   // stop at the first failed cell
 	NetMechanism string // how a network is made: auto, netem or proxy ("" is auto)
 
+	// Shard runs the I-th of N equal parts of the scenario (--shard I/N,
+	// workload.ParseShard); "" runs it whole.
+	Shard string
+	// StartAt, when set, is the RFC 3339 wall-clock instant the run waits
+	// for after starting its first target, before its first cell
+	// (--start-at): shards started apart begin measuring together, without
+	// a coordinator.
+	StartAt string
+
 	Command         []string // the command line, recorded with its passwords redacted
 	Version, Commit string   // storebench's build, recorded
 }

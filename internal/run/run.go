@@ -42,6 +42,8 @@ type Plan struct {
 	clientCPUs     []int
 	mechanism      netem.Mechanism
 	serverBins     map[server.Kind]string // --server-bin
+	shard          workload.Shard         // --shard
+	startAt        time.Time              // --start-at
 }
 
 // NewPlan checks everything a run is given (the scenario, the options, the
@@ -50,6 +52,11 @@ type Plan struct {
 // It completes s with its defaults.
 func NewPlan(ctx context.Context, reg target.Registry, types workload.Registry, s *scenario.Scenario, opts Options) (*Plan, error) {
 	s.Defaults()
+	shard, startAt, err := opts.shardFlags(time.Now())
+	if err != nil {
+		return nil, err
+	}
+	s.Shard = shard
 	resolved, err := s.Resolve(reg, types, opts.Keep || s.Keep)
 	if err != nil {
 		return nil, asInput(err)
@@ -59,7 +66,7 @@ func NewPlan(ctx context.Context, reg target.Registry, types workload.Registry, 
 	if err != nil {
 		return nil, err
 	}
-	p := &Plan{reg: reg, s: s, opts: opts, repeat: repeat}
+	p := &Plan{reg: reg, s: s, opts: opts, repeat: repeat, shard: shard, startAt: startAt}
 	p.server = pickCPUs(opts.ServerCPUs, "--server-cpus", s.ServerCPUs, "server_cpus", s.Source)
 	p.client = pickCPUs(opts.ClientCPUs, "--client-cpus", s.ClientCPUs, "client_cpus", s.Source)
 	if _, err := p.server.cpus(); err != nil {
@@ -137,7 +144,7 @@ func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 
 	obs.Begin(p.Cells())
 	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep, ServerBins: p.serverBins}
-	failed := runCells(ctx, p.reg, p.cells, w, args, obs, p.opts.FailFast)
+	failed := runCells(ctx, p.reg, p.cells, w, args, obs, p.opts.FailFast, &barrier{at: p.startAt})
 	return p.finish(ctx, w, failed)
 }
 
@@ -153,6 +160,7 @@ func (p *Plan) newResult(started time.Time) *result.Result {
 	if p.repeat > 1 {
 		res.Repeat = p.repeat
 	}
+	res.Shard = p.shardRecord(res.Environment.Hostname)
 	return res
 }
 
@@ -204,7 +212,7 @@ func writeHTMLReport(r *result.Result, dir string) (string, error) {
 // failed. A managed server that dies is recorded in its cell, and the next
 // cell of that target gets a fresh server; with failFast the run stops at
 // the first failed cell.
-func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, obs Observer, failFast bool) int {
+func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, obs Observer, failFast bool, start *barrier) int {
 	logf := obs.Logf
 	failed := 0
 	var inst *target.Instance
@@ -259,6 +267,9 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 				break
 			}
 			continue
+		}
+		if !start.wait(ctx, w, logf) {
+			break
 		}
 		obs.CellStarted(k)
 		rc := runCell(ctx, inst, c, obs.Second, companionStarter(reg, args, obs, w))

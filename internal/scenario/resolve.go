@@ -355,6 +355,14 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		st := w.Stall.Target()
 		stall = &st
 	}
+	if _, ok := w.Spec.(workload.Sharder); !ok && !s.Shard.Whole() {
+		return fail(fmt.Errorf("%s cannot run in shards (--shard): only kv, mix and throughput split their keys and add up in storebench merge", w.Label()))
+	}
+	// The whole load is validated above; each shard runs its share of it.
+	share, err := wl.Share(s.Shard)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %v", w.Label(), err))
+	}
 	for _, name := range w.Targets {
 		if !slices.ContainsFunc(s.Targets, func(t Target) bool { return t.Spec.Label() == name }) {
 			return fail(fmt.Errorf("workload %s names target %q, which the scenario does not have", w.Label(), name))
@@ -387,7 +395,7 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		if wl.Pipeline > 1 && !k.Batches {
 			return fail(fmt.Errorf("store %s cannot send several ops per round trip (pipeline, batch); drop it from this workload's targets", k.Name))
 		}
-		wcells, err := w.Spec.Cells(workload.Plan{Load: wl, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others})
+		wcells, err := w.Spec.Cells(workload.Plan{Load: share, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others, Shard: s.Shard, Whole: wl})
 		if err != nil {
 			return fail(err)
 		}

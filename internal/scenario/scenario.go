@@ -48,6 +48,10 @@ type Scenario struct {
 	// Keep leaves every target's data in place after the run (run --keep):
 	// targets named by URL only.
 	Keep bool `yaml:"keep,omitempty" json:"keep,omitempty"`
+	// Shard runs one of N equal parts of the scenario (run --shard): each
+	// workload's load is its share (workload.Load.Share). Not a field of
+	// the file: every shard runs the same file.
+	Shard workload.Shard `yaml:"-" json:"-"`
 	// Quick replaces parts of the scenario under --quick: a smaller run of the same shape.
 	Quick *Quick `yaml:"quick,omitempty" json:"quick,omitempty"`
 	// Article is the published experiment a suite reproduces.

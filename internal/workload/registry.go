@@ -57,6 +57,13 @@ type Plan struct {
 	Others map[string]Target
 	// Keep: the run leaves the target's data in place (run --keep).
 	Keep bool
+	// Shard is the part of the run this process makes (run --shard); Load
+	// is its share already, of Whole, the run's whole load. A workload
+	// that writes keys of its own writes only the shard's part of them
+	// (Shard.Range, Part.WriteKey), so shards never overwrite each other's
+	// keys.
+	Shard Shard
+	Whole Load
 }
 
 // Staller is a Spec whose phases may have their server stopped for a while
@@ -69,6 +76,14 @@ type Staller interface {
 type Target struct {
 	Spec target.Spec
 	Kind target.Kind
+}
+
+// Sharder is a Spec whose cells run their part of a sharded run (run
+// --shard): each shard takes its share of the load and writes only its
+// part of the keys (Plan.Shard), and its phases add up in storebench
+// merge. Other workloads refuse --shard before any work.
+type Sharder interface {
+	Shards()
 }
 
 // Keeper is a Spec that asks to keep the target's data after the run

@@ -31,6 +31,20 @@ type Params struct {
 	// keys per call (see the package doc). Keys must be a multiple of N;
 	// an N above Keys is lowered to Keys.
 	Batch int `json:"batch,omitempty"`
+	// Shard is the part of the keys this process writes and reads back
+	// (run --shard): Keys stays the whole run's count.
+	Shard workload.Shard `json:"shard,omitzero"`
+}
+
+// keyRange is the keys this cell writes and reads: all of them, or the
+// shard's part, in whole chunks when writing in batches.
+func (p Params) keyRange() (first, n int64) {
+	if p.Batch > 0 {
+		c := p.chunk()
+		first, n = p.Shard.Range(p.Keys / c)
+		return first * c, n * c
+	}
+	return p.Shard.Range(p.Keys)
 }
 
 // Validate rejects impossible parameters before any work starts.
@@ -120,7 +134,8 @@ func Write(ctx context.Context, clients []store.KV, p Params, h Hooks) (metrics.
 	for i, c := range clients {
 		writers[i] = &writer{kv: c, p: p, key: make([]byte, 0, 32), val: make([]byte, 0, p.ValueSize)}
 	}
-	return load.Run(ctx, phaseConfig("write", p.Keys, 0, clients, h), writers)
+	_, n := p.keyRange()
+	return load.Run(ctx, phaseConfig("write", n, 0, clients, h), writers)
 }
 
 func writeChunks(ctx context.Context, clients []store.KV, p Params, h Hooks) (metrics.Phase, error) {
@@ -140,7 +155,8 @@ func writeChunks(ctx context.Context, clients []store.KV, p Params, h Hooks) (me
 			keys: make([][]byte, n), vals: make([][]byte, n),
 		}
 	}
-	cfg := phaseConfig("write", p.Keys/n, 0, clients, h)
+	_, keys := p.keyRange()
+	cfg := phaseConfig("write", keys/n, 0, clients, h)
 	cfg.OpsPerCall = int(n)
 	return load.Run(ctx, cfg, writers)
 }
@@ -157,7 +173,8 @@ type chunkWriter struct {
 func (w *chunkWriter) Do(ctx context.Context, seq int64) error {
 	// buf has room for the whole chunk, so the slices below never move.
 	w.buf = w.buf[:0]
-	first := seq * w.n
+	first, _ := w.p.keyRange()
+	first += seq * w.n
 	for i := range w.n {
 		at := len(w.buf)
 		w.buf = workload.AppendKey(w.buf, w.p.KeyMode, w.p.Seed, first+i)
@@ -176,7 +193,8 @@ func Read(ctx context.Context, clients []store.KV, p Params, h Hooks) (metrics.P
 		readers[i] = &reader{kv: c, p: p, key: make([]byte, 0, 32), want: make([]byte, 0, p.ValueSize), got: make([]byte, 0, p.ValueSize)}
 	}
 	// Warm-up reads re-read the first keys; every key is still read in the measured part.
-	return load.Run(ctx, phaseConfig("read", p.Keys, min(p.WarmupOps, p.Keys), clients, h), readers)
+	_, n := p.keyRange()
+	return load.Run(ctx, phaseConfig("read", n, min(p.WarmupOps, n), clients, h), readers)
 }
 
 func phaseConfig(name string, ops, warmup int64, clients []store.KV, h Hooks) load.Config {
@@ -200,8 +218,10 @@ type writer struct {
 }
 
 func (w *writer) Do(ctx context.Context, seq int64) error {
-	w.key = workload.AppendKey(w.key[:0], w.p.KeyMode, w.p.Seed, seq)
-	w.val = workload.AppendValue(w.val[:0], w.p.Seed, seq, 0, w.p.ValueSize)
+	first, _ := w.p.keyRange()
+	i := first + seq
+	w.key = workload.AppendKey(w.key[:0], w.p.KeyMode, w.p.Seed, i)
+	w.val = workload.AppendValue(w.val[:0], w.p.Seed, i, 0, w.p.ValueSize)
 	return w.kv.Set(ctx, w.key, w.val, 0)
 }
 
@@ -215,7 +235,8 @@ type reader struct {
 }
 
 func (r *reader) Do(ctx context.Context, seq int64) error {
-	idx := seq % r.p.Keys // warm-up reads wrap round to the first keys
+	first, n := r.p.keyRange()
+	idx := first + seq%n // warm-up reads wrap round to the shard's first keys
 	r.key = workload.AppendKey(r.key[:0], r.p.KeyMode, r.p.Seed, idx)
 	got, ok, err := r.kv.Get(ctx, r.key, r.got[:0])
 	if err != nil {

@@ -3,6 +3,7 @@ package kv
 import (
 	"context"
 	"errors"
+	"fmt"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
 
@@ -61,6 +62,10 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	var cells []workload.Cell
 	for _, n := range s.Keys {
 		params := s.params(n, p.Load, p.Seed)
+		params.Shard = p.Shard
+		if _, share := params.keyRange(); share < 1 {
+			return nil, fmt.Errorf("kv: %d keys cannot be split into %d shards: each shard needs a key (a chunk with batch)", n, p.Shard.Count)
+		}
 		c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
 			return Run(ctx, st, params, h)
 		})
@@ -69,3 +74,6 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	}
 	return cells, nil
 }
+
+// Shards: a shard writes its part of the keys (run --shard).
+func (*Spec) Shards() {}

@@ -71,6 +71,10 @@ type Params struct {
 	// Load: Clients default 50; Ops default 100000 when neither Ops nor
 	// Duration is given. Pipeline is not supported.
 	Load workload.Load `json:"load"`
+	// Part is the cell's place in a sharded run (run --shard): its workers
+	// draw the whole run's streams for their numbers, and its sets go to
+	// its own part of the keyspace.
+	Part workload.Part `json:"shard,omitzero"`
 }
 
 // Ratio returns p's read ratio, or the default when unset.
@@ -168,7 +172,8 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 func measure(ctx context.Context, clients []store.KV, p Params, sp *keydist.Space, h workload.Hooks) (metrics.Phase, error) {
 	workers := make([]load.Worker, len(clients))
 	for i, c := range clients {
-		workers[i] = newWorker(c, p, i, sp.Gen(p.Seed, uint64(i), i, len(clients)))
+		n, of := p.Part.Worker(i, len(clients))
+		workers[i] = newWorker(c, p, n, sp.Gen(p.Seed, uint64(n), n, of))
 	}
 	cfg := p.Load.Config(PhaseMix)
 	cfg.Kinds = Kinds
@@ -187,6 +192,8 @@ type worker struct {
 	seed  uint64
 	size  int
 	kind  int // of the last op, for the engine
+	part  workload.Part
+	keyN  int64 // the keyspace's size
 
 	key, val, got []byte
 }
@@ -198,7 +205,7 @@ const opStreams = 1 << 62
 func newWorker(kv store.KV, p Params, n int, keys keydist.Gen) *worker {
 	return &worker{
 		kv: kv, keys: keys, ops: keydist.NewRand(p.Seed, opStreams+uint64(n)), reads: p.Ratio(),
-		mode: p.KeyMode, seed: p.Seed, size: p.ValueSize,
+		mode: p.KeyMode, seed: p.Seed, size: p.ValueSize, part: p.Part, keyN: p.Keys,
 		key: make([]byte, 0, 32), val: make([]byte, 0, p.ValueSize), got: make([]byte, 0, p.ValueSize),
 	}
 }
@@ -208,12 +215,15 @@ func (w *worker) Kind() int { return w.kind }
 
 func (w *worker) Do(ctx context.Context, _ int64) error {
 	i := w.keys.Next()
-	w.key = workload.AppendKey(w.key[:0], w.mode, w.seed, i)
-	w.val = workload.AppendValue(w.val[:0], w.seed, i, 0, w.size)
 	if w.ops.Float64() >= w.reads { // ratio 1: always below; 0: never
 		w.kind = kindSet
+		i = w.part.WriteKey(i, w.keyN)
+		w.key = workload.AppendKey(w.key[:0], w.mode, w.seed, i)
+		w.val = workload.AppendValue(w.val[:0], w.seed, i, 0, w.size)
 		return w.kv.Set(ctx, w.key, w.val, 0)
 	}
+	w.key = workload.AppendKey(w.key[:0], w.mode, w.seed, i)
+	w.val = workload.AppendValue(w.val[:0], w.seed, i, 0, w.size)
 	w.kind = kindGet
 	got, ok, err := w.kv.Get(ctx, w.key, w.got[:0])
 	w.got = got

@@ -38,6 +38,7 @@ func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.params(l,
 
 func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	params := s.params(p.Load, p.Seed)
+	params.Part = p.Shard.Part(p.Whole)
 	c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
 		return Run(ctx, st, params, h)
 	})
@@ -47,3 +48,6 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 
 // Stalls: its phases can have their server stopped (a scenario's stall).
 func (*Spec) Stalls() {}
+
+// Shards: a shard writes its part of the keys (run --shard).
+func (*Spec) Shards() {}

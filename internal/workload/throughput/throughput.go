@@ -59,6 +59,10 @@ type Params struct {
 	// Load: Clients default 50; Ops default 100000 per phase when neither
 	// Ops nor Duration is given.
 	Load workload.Load `json:"load"`
+	// Part is the cell's place in a sharded run (run --shard): its workers
+	// draw the whole run's streams for their numbers, and its sets go to
+	// its own part of the keyspace.
+	Part workload.Part `json:"shard,omitzero"`
 }
 
 // WithDefaults returns p with every zero field set to its default and the
@@ -155,7 +159,8 @@ func runPhase(ctx context.Context, clients []store.KV, p Params, op string, n in
 	}
 	workers := make([]load.Worker, len(clients))
 	for i, c := range clients {
-		workers[i] = newWorker(c, p, op == OpGet, sp.Gen(p.Seed, workerID(n, i), i, len(clients)))
+		w, of := p.Part.Worker(i, len(clients))
+		workers[i] = newWorker(c, p, op == OpGet, sp.Gen(p.Seed, workerID(n, w), w, of))
 	}
 	cfg := p.Load.Config(op)
 	cfg.ClientIO = workload.ClientIO(clients)
@@ -185,6 +190,8 @@ type worker struct {
 	seed  uint64
 	size  int
 	dist  keydist.Gen // uniform over the keyspace
+	part  workload.Part
+	keyN  int64 // the keyspace's size
 
 	key, val, got []byte // depth 1
 
@@ -197,7 +204,7 @@ type worker struct {
 
 func newWorker(kv store.KV, p Params, get bool, keys keydist.Gen) *worker {
 	w := &worker{
-		kv: kv, get: get, depth: p.Load.Depth(), mode: p.KeyMode, seed: p.Seed, size: p.ValueSize, dist: keys,
+		kv: kv, get: get, depth: p.Load.Depth(), mode: p.KeyMode, seed: p.Seed, size: p.ValueSize, dist: keys, part: p.Part, keyN: p.Keys,
 		key: make([]byte, 0, 32), val: make([]byte, 0, p.ValueSize), got: make([]byte, 0, p.ValueSize),
 	}
 	if w.depth > 1 {
@@ -219,7 +226,7 @@ func (w *worker) Do(ctx context.Context, _ int64) error {
 	if w.depth > 1 {
 		return w.doBatch(ctx)
 	}
-	i := w.dist.Next()
+	i := w.next()
 	w.key = workload.AppendKey(w.key[:0], w.mode, w.seed, i)
 	w.val = workload.AppendValue(w.val[:0], w.seed, i, 0, w.size)
 	if !w.get {
@@ -233,11 +240,21 @@ func (w *worker) Do(ctx context.Context, _ int64) error {
 	return workload.CheckRead(w.key, got, ok, w.val)
 }
 
+// next is the key of the next op: a set's in the shard's own part of the
+// keyspace, so shards write disjoint keys.
+func (w *worker) next() int64 {
+	i := w.dist.Next()
+	if !w.get {
+		i = w.part.WriteKey(i, w.keyN)
+	}
+	return i
+}
+
 func (w *worker) doBatch(ctx context.Context) error {
 	// buf has room for the whole batch, so the slices below never move.
 	w.buf = w.buf[:0]
 	for j := range w.depth {
-		i := w.dist.Next()
+		i := w.next()
 		w.idx[j] = i
 		at := len(w.buf)
 		w.buf = workload.AppendKey(w.buf, w.mode, w.seed, i)
