@@ -52,7 +52,7 @@ func runShards(t *testing.T) []string {
 	for i := range 2 {
 		wg.Go(func() {
 			out := filepath.Join(dir, fmt.Sprintf("shard%d", i+1))
-			cmd := exec.Command(bin, "run", scen, "--shard", fmt.Sprintf("%d/2", i+1), "--start-at", startAt, "--out", out, "--client-cpus", "none", "--server-cpus", "none")
+			cmd := exec.Command(bin, "run", scen, "--shard", fmt.Sprintf("%d/2", i), "--start-at", startAt, "--out", out, "--client-cpus", "none", "--server-cpus", "none")
 			var so, se bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &so, &se
 			if err := cmd.Run(); err != nil {
@@ -99,7 +99,7 @@ func TestShardsMerge(t *testing.T) {
 			t.Fatal(err)
 		}
 		shards[i] = r
-		if r.Shard == nil || r.Shard.Index != i+1 || r.Shard.Count != 2 || r.Shard.StartAt == nil || r.Shard.Released == nil || r.Shard.Host == "" {
+		if r.Shard == nil || r.Shard.Index != i || r.Shard.Count != 2 || r.Shard.StartAt == nil || r.Shard.Released == nil || r.Shard.Host == "" {
 			t.Fatalf("shard %d's result records %+v, want index, count, host, start-at and release", i+1, r.Shard)
 		}
 		if r.Shard.Released.Before(*r.Shard.StartAt) {
@@ -251,10 +251,10 @@ func TestMergeRefusesWhatIsNotOneRun(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{"one shard twice", []string{paths[0], paths[0]}, []string{"shard 1/2 is given twice"}},
-		{"a shard missing", []string{paths[0]}, []string{"shard 2/2 is missing"}},
+		{"one shard twice", []string{paths[0], paths[0]}, []string{"shard 0/2 is given twice"}},
+		{"a shard missing", []string{paths[0]}, []string{"shard 1/2 is missing"}},
 		{"another seed", []string{paths[0], otherSeed}, []string{"seed 8", "not the shards of one run"}},
-		{"another shard count", []string{paths[0], otherCount}, []string{"shard 2/3", "not the shards of one run"}},
+		{"another shard count", []string{paths[0], otherCount}, []string{"shard 1/3", "not the shards of one run"}},
 		{"windows apart", []string{paths[0], late}, []string{"do not overlap"}},
 		{"not a shard", []string{paths[0], whole}, []string{"is not a shard of a run"}},
 		{"no output dir", []string{paths[0], paths[1], "--out", ""}, []string{"give -o DIR"}},
@@ -274,11 +274,11 @@ func TestShardFlagsAreChecked(t *testing.T) {
 		args []string
 		want []string
 	}{
-		{[]string{"--shard", "0/2"}, []string{"--shard", "0/2", "I must be 1 to 2"}},
-		{[]string{"--shard", "3/2"}, []string{"--shard", "3/2", "I must be 1 to 2"}},
+		{[]string{"--shard", "-1/2"}, []string{"--shard", "-1/2", "I must be 0 to 1"}},
+		{[]string{"--shard", "2/2"}, []string{"--shard", "2/2", "I must be 0 to 1"}},
 		{[]string{"--shard", "1/1025"}, []string{"--shard", "N must be 1 to 1024"}},
 		{[]string{"--shard", "half"}, []string{"--shard", "want I/N"}},
-		{[]string{"--shard", "2/2", "--clients", "1"}, []string{"1 clients, fewer than 2 shards"}},
+		{[]string{"--shard", "1/2", "--clients", "1"}, []string{"1 clients, fewer than 2 shards"}},
 		{[]string{"--start-at", past}, []string{"--start-at", "in the past"}},
 		{[]string{"--start-at", far}, []string{"--start-at", "more than 24h0m0s ahead"}},
 		{[]string{"--start-at", "tomorrow"}, []string{"--start-at", "RFC 3339"}},

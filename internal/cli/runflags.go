@@ -110,7 +110,7 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
 	fl.IntVar(&f.repeat, "repeat", 1, "run every cell N times (default: the scenario's repeat, else once), in rounds over a target's cells (one server start); tables show the median repeat, the cells table each one, and compare their spread")
 	fl.BoolVar(&f.keep, "keep", false, "leave each target's data (schema, database, keys, files) in place after the run, for your own queries; targets named by URL only; recorded, and removed later by storebench clean")
-	fl.StringVar(&f.shard, "shard", "", "run the I-th of N equal parts of the scenario, e.g. 1/3: its share of clients, ops and rate, its part of the keys written; merge the shards' results with storebench merge")
+	fl.StringVar(&f.shard, "shard", "", "run part I of N equal parts of the scenario, counted from 0 (a Kubernetes Indexed Job's completion index), e.g. 0/3: its share of clients, ops and rate, its part of the keys written; merge the shards' results with storebench merge")
 	fl.StringVar(&f.start, "start-at", "", "wait until this RFC 3339 instant (e.g. 2026-11-24T07:00:00Z) after starting the first target, before the first cell: shards begin together (recorded)")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
 	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network path, no delay; recorded with the measured round trip)")

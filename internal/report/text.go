@@ -245,7 +245,7 @@ func RepeatNote(r *result.Result) string {
 // shards, and its warnings), which the text report puts at its top; none
 // for other results, whose notes the text report leaves to the others.
 func MergeNotes(r *result.Result) []string {
-	if r.Shard == nil || r.Shard.Index != 0 {
+	if r.Shard == nil || len(r.Shard.Merged) == 0 {
 		return nil
 	}
 	return r.Notes

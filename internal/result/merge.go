@@ -92,7 +92,7 @@ func checkShards(in Shards) ([]*Result, error) {
 	}
 	name := func(i int) string { return in.Names[i] }
 	first := in.Results[0]
-	if first.Shard == nil || first.Shard.Index < 1 {
+	if first.Shard == nil || len(first.Shard.Merged) > 0 {
 		return nil, fmt.Errorf("%s is not a shard of a run (run --shard I/N makes one)", name(0))
 	}
 	n := first.Shard.Count
@@ -100,7 +100,7 @@ func checkShards(in Shards) ([]*Result, error) {
 	from := make([]string, n)
 	firstScenario, _ := json.Marshal(first.Scenario)
 	for i, r := range in.Results {
-		if r.Shard == nil || r.Shard.Index < 1 {
+		if r.Shard == nil || len(r.Shard.Merged) > 0 || r.Shard.Index < 0 || r.Shard.Index >= max(r.Shard.Count, 1) {
 			return nil, fmt.Errorf("%s is not a shard of a run (run --shard I/N makes one)", name(i))
 		}
 		scen, _ := json.Marshal(r.Scenario)
@@ -115,14 +115,14 @@ func checkShards(in Shards) ([]*Result, error) {
 			return nil, fmt.Errorf("%s ran another scenario than %s: not the shards of one run", name(i), name(0))
 		case !sameInstant(r.Shard.StartAt, first.Shard.StartAt):
 			return nil, fmt.Errorf("%s was started at another --start-at than %s: not the shards of one run", name(i), name(0))
-		case byIndex[r.Shard.Index-1] != nil:
-			return nil, fmt.Errorf("shard %d/%d is given twice (%s and %s)", r.Shard.Index, n, from[r.Shard.Index-1], name(i))
+		case byIndex[r.Shard.Index] != nil:
+			return nil, fmt.Errorf("shard %d/%d is given twice (%s and %s)", r.Shard.Index, n, from[r.Shard.Index], name(i))
 		}
-		byIndex[r.Shard.Index-1], from[r.Shard.Index-1] = r, name(i)
+		byIndex[r.Shard.Index], from[r.Shard.Index] = r, name(i)
 	}
 	for i, r := range byIndex {
 		if r == nil {
-			return nil, fmt.Errorf("shard %d/%d is missing: give all %d shards' results", i+1, n, n)
+			return nil, fmt.Errorf("shard %d/%d is missing: give all %d shards' results", i, n, n)
 		}
 		if len(r.Cells) != len(first.Cells) {
 			return nil, fmt.Errorf("%s has %d cells, %s %d: merge finished shards of one run", from[i], len(r.Cells), from[0], len(first.Cells))

@@ -42,7 +42,7 @@ func TestMergeAlignsByWallClock(t *testing.T) {
 	t0 := time.Date(2026, 11, 24, 7, 0, 0, 0, time.UTC)
 	a := shardPhase(t, t0, 300, 1, []int64{100, 100, 100})
 	b := shardPhase(t, t0.Add(1500*time.Millisecond), 200, 1001, []int64{100, 100})
-	m, warnings, err := Merge(Shards{Results: []*Result{shardResult(2, b), shardResult(1, a)}, Names: []string{"b", "a"}})
+	m, warnings, err := Merge(Shards{Results: []*Result{shardResult(1, b), shardResult(0, a)}, Names: []string{"b", "a"}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestMergeRefusesWindowsApart(t *testing.T) {
 	t0 := time.Date(2026, 11, 24, 7, 0, 0, 0, time.UTC)
 	a := shardPhase(t, t0, 10, 1, []int64{10})
 	b := shardPhase(t, t0.Add(2100*time.Millisecond), 10, 1, []int64{10})
-	_, _, err := Merge(Shards{Results: []*Result{shardResult(1, a), shardResult(2, b)}, Names: []string{"a", "b"}})
+	_, _, err := Merge(Shards{Results: []*Result{shardResult(0, a), shardResult(1, b)}, Names: []string{"a", "b"}})
 	if err == nil || !strings.Contains(err.Error(), "do not overlap") {
 		t.Fatalf("err %v, want windows that do not overlap refused", err)
 	}

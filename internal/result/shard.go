@@ -5,7 +5,7 @@ import "time"
 // Shard says the result is one part of a run split over several processes
 // (run --shard I/N), or, in a merged result, how many parts it merged.
 type Shard struct {
-	Index int `json:"index,omitempty"` // 1..Count; 0 in a merged result
+	Index int `json:"index"` // 0..Count-1 (a merged result lists its shards in Merged)
 	Count int `json:"count"`
 	// Host is the machine the shard ran on (also Environment.Hostname).
 	Host string `json:"host,omitempty"`

@@ -49,10 +49,8 @@ func (p *Plan) shardRecord(host string) *result.Shard {
 	if p.shard.Whole() && p.startAt.IsZero() {
 		return nil
 	}
+	// --start-at alone: the whole run is shard 0 of 1.
 	s := &result.Shard{Index: p.shard.Index, Count: max(p.shard.Count, 1), Host: host, Clock: result.ReadClock()}
-	if s.Index == 0 {
-		s.Index = 1 // --start-at alone: the whole run is shard 1 of 1
-	}
 	if !p.startAt.IsZero() {
 		at := p.startAt.UTC()
 		s.StartAt = &at

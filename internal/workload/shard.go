@@ -12,7 +12,8 @@ import (
 const MaxShards = 1024
 
 // Shard is one of Count equal parts of a run (run --shard Index/Count),
-// numbered from 1. The zero Shard is the whole run.
+// numbered from 0, as a Kubernetes Indexed Job numbers its pods (the
+// completion index). The zero Shard is the whole run.
 type Shard struct {
 	Index int `json:"index"`
 	Count int `json:"count"`
@@ -23,19 +24,19 @@ func (s Shard) Whole() bool { return s.Count <= 1 }
 
 func (s Shard) String() string { return fmt.Sprintf("%d/%d", s.Index, s.Count) }
 
-// ParseShard reads "I/N", 1 <= I <= N <= MaxShards.
+// ParseShard reads "I/N", 0 <= I < N <= MaxShards.
 func ParseShard(text string) (Shard, error) {
 	i, n, ok := strings.Cut(text, "/")
 	index, errI := strconv.Atoi(strings.TrimSpace(i))
 	count, errN := strconv.Atoi(strings.TrimSpace(n))
 	if !ok || errI != nil || errN != nil {
-		return Shard{}, fmt.Errorf("%q: want I/N, e.g. 1/3 for the first of three shards", text)
+		return Shard{}, fmt.Errorf("%q: want I/N, e.g. 0/3 for the first of three shards", text)
 	}
 	s := Shard{Index: index, Count: count}
 	return s, s.check() // "0/0" is no shard, though the zero Shard is the whole run
 }
 
-// Validate checks 1 <= Index <= Count <= MaxShards; the zero Shard is valid.
+// Validate checks 0 <= Index < Count <= MaxShards; the zero Shard is valid.
 func (s Shard) Validate() error {
 	if s == (Shard{}) {
 		return nil
@@ -47,8 +48,8 @@ func (s Shard) check() error {
 	if s.Count < 1 || s.Count > MaxShards {
 		return fmt.Errorf("%s: N must be 1 to %d (a merge holds every shard's histograms in memory)", s, MaxShards)
 	}
-	if s.Index < 1 || s.Index > s.Count {
-		return fmt.Errorf("%s: I must be 1 to %d (shards count from 1)", s, s.Count)
+	if s.Index < 0 || s.Index >= s.Count {
+		return fmt.Errorf("%s: I must be 0 to %d (shards count from 0, as a Kubernetes Indexed Job's completion index)", s, s.Count-1)
 	}
 	return nil
 }
@@ -61,7 +62,7 @@ func (s Shard) Range(total int64) (first, n int64) {
 	if s.Whole() {
 		return 0, total
 	}
-	count, index := int64(s.Count), int64(s.Index-1)
+	count, index := int64(s.Count), int64(s.Index)
 	q, r := total/count, total%count
 	return index*q + min(index, r), q + boolInt(index < r)
 }

@@ -10,7 +10,7 @@ func TestShardRangeCoversTotal(t *testing.T) {
 		count int
 	}{{7, 3}, {1000, 3}, {10, 10}, {3, 7}, {0, 2}, {100_000, 1024}, {1, 1}} {
 		next := int64(0)
-		for i := 1; i <= tc.count; i++ {
+		for i := 0; i < tc.count; i++ {
 			first, n := Shard{Index: i, Count: tc.count}.Range(tc.total)
 			if first != next {
 				t.Fatalf("%d over %d: shard %d starts at %d, want %d (parts must be contiguous and disjoint)", tc.total, tc.count, i, first, next)
@@ -31,7 +31,7 @@ func TestLoadShareSumsToWhole(t *testing.T) {
 	var clients int
 	var ops, warm int64
 	var rate float64
-	for i := 1; i <= 3; i++ {
+	for i := 0; i < 3; i++ {
 		l, err := whole.Share(Shard{Index: i, Count: 3})
 		if err != nil {
 			t.Fatal(err)
@@ -40,11 +40,11 @@ func TestLoadShareSumsToWhole(t *testing.T) {
 		ops += l.Ops
 		warm += l.WarmupOps
 		rate += l.Rate
-		if i == 1 && (l.Clients != 3 || l.Ops != 333_334 || l.WarmupOps != 2) {
-			t.Fatalf("shard 1/3 of %+v = %+v: the remainders go to the first shards", whole, l)
+		if i == 0 && (l.Clients != 3 || l.Ops != 333_334 || l.WarmupOps != 2) {
+			t.Fatalf("shard 0/3 of %+v = %+v: the remainders go to the first shards", whole, l)
 		}
-		if i == 3 && (l.Clients != 2 || l.Ops != 333_333 || l.WarmupOps != 1) {
-			t.Fatalf("shard 3/3 of %+v = %+v", whole, l)
+		if i == 2 && (l.Clients != 2 || l.Ops != 333_333 || l.WarmupOps != 1) {
+			t.Fatalf("shard 2/3 of %+v = %+v", whole, l)
 		}
 	}
 	if clients != 7 || ops != whole.Ops || warm != 5 || rate < 1000-1e-9 || rate > 1000+1e-9 {
@@ -53,22 +53,22 @@ func TestLoadShareSumsToWhole(t *testing.T) {
 }
 
 func TestLoadShareRefusesEmptyShare(t *testing.T) {
-	if _, err := (Load{Clients: 2}).Share(Shard{Index: 3, Count: 3}); err == nil {
-		t.Fatal("shard 3/3 of 2 clients: want an error, a shard with no client measures nothing")
+	if _, err := (Load{Clients: 2}).Share(Shard{Index: 2, Count: 3}); err == nil {
+		t.Fatal("shard 2/3 of 2 clients: want an error, a shard with no client measures nothing")
 	}
-	if _, err := (Load{Clients: 4, Ops: 2}).Share(Shard{Index: 3, Count: 3}); err == nil {
-		t.Fatal("shard 3/3 of 2 ops: want an error")
+	if _, err := (Load{Clients: 4, Ops: 2}).Share(Shard{Index: 2, Count: 3}); err == nil {
+		t.Fatal("shard 2/3 of 2 ops: want an error")
 	}
 }
 
 func TestParseShard(t *testing.T) {
-	for in, want := range map[string]Shard{"1/1": {1, 1}, "2/3": {2, 3}, "1024/1024": {1024, 1024}} {
+	for in, want := range map[string]Shard{"0/1": {0, 1}, "2/3": {2, 3}, "1023/1024": {1023, 1024}} {
 		got, err := ParseShard(in)
 		if err != nil || got != want {
 			t.Errorf("ParseShard(%q) = %v, %v; want %v", in, got, err, want)
 		}
 	}
-	for _, in := range []string{"0/3", "4/3", "1/0", "1/1025", "a/b", "1", "", "-1/2", "1/2/3", "0/0"} {
+	for _, in := range []string{"3/3", "4/3", "1/0", "1/1025", "a/b", "1", "", "-1/2", "1/2/3", "0/0"} {
 		if _, err := ParseShard(in); err == nil {
 			t.Errorf("ParseShard(%q): want an error", in)
 		}
@@ -80,7 +80,7 @@ func TestParseShard(t *testing.T) {
 func TestPartNumbersWorkersAsTheWholeRun(t *testing.T) {
 	whole := Load{Clients: 7}
 	seen := map[int]bool{}
-	for i := 1; i <= 3; i++ {
+	for i := 0; i < 3; i++ {
 		s := Shard{Index: i, Count: 3}
 		share, err := whole.Share(s)
 		if err != nil {
@@ -107,7 +107,7 @@ func TestPartNumbersWorkersAsTheWholeRun(t *testing.T) {
 func TestPartWriteKeysAreDisjoint(t *testing.T) {
 	const keys = 1000
 	owner := map[int64]int{}
-	for i := 1; i <= 3; i++ {
+	for i := 0; i < 3; i++ {
 		part := Shard{Index: i, Count: 3}.Part(Load{Clients: 3})
 		first, n := part.Range(keys)
 		for k := range int64(keys) {

@@ -15,7 +15,7 @@ func TestShardsWriteDisjointPartsOfTheKeys(t *testing.T) {
 	for _, batch := range []int{0, 2} {
 		const keys = 10
 		owner := map[int64]int{}
-		for i := 1; i <= 3; i++ {
+		for i := 0; i < 3; i++ {
 			st := memStore(t)
 			p := Params{Keys: keys, ValueSize: 8, KeyMode: workload.KeySequential, Seed: 3, Clients: 1, Batch: batch, Shard: workload.Shard{Index: i, Count: 3}}
 			phases, err := Run(context.Background(), st, p, Hooks{})
