@@ -13,7 +13,7 @@ import (
 	"github.com/storebench/storebench/internal/target"
 )
 
-// Type is one kind of workload, registered once (cmd/storebench lists them):
+// Type is one kind of workload, registered once (internal/workload/all lists them):
 // its name and help, the load it defaults to, and its section of a
 // scenario entry. Nothing above the workloads asks which workload it is
 // holding; each question is a method here.
