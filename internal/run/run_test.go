@@ -384,3 +384,42 @@ func recordedProxy(t *testing.T, c result.Cell) string {
 	}
 	return proxy
 }
+
+// A cell on two targets: the cache (a target of the scenario with no cell
+// of its own) is started beside the database for that cell, recorded
+// among the run's targets, and gone when the cell ends.
+func TestCompanionStartsBesideItsCell(t *testing.T) {
+	p := plan(t, `name: t
+targets: [files, {name: cache, store: memory}]
+workloads:
+  - type: cache-aside
+    targets: [files]
+    cache_aside: {caches: [none, cache], keys: 200}
+load: {clients: 2, ops: 400}
+`, Options{})
+	obs := &recorder{}
+	o, err := p.Execute(context.Background(), obs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.Failed != 0 || len(o.Result.Cells) != 2 {
+		t.Fatalf("%d cells, %d failed: %+v", len(o.Result.Cells), o.Failed, cellOrder(o.Result))
+	}
+	alone, cached := o.Result.Cells[0], o.Result.Cells[1]
+	if alone.ID != "files/cache-aside/cache=none" || cached.ID != "files/cache-aside/cache=cache" {
+		t.Fatalf("cells %s, %s: want the database alone, then with its cache", alone.ID, cached.ID)
+	}
+	if alone.CacheAside == nil || cached.CacheAside == nil || alone.CacheAside.CacheUsed || !cached.CacheAside.CacheUsed {
+		t.Fatalf("summaries %+v / %+v: want no cache, then the cache used", alone.CacheAside, cached.CacheAside)
+	}
+	var names []string
+	for _, tg := range o.Result.Targets {
+		names = append(names, tg.Name)
+	}
+	if strings.Join(names, ",") != "files,cache" {
+		t.Errorf("targets recorded %v, want files and its companion cache", names)
+	}
+	if !strings.Contains(strings.Join(obs.logs, "\n"), "starting cache beside it") {
+		t.Errorf("the log does not say the cache was started beside its cell: %v", obs.logs)
+	}
+}
