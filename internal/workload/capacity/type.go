@@ -11,7 +11,6 @@ import (
 	"github.com/storebench/storebench/internal/result"
 	schema "github.com/storebench/storebench/internal/result/capacity"
 	"github.com/storebench/storebench/internal/workload"
-	"github.com/storebench/storebench/internal/workload/keydist"
 	"github.com/storebench/storebench/internal/workload/mix"
 )
 
@@ -24,11 +23,9 @@ var Type = workload.Define("capacity",
 // Entry is a capacity entry of a scenario: the op mix (mix's fields) and
 // the search.
 type Entry struct {
-	Keyspace  int64    `yaml:"keyspace,omitempty" json:"keyspace,omitempty"`
-	ValueSize int      `yaml:"value_size,omitempty" json:"value_size,omitempty"`
-	KeyMode   string   `yaml:"key_mode,omitempty" json:"key_mode,omitempty"`
-	ReadRatio *float64 `yaml:"read_ratio,omitempty" json:"read_ratio,omitempty"`
-	KeyDist   string   `yaml:"key_dist,omitempty" json:"key_dist,omitempty"`
+	// Mix is the op mix, written with mix's own fields (keyspace,
+	// read_ratio, key_dist, …) beside the search's.
+	Mix mix.Spec `yaml:",inline" json:"mix"`
 	// SLO are the service-level objectives, each searched on its own,
 	// e.g. ["p99<=1ms", "p99.9<=5ms,p50<=200us"].
 	SLO []string `yaml:"slo,omitempty" json:"slo,omitempty"`
@@ -44,9 +41,10 @@ type Entry struct {
 
 func (e *Entry) Defaults() {}
 
+// mix is the op mix's parameters: the search sets rates and durations,
+// so only the clients come from the load.
 func (e *Entry) mix(l workload.Load, seed uint64) mix.Params {
-	return mix.Params{Keyspace: workload.Keyspace{Keys: e.Keyspace, ValueSize: e.ValueSize, KeyMode: workload.KeyMode(e.KeyMode), Seed: seed},
-		ReadRatio: e.ReadRatio, KeyDist: keydist.Dist(e.KeyDist), Load: workload.Load{Clients: l.Clients, Ops: 1}}.WithDefaults()
+	return e.Mix.Params(workload.Load{Clients: l.Clients, Ops: 1}, seed)
 }
 
 func (e *Entry) params(l workload.Load) (Params, error) {

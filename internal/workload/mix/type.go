@@ -24,20 +24,22 @@ type Spec struct {
 	KeyDist   string   `yaml:"key_dist,omitempty" json:"key_dist,omitempty"`
 }
 
-func (s *Spec) params(l workload.Load, seed uint64) Params {
+// Params are the entry's cell parameters under load l, defaults applied
+// (also capacity's op mix).
+func (s *Spec) Params(l workload.Load, seed uint64) Params {
 	return Params{Keyspace: workload.Keyspace{Keys: s.Keyspace, ValueSize: s.ValueSize, KeyMode: workload.KeyMode(s.KeyMode), Seed: seed}, ReadRatio: s.ReadRatio, KeyDist: keydist.Dist(s.KeyDist), Load: l}.WithDefaults()
 }
 
 // Defaults are Params.WithDefaults'.
 func (s *Spec) Defaults() {
-	p := s.params(workload.Load{}, 0)
+	p := s.Params(workload.Load{}, 0)
 	s.Keyspace, s.ValueSize, s.KeyMode, s.ReadRatio, s.KeyDist = p.Keys, p.ValueSize, string(p.KeyMode), p.ReadRatio, string(p.KeyDist)
 }
 
-func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.params(l, seed).Validate() }
+func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.Params(l, seed).Validate() }
 
 func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
-	params := s.params(p.Load, p.Seed)
+	params := s.Params(p.Load, p.Seed)
 	params.Part = p.Shard.Part(p.Whole)
 	c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
 		return Run(ctx, st, params, h)
