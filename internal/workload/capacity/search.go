@@ -148,8 +148,12 @@ func (r *runner) search(slo int) (schema.Capacity, error) {
 		if lowest := r.lowestStep(first); lowest != nil {
 			c.Reason += ", " + lowest.Verdict
 		}
-		if passed {
+		switch {
+		case passed && bound != nil:
 			c.Reason = "no rate confirmed: steps passed, but their confirmations missed, the last: " + bound.Verdict
+		case passed:
+			// The steps ran out before any confirmation (or any miss).
+			c.Reason = "no rate confirmed: steps passed, but the search ran out of steps before confirming one"
 		}
 		if steps >= p.MaxSteps {
 			c.Reason += fmt.Sprintf(" (stopped after %d steps)", steps)

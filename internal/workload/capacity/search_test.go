@@ -205,3 +205,19 @@ func TestUnconfirmedRateIsNotReported(t *testing.T) {
 		}
 	}
 }
+
+// Steps that run out while the ramp still passes leave no confirmation and
+// no failed step: the search says so instead of reading a missing verdict
+// (it panicked on a quick capacity run of the memory store).
+func TestStepsRunOutBeforeAConfirmation(t *testing.T) {
+	q := newModel(1e7, 10*time.Microsecond)
+	p := modelParams("p99<=1ms")
+	p.MaxSteps = 3
+	sum, _, err := Run(context.Background(), Drive{Step: q.step}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if c := sum.Capacity[0]; c.Found || !strings.Contains(c.Reason, "ran out of steps") {
+		t.Fatalf("capacity %+v: want no rate confirmed, the steps having run out", c)
+	}
+}
