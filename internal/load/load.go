@@ -44,11 +44,9 @@ const lateThreshold = time.Millisecond
 
 // How an open-loop worker waits for an intended start: a cancellable Go
 // timer until timerMargin before it (timers can wake ~1 ms late), then short
-// thread sleeps until spinWindow before it, then yielding in a loop.
-const (
-	timerMargin = 2 * time.Millisecond
-	spinWindow  = 100 * time.Microsecond
-)
+// naps (a timerfd on Linux: sleep_linux.go) until spinWindow before it,
+// then yielding in a loop.
+const timerMargin = 2 * time.Millisecond
 
 type engine struct {
 	seq  atomic.Int64
@@ -73,6 +71,7 @@ type runner struct {
 	rec     *metrics.Recorder
 	e       *engine
 	timer   *time.Timer
+	napper  *napper
 	offNs   float64 // open loop: this worker's offset in the combined schedule
 	held    int64   // seq drawn at the end of the warm-up, -1 if none
 	warmOps int64
@@ -132,6 +131,10 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		t.Stop()
 		recs[i] = metrics.NewRecorder(col)
 		rs[i] = &runner{id: i, w: workers[i], rec: recs[i], e: e, timer: t, held: -1}
+		if cfg.Rate > 0 {
+			rs[i].napper = newNapper()
+			defer rs[i].napper.close()
+		}
 		if kw, ok := workers[i].(KindedWorker); ok && len(cfg.Kinds) > 0 {
 			rs[i].kinded = kw
 			rs[i].kinds = make([]*metrics.Recorder, len(cfg.Kinds))
@@ -410,7 +413,7 @@ func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
 				return now, false
 			}
 		case d > spinWindow:
-			sleepShort(d - spinWindow)
+			r.napper.nap(d - spinWindow)
 		default:
 			if ctx.Err() != nil {
 				return now, false

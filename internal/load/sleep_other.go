@@ -4,5 +4,15 @@ package load
 
 import "time"
 
-// sleepShort sleeps for about d.
-func sleepShort(d time.Duration) { time.Sleep(d) }
+// spinWindow is how long before an intended start a worker stops sleeping
+// and yields in a loop.
+const spinWindow = 100 * time.Microsecond
+
+// napper sleeps with the runtime's own timer off Linux.
+type napper struct{}
+
+func newNapper() *napper { return nil }
+
+func (*napper) nap(d time.Duration) { time.Sleep(d) }
+
+func (*napper) close() {}
