@@ -1,0 +1,61 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/server/servertest"
+)
+
+// An SLO below the round trip cannot be met at any rate: `run capacity`
+// says "no rate meets the SLO" with the lowest rate tried, exits 1 (the
+// cell failed, the run did not), and still writes every step of the knee
+// curve to result.json and its chart to the HTML report.
+func TestCapacityNoRateMeetsTheSLOExitsOne(t *testing.T) {
+	out := t.TempDir()
+	r := storebench(t, nil, "run", "capacity", "--quick", "--stores", "redis", "--rtt", "20ms", "--net-mechanism", "proxy",
+		"--slo", "p99<=5ms", "--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
+	if r.code != 1 {
+		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if !strings.Contains(r.stdout+r.stderr, "no rate meets the SLO") {
+		t.Errorf("output does not say no rate meets the SLO:\n%s\n%s", r.stdout, r.stderr)
+	}
+	matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json"))
+	if len(matches) != 1 {
+		t.Fatalf("want one result.json, found %v", matches)
+	}
+	res, err := result.Read(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 1 || res.Cells[0].Capacity == nil {
+		t.Fatalf("cells %+v", res.Cells)
+	}
+	c := res.Cells[0]
+	if c.Status == result.CellOK {
+		t.Errorf("cell status %s, want a failure", c.Status)
+	}
+	sum := c.Capacity
+	if len(sum.Capacity) != 1 || sum.Capacity[0].Found || sum.Capacity[0].LowestTriedOpsS <= 0 {
+		t.Fatalf("capacity %+v", sum.Capacity)
+	}
+	if len(sum.Steps) < 2 {
+		t.Fatalf("knee curve of %d steps: %+v", len(sum.Steps), sum.Steps)
+	}
+	for _, st := range sum.Steps {
+		if st.Passed || st.Ops == 0 {
+			t.Errorf("step %+v: passed, or measured nothing, under an SLO below the RTT", st)
+		}
+	}
+	html, err := os.ReadFile(filepath.Join(filepath.Dir(matches[0]), "report.html"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(html), "no rate meets the SLO") || !strings.Contains(string(html), "<svg") {
+		t.Errorf("report.html lacks the verdict or the knee chart")
+	}
+}
