@@ -93,9 +93,9 @@ func cut(log string) (stdout, stderr string, err error) {
 // script of job.yaml, once per completion index, on the ConfigMap's
 // scenario, against a Redis that wants a password given as the Secret's
 // URL. Then collect.sh --cut takes each pod's result out of its log, the
-// cut file is the very result.json the pod wrote, storebench merge accepts
-// the cut shards as one run, and the password is in no log, no cut result
-// and no merged file.
+// cut file is the very result.json the pod wrote, collect.sh collects
+// them and storebench merges them as one run, and the password is in no
+// log, no cut result and no merged file.
 func TestPodLogsCollectAndMerge(t *testing.T) {
 	m := decodeManifests(t, ".")
 	job, _, script := theJob(t, m)
@@ -132,7 +132,6 @@ func TestPodLogsCollectAndMerge(t *testing.T) {
 	}
 	wg.Wait()
 
-	var cutFiles []string
 	for i, log := range logs {
 		if errs[i] != nil {
 			t.Fatalf("pod %d: %v\nlog:\n%s", i, errs[i], log)
@@ -158,19 +157,19 @@ func TestPodLogsCollectAndMerge(t *testing.T) {
 		if strings.Contains(got, podPassword) {
 			t.Errorf("pod %d's result holds the store's password", i)
 		}
-		cutFiles = append(cutFiles, filepath.Join(dir, fmt.Sprintf("pod-%d.json", i)))
-		if err := os.WriteFile(cutFiles[i], []byte(got), 0o644); err != nil {
-			t.Fatal(err)
-		}
 	}
 
-	merged := filepath.Join(dir, "merged")
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	out, err := exec.CommandContext(ctx, bin, append(append([]string{"merge"}, cutFiles...), "-o", merged)...).CombinedOutput()
-	if err != nil {
-		t.Fatalf("storebench merge of the cut results: %v\n%s", err, out)
+	// A pod missing (failed, or its log gone) stops collect.sh before the
+	// merge, saying how many of the Job's pods it found.
+	if out, err := collect(t, dir, "one-missing", job.Name, shards, logs[1:]); err == nil ||
+		!strings.Contains(out, fmt.Sprintf("%d of %d pods of job %s succeeded", shards-1, shards, job.Name)) {
+		t.Errorf("collect.sh with a pod missing: %v\n%s\nwant an error that counts the pods", err, out)
 	}
+	out, err := collect(t, dir, "collected", job.Name, shards, logs)
+	if err != nil {
+		t.Fatalf("collect.sh: %v\n%s", err, out)
+	}
+	merged := filepath.Join(dir, "collected", "merged")
 	r, err := result.Read(filepath.Join(merged, "result.json"))
 	if err != nil {
 		t.Fatal(err)
@@ -188,8 +187,49 @@ func TestPodLogsCollectAndMerge(t *testing.T) {
 		}
 	}
 	if strings.Contains(string(out), podPassword) {
-		t.Errorf("merge's output holds the store's password:\n%s", out)
+		t.Errorf("collect.sh's output holds the store's password:\n%s", out)
 	}
+}
+
+// collect runs collect.sh JOB DIR/into on the pods' logs, with a kubectl
+// that answers the three commands collect.sh gives (the Job's completions,
+// its succeeded pods, a pod's log) from logs, and refuses any other, and
+// this test's storebench doing the merge.
+func collect(t *testing.T, dir, into, job string, completions int, logs []string) (string, error) {
+	t.Helper()
+	logDir := filepath.Join(dir, into+"-pod-logs")
+	if err := os.MkdirAll(logDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var pods strings.Builder
+	for i, log := range logs {
+		pod := fmt.Sprintf("%s-%d-x7k2p", job, i)
+		fmt.Fprintln(&pods, pod)
+		if err := os.WriteFile(filepath.Join(logDir, pod+".log"), []byte(log), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	kubectl := fmt.Sprintf(`#!/bin/sh
+case "$*" in
+"get job %[1]s -o jsonpath={.spec.completions}") printf %%s %[2]d ;;
+"get pods -l job-name=%[1]s --field-selector=status.phase=Succeeded -o jsonpath={range .items[*]}{.metadata.name}{\"\n\"}{end}") printf %%s '%[3]s' ;;
+"logs %[1]s-"*) cat "%[4]s/$2.log" ;;
+*) echo "kubectl: not what collect.sh asks: $*" >&2; exit 1 ;;
+esac
+`, job, completions, pods.String(), logDir)
+	kubectlDir := filepath.Join(dir, into+"-kubectl")
+	if err := os.MkdirAll(kubectlDir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(kubectlDir, "kubectl"), []byte(kubectl), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "/bin/sh", "collect.sh", job, filepath.Join(dir, into))
+	cmd.Env = append(os.Environ(), "PATH="+kubectlDir+string(os.PathListSeparator)+os.Getenv("PATH"), "STOREBENCH="+bin)
+	out, err := cmd.CombinedOutput()
+	return string(out), err
 }
 
 // TestCutRefusesIncompleteLogs: a pod that failed before its result, a
