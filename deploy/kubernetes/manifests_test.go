@@ -272,3 +272,25 @@ func checkSecret(t *testing.T, m manifests, c *corev1.Container, script string) 
 		}
 	}
 }
+
+// TestDockerfileGoVersion: the image builds with go.mod's Go version; the
+// golang image will not fetch a newer toolchain (GOTOOLCHAIN=local), so
+// a go.mod raised past the Dockerfile's version breaks the image build.
+func TestDockerfileGoVersion(t *testing.T) {
+	mod, err := os.ReadFile("../../go.mod")
+	if err != nil {
+		t.Fatal(err)
+	}
+	goLine := regexp.MustCompile(`(?m)^go ([0-9.]+)$`).FindSubmatch(mod)
+	docker, err := os.ReadFile("Dockerfile")
+	if err != nil {
+		t.Fatal(err)
+	}
+	arg := regexp.MustCompile(`(?m)^ARG GO_VERSION=([0-9.]+)$`).FindSubmatch(docker)
+	if goLine == nil || arg == nil {
+		t.Fatalf("no go line in go.mod (%q) or no ARG GO_VERSION=X.Y.Z in the Dockerfile (%q)", goLine, arg)
+	}
+	if string(goLine[1]) != string(arg[1]) {
+		t.Errorf("go.mod says go %s, the Dockerfile's ARG GO_VERSION %s: want the same", goLine[1], arg[1])
+	}
+}
