@@ -219,6 +219,11 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 			ClientLateOps: clientLate, ClientMaxLagUs: float64(clientMaxLag) / 1e3,
 			UnsentOps: unsent, ClientSaturated: saturation != "", WaitSpinS: spin.Seconds(),
 		}
+		if saturation != "" {
+			if advice := shardAdvice(cfg.Rate, p.ClientCPUS-spin.Seconds(), p.Ops, runtime.GOMAXPROCS(0)); advice != "" {
+				p.Warnings = append(p.Warnings, advice)
+			}
+		}
 		if p.ThroughputOpsS < 0.95*cfg.Rate {
 			p.Warnings = append(p.Warnings, fmt.Sprintf(
 				"client could not keep the asked rate: achieved %.0f of %.0f ops/s", p.ThroughputOpsS, cfg.Rate))
@@ -424,6 +429,28 @@ func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
 			runtime.Gosched()
 		}
 	}
+}
+
+// shardBusy is the share of its CPUs a shard is sized to keep busy:
+// headroom for the bursts of an open loop and the runtime's own work.
+const shardBusy = 0.7
+
+// shardAdvice says how many client processes (run --shard) a saturated
+// open loop needs for its rate: rate × the client CPU per op it measured
+// (workCPUS: without the time spent spinning for intended starts, which
+// more processes would not need) ÷ (its CPUs × shardBusy). "" when it
+// cannot tell, or one process would do.
+func shardAdvice(rate, workCPUS float64, ops int64, procs int) string {
+	if rate <= 0 || workCPUS <= 0 || ops <= 0 || procs < 1 {
+		return ""
+	}
+	perOp := workCPUS / float64(ops)
+	n := math.Ceil(rate * perOp / (float64(procs) * shardBusy))
+	if n <= 1 || math.IsInf(n, 0) || math.IsNaN(n) {
+		return ""
+	}
+	return fmt.Sprintf("at %.1f µs of client CPU per op, %.0f ops/s needs about %.0f client processes of %d CPUs each (each %.0f%% busy): run it as that many shards, --shard I/N on machines of their own, merged with storebench merge",
+		perOp*1e6, rate, n, procs, shardBusy*100)
 }
 
 // saturationWarning says when the client used nearly all the CPU it may use:

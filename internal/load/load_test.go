@@ -480,3 +480,30 @@ func TestSaturationWarning(t *testing.T) {
 		}
 	}
 }
+
+// TestShardAdvice: a saturated open loop is told how many client
+// processes its rate needs from its measured CPU per op, each kept 70%
+// busy; none when one would do or the figures cannot tell.
+func TestShardAdvice(t *testing.T) {
+	for _, c := range []struct {
+		rate, workCPUS float64
+		ops            int64
+		procs          int
+		want           string // "" for no advice
+	}{
+		{100000, 2, 100000, 2, "about 2 client processes of 2 CPUs"}, // 20 µs/op: 2 CPUs of work, 1.4 per process
+		{1e6, 2, 100000, 4, "about 8 client processes of 4 CPUs"},    // 20 CPUs of work over 2.8 per process: 7.1
+		{200000, 1, 10000, 8, "about 4 client processes of 8 CPUs"},  // 100 µs/op: 20 CPUs of work over 5.6 per process: 3.6
+		{50000, 1, 100000, 2, ""},                                    // 10 µs/op: 0.5 CPU, one process is enough
+		{100000, 2, 0, 2, ""},                                        // no op measured
+		{100000, -0.1, 1000, 2, ""},                                  // CPU unknown (or all of it spin)
+		{0, 2, 100000, 2, ""},                                        // closed loop: no rate asked
+		{1e300, 1e300, 1, 2, ""},                                     // absurd: no count to give
+		{math.NaN(), 2, 100000, 2, ""},
+	} {
+		got := shardAdvice(c.rate, c.workCPUS, c.ops, c.procs)
+		if c.want == "" && got != "" || !strings.Contains(got, c.want) {
+			t.Errorf("rate %v, %v CPU s over %d ops on %d procs: %q, want %q", c.rate, c.workCPUS, c.ops, c.procs, got, c.want)
+		}
+	}
+}
