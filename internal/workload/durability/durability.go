@@ -88,6 +88,8 @@ type crasher interface {
 	// restart brings the store back and says how long the server took to
 	// answer (0 for an in-process store).
 	restart(ctx context.Context) (time.Duration, error)
+	// readStore is the store to read back through after restart.
+	readStore() store.Store
 	// close ends what the crasher started (a writer process).
 	close()
 	crash() string
@@ -98,10 +100,7 @@ func newCrasher(ctx context.Context, env workload.Env, p Params) (crasher, error
 	if env.Store == nil {
 		return nil, errors.New("durability: no store")
 	}
-	if p.Fault == FaultPower {
-		if env.Server == nil {
-			return nil, errors.New("durability: a power cut needs a managed server")
-		}
+	if p.Fault == FaultPower && env.Server != nil {
 		return newPowerCrasher(ctx, env.Store, env.Server)
 	}
 	if env.Server != nil {
@@ -112,7 +111,10 @@ func newCrasher(ctx context.Context, env workload.Env, p Params) (crasher, error
 		return nil, err
 	}
 	spec.Writers = p.Writers
-	return &childCrasher{spec: spec, argv: p.ChildCommand}, nil
+	if p.Fault == FaultPower {
+		return newChildPowerCrasher(ctx, spec, p.ChildCommand)
+	}
+	return &childCrasher{st: env.Store, spec: spec, argv: p.ChildCommand}, nil
 }
 
 // serverCrasher kills a managed server's whole process tree.
@@ -142,6 +144,8 @@ func (s *serverCrasher) restart(ctx context.Context) (time.Duration, error) {
 	return d, nil
 }
 
+func (s *serverCrasher) readStore() store.Store { return s.st }
+
 func (s *serverCrasher) close() {}
 
 func (s *serverCrasher) crash() string {
@@ -153,6 +157,7 @@ func (s *serverCrasher) dataDir() string { return s.srv.Dir() }
 
 // childCrasher runs the writes in a child process and kills that.
 type childCrasher struct {
+	st    store.Store // the parent's own, read back through
 	spec  *childSpec
 	argv  []string
 	child *childProc
@@ -180,6 +185,8 @@ func (c *childCrasher) kill() error {
 }
 
 func (c *childCrasher) restart(context.Context) (time.Duration, error) { return 0, nil }
+
+func (c *childCrasher) readStore() store.Store { return c.st }
 
 func (c *childCrasher) close() {
 	if c.child != nil {
@@ -220,10 +227,14 @@ func (r *runner) run(ctx context.Context) (schema.Summary, []metrics.Phase, erro
 		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
 	}
 	s.ProcessCrash, s.PowerLoss = expectations(r.env.Kind, r.env.Info.Settings)
-	if pc, ok := r.crash.(*powerCrasher); ok {
+	switch pc := r.crash.(type) {
+	case *powerCrasher:
 		// Measured, not expected: the cell's losses are a power cut's.
 		s.NotPowerLoss = ""
 		s.PowerCuts = &pc.cuts // filled as the trials cut
+	case *childPowerCrasher:
+		s.NotPowerLoss = ""
+		s.PowerCuts = &pc.cuts
 	}
 	s.Verdict = verdict(&s)
 	var phases []metrics.Phase
@@ -424,7 +435,7 @@ func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase,
 	if err != nil {
 		return res, ph, err
 	}
-	if err := firstRead(rctx, r.env.Store, appendKey(nil, n, 0, 0)); err != nil {
+	if err := firstRead(rctx, r.crash.readStore(), appendKey(nil, n, 0, 0)); err != nil {
 		return res, ph, fmt.Errorf("no successful read within %v of the restart: %w", p.RecoveryTimeout, err)
 	}
 	res.RecoveryS = time.Since(restartAt).Seconds()
@@ -465,7 +476,7 @@ func firstRead(ctx context.Context, st store.Store, key []byte) error {
 // verify reads every acknowledged write of the trial back, one client per
 // writer, and fills res's losses and window.
 func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt time.Duration, res *schema.Trial) error {
-	kvs, closeKV, err := openKV(ctx, r.env.Store, len(writers))
+	kvs, closeKV, err := openKV(ctx, r.crash.readStore(), len(writers))
 	if err != nil {
 		return fmt.Errorf("open clients to read back: %w", err)
 	}

@@ -81,11 +81,7 @@ func (c *powerCrasher) restart(ctx context.Context) (time.Duration, error) {
 	if err != nil {
 		return 0, fmt.Errorf("durability: power cut: %w", err)
 	}
-	c.cuts.Cuts++
-	c.cuts.FilesRolledBack += int64(rep.FilesRolledBack)
-	c.cuts.BytesDiscarded += rep.BytesDiscarded
-	c.cuts.NamesUndone += int64(rep.NamesUndone)
-	c.cuts.WritesRefused += rep.WritesRefused
+	addCut(&c.cuts, rep)
 	if err := c.fs.Remount(ctx); err != nil {
 		return 0, fmt.Errorf("durability: remount after the cut: %w", err)
 	}

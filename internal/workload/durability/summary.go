@@ -120,11 +120,19 @@ func expectations(kind string, set map[string]string) (processCrash, powerLoss s
 		case j == "WAL" && sync == "NORMAL":
 			return "nothing committed: the WAL is written to the OS at every commit",
 				"the commits since the last checkpoint's fsync (WAL, synchronous=NORMAL); never corrupt"
+		case j == "DELETE" && sync != "EXTRA":
+			// Measured through power cuts: the journal's unlink is the
+			// commit, and a name change needs its directory's fsync.
+			return "nothing committed",
+				"the last commit: it ends by unlinking the journal, and only synchronous=EXTRA fsyncs the directory after that, so the journal can come back and roll it back"
 		}
 		return "nothing committed", "nothing committed (fsync at every commit), if the disk honours fsync"
 	case "files":
-		if get("fsync") == "true" {
+		switch get("fsync") {
+		case "true":
 			return "nothing acknowledged", "nothing acknowledged (file and directory fsynced before the write returns), if the disk honours fsync"
+		case "file":
+			return "nothing acknowledged", "recent writes: each file's bytes are fsynced, its new name (the rename) is not until its directory is"
 		}
 		return "nothing acknowledged: each write is in the OS page cache before it returns",
 			"recent writes (no fsync); a file renamed before its data reached the disk may come back empty"
