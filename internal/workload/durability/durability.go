@@ -71,12 +71,22 @@ func Run(ctx context.Context, env workload.Env, p Params, h Hooks) (schema.Summa
 		return schema.Summary{}, nil, err
 	}
 	p = p.WithDefaults()
+	r := &runner{env: env, p: p, h: h}
+	var plain *metrics.Phase
+	if p.Fault == FaultPower {
+		// The plain side of the filesystem's cost, before the mount.
+		ph, err := r.measureWrites(ctx, env.Store, phaseFSPlain)
+		if err != nil {
+			return schema.Summary{}, nil, err
+		}
+		plain = &ph
+	}
 	c, err := newCrasher(ctx, env, p)
 	if err != nil {
 		return schema.Summary{}, nil, err
 	}
-	r := &runner{env: env, p: p, h: h, crash: c}
-	return r.run(ctx)
+	r.crash = c
+	return r.run(ctx, plain)
 }
 
 // crasher is what differs between a managed server and an in-process store.
@@ -217,7 +227,9 @@ type runner struct {
 	crash crasher
 }
 
-func (r *runner) run(ctx context.Context) (schema.Summary, []metrics.Phase, error) {
+// run plays the trials; plain is the plain directory's side of a power
+// cut's filesystem cost, the mount's side is measured here.
+func (r *runner) run(ctx context.Context, plain *metrics.Phase) (schema.Summary, []metrics.Phase, error) {
 	defer r.crash.close()
 	p := r.p
 	s := schema.Summary{
@@ -227,17 +239,21 @@ func (r *runner) run(ctx context.Context) (schema.Summary, []metrics.Phase, erro
 		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
 	}
 	s.ProcessCrash, s.PowerLoss = expectations(r.env.Kind, r.env.Info.Settings)
-	switch pc := r.crash.(type) {
-	case *powerCrasher:
+	var phases []metrics.Phase
+	if pf, ok := r.crash.(powerFS); ok {
 		// Measured, not expected: the cell's losses are a power cut's.
 		s.NotPowerLoss = ""
-		s.PowerCuts = &pc.cuts // filled as the trials cut
-	case *childPowerCrasher:
-		s.NotPowerLoss = ""
-		s.PowerCuts = &pc.cuts
+		s.PowerCuts = pf.cutsSoFar() // filled as the trials cut
+		mount, err := r.measureMount(ctx, pf)
+		if mount.Name != "" {
+			phases = append(phases, *plain, mount)
+		}
+		if err != nil {
+			return s, phases, err
+		}
+		s.FSCost = fsCost(*plain, mount)
 	}
 	s.Verdict = verdict(&s)
-	var phases []metrics.Phase
 	for i := 1; i <= p.Trials; i++ {
 		t, ph, err := r.trial(ctx, i)
 		if ph.Name != "" {

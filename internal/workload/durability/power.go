@@ -88,6 +88,14 @@ func (c *powerCrasher) restart(ctx context.Context) (time.Duration, error) {
 	return c.serverCrasher.restart(ctx)
 }
 
+func (c *powerCrasher) mountStore(context.Context) (store.Store, func(), error) {
+	return c.st, func() {}, nil
+}
+
+func (c *powerCrasher) syncAll() error { return c.fs.SyncAll() }
+
+func (c *powerCrasher) cutsSoFar() *schema.Cuts { return &c.cuts }
+
 func (c *powerCrasher) crash() string {
 	kind, pid := c.srv.Describe()
 	return fmt.Sprintf("a power cut: SIGKILL of the %s server's processes (pid %d and its children), then every write and name change that no fsync had made durable discarded (powercut filesystem), then a restart on what survived", kind, pid)

@@ -60,10 +60,7 @@ func newChildPowerCrasher(ctx context.Context, spec *childSpec, argv []string) (
 		return nil, fmt.Errorf("durability: create the store on the power-cut filesystem: %w", err)
 	}
 	// The namespace's creation is old news by the first trial: durable.
-	if err := c.fs.SyncAll(); err != nil {
-		return nil, fmt.Errorf("durability: %w", err)
-	}
-	return c, nil
+	return c, c.syncAll()
 }
 
 // parentDir is the directory the store's namespace lives in.
@@ -136,6 +133,20 @@ func (c *childPowerCrasher) restart(ctx context.Context) (time.Duration, error) 
 }
 
 func (c *childPowerCrasher) readStore() store.Store { return c.reader }
+
+// mountStore attaches a store of this process to the mount: the plain
+// side's writes are this process's too.
+func (c *childPowerCrasher) mountStore(ctx context.Context) (store.Store, func(), error) {
+	st, err := c.spec.attach(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	return st, func() { _ = st.Close(context.Background()) }, nil
+}
+
+func (c *childPowerCrasher) syncAll() error { return c.fs.SyncAll() }
+
+func (c *childPowerCrasher) cutsSoFar() *schema.Cuts { return &c.cuts }
 
 func (c *childPowerCrasher) crash() string {
 	return "a power cut: SIGKILL of the writer process (a child of storebench that has the " + c.spec.Store +

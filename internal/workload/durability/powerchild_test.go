@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storebench/storebench/internal/metrics"
 	schema "github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/files"
@@ -77,13 +78,33 @@ func TestPowerCutInProcess(t *testing.T) {
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
-			if s.PowerCuts == nil || s.PowerCuts.Cuts != p.Trials || len(phases) != p.Trials || s.Trials != p.Trials || !strings.Contains(s.Crash, "power cut") {
-				t.Fatalf("cuts %+v, %d phases, %d trials, crash %q: want %d power cuts", s.PowerCuts, len(phases), s.Trials, s.Crash, p.Trials)
+			if s.PowerCuts == nil || s.PowerCuts.Cuts != p.Trials || s.Trials != p.Trials || !strings.Contains(s.Crash, "power cut") {
+				t.Fatalf("cuts %+v, %d trials, crash %q: want %d power cuts", s.PowerCuts, s.Trials, s.Crash, p.Trials)
 			}
-			t.Logf("%s: %s; cuts %+v", tc.name, s.Verdict, *s.PowerCuts)
+			wantFSCost(t, s, phases, p.Trials)
+			t.Logf("%s: %s; cuts %+v; write p50 %.1f µs plain, %.1f µs on the mount", tc.name, s.Verdict, *s.PowerCuts, s.FSCost.Plain.P50, s.FSCost.Mount.P50)
 			tc.want(t, s)
 			wantNothingLeft(t, dir)
 		})
+	}
+}
+
+// wantFSCost checks that a power-cut cell measured its filesystem's cost
+// first: the same writes on the plain directory and on the mount, as the
+// two phases before the trials' and in the summary.
+func wantFSCost(t *testing.T, s schema.Summary, phases []metrics.Phase, trials int) {
+	t.Helper()
+	if len(phases) != trials+2 || phases[0].Name != phaseFSPlain || phases[1].Name != phaseFSMount {
+		var names []string
+		for _, ph := range phases {
+			names = append(names, ph.Name)
+		}
+		t.Fatalf("phases %v; want %s, %s, then the %d trials'", names, phaseFSPlain, phaseFSMount, trials)
+	}
+	c := s.FSCost
+	if c == nil || c.Writes != fsCostWrites || phases[0].Ops != fsCostWrites || phases[1].Ops != fsCostWrites ||
+		c.Plain.P50 <= 0 || c.Mount.P50 <= 0 || c.Plain.P50 != phases[0].LatencyUs.P50 || c.Mount.P99 != phases[1].LatencyUs.P99 {
+		t.Errorf("filesystem cost %+v; want %d writes on each side, as the phases measured them (%+v, %+v)", c, fsCostWrites, phases[0].LatencyUs, phases[1].LatencyUs)
 	}
 }
 
