@@ -29,7 +29,15 @@ type durabilityModel struct {
 	notPowerLoss string
 	// power: some cells cut the power (fault power).
 	power bool
+	// fsCost compares, per power-cut cell, the store's writes on its plain
+	// directory and on the power-cut filesystem; nil when none measured it.
+	fsCost *table
 }
+
+// fsCostNote says what the filesystem-cost table is, under it.
+const fsCostNote = "The power-cut filesystem's own cost: before its trials, each power-cut cell times one writer's writes through the store on the plain directory, " +
+	"then on the power-cut filesystem (FUSE, with its undo log). The difference is the filesystem's, not the store's; " +
+	"the two sides ran one after the other on a shared machine (phases fs-plain and fs-powercut)."
 
 type durabilityVerdict struct {
 	target, verdict, processCrash, powerLoss, filesystem string
@@ -84,6 +92,20 @@ func newDurabilityModel(r *result.Result) *durabilityModel {
 		}
 	}
 	for _, c := range cells {
+		if s := durabilityOf(c); s != nil && s.FSCost != nil {
+			if m.fsCost == nil {
+				m.fsCost = newTable("durability-fs-cost", "write latency through the store on the plain directory and on the power-cut filesystem (µs)", true,
+					column{head: "target", left: true}, column{head: "writes", m: "writes"},
+					column{head: "p50 plain", m: "plain_p50_us"}, column{head: "p50 power-cut fs", m: "mount_p50_us"},
+					column{head: "p99 plain", m: "plain_p99_us"}, column{head: "p99 power-cut fs", m: "mount_p99_us"},
+					column{head: "mean plain", m: "plain_mean_us"}, column{head: "mean power-cut fs", m: "mount_mean_us"})
+			}
+			f := s.FSCost
+			m.fsCost.add(textCell(durRowName(c)), countCell(f.Writes),
+				figureCell(us(f.Plain.P50), f.Plain.P50), figureCell(us(f.Mount.P50), f.Mount.P50),
+				figureCell(us(f.Plain.P99), f.Plain.P99), figureCell(us(f.Mount.P99), f.Mount.P99),
+				figureCell(us(f.Plain.Mean), f.Plain.Mean), figureCell(us(f.Mount.Mean), f.Mount.Mean))
+		}
 		m.lost.add(durabilityRow(c)...)
 		if c.Status != result.CellOK && c.Error != "" {
 			m.failed = append(m.failed, fmt.Sprintf("%s failed: %s", durRowName(c), durFirstLine(c.Error)))
@@ -154,6 +176,11 @@ func DurabilityText(w io.Writer, r *result.Result) {
 	for _, l := range append(m.legend, m.failed...) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
+	if m.fsCost != nil {
+		fmt.Fprintln(w, "\nthe power-cut filesystem's own cost: "+m.fsCost.caption)
+		m.fsCost.text(w)
+		fmt.Fprintln(w, "  "+durWrap(fsCostNote, 108, "  "))
+	}
 	fmt.Fprintln(w, "\n"+durWrap(m.notPowerLoss, 110, ""))
 	fmt.Fprintln(w, "\n"+durabilityVerdictsHead)
 	for _, v := range m.verdicts {
@@ -175,6 +202,10 @@ func (m *durabilityModel) render(d doc) {
 	d.table(m.lost)
 	d.para(strings.Join(m.legend, " "))
 	d.list(m.failed)
+	if m.fsCost != nil {
+		d.table(m.fsCost)
+		d.para(fsCostNote)
+	}
 	d.para(m.notPowerLoss)
 	d.heading("", strings.TrimSuffix(durabilityVerdictsHead, ":"))
 	var items []string
