@@ -20,10 +20,13 @@ func durabilityOf(c *result.Cell) *durability.Summary { return c.Durability }
 // process crash is expected to lose and what a power loss would lose,
 // which the run does not test.
 type durabilityModel struct {
-	lost     *table
-	legend   []string // what the columns mean
-	failed   []string // "target failed: first line of the error"
-	verdicts []durabilityVerdict
+	lost   *table
+	legend []string // what the columns mean
+	failed []string // "target failed: first line of the error"
+	// unrecovered: targets that did not come back after a crash (a
+	// finding), with their server's last log lines.
+	unrecovered []durabilityUnrecovered
+	verdicts    []durabilityVerdict
 	// notPowerLoss is why a process crash is not a power loss, as the
 	// result recorded it (today's text for results without it).
 	notPowerLoss string
@@ -38,6 +41,30 @@ type durabilityModel struct {
 const fsCostNote = "The power-cut filesystem's own cost: before its trials, each power-cut cell times one writer's writes through the store on the plain directory, " +
 	"then on the power-cut filesystem (FUSE, with its undo log). The difference is the filesystem's, not the store's; " +
 	"the two sides ran one after the other on a shared machine (phases fs-plain and fs-powercut)."
+
+type durabilityUnrecovered struct {
+	what    string // "target did not recover after trial N's crash: error"
+	logTail []string
+}
+
+// newUnrecovered says how a cell's store failed to recover.
+func newUnrecovered(c *result.Cell, u *durability.Unrecovered) durabilityUnrecovered {
+	var tail []string
+	for _, l := range strings.Split(strings.TrimSpace(u.LogTail), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			tail = append(tail, l)
+		}
+	}
+	return durabilityUnrecovered{fmt.Sprintf("%s did not recover after trial %d's crash: %s", durRowName(c), u.Trial, durFirstLine(u.Error)), tail}
+}
+
+// item is the finding as one list item (Markdown, HTML).
+func (u durabilityUnrecovered) item() string {
+	if len(u.logTail) == 0 {
+		return u.what
+	}
+	return u.what + ". Server log, last lines: " + strings.Join(u.logTail, " ⏎ ")
+}
 
 type durabilityVerdict struct {
 	target, verdict, processCrash, powerLoss, filesystem string
@@ -107,6 +134,9 @@ func newDurabilityModel(r *result.Result) *durabilityModel {
 				figureCell(us(f.Plain.Mean), f.Plain.Mean), figureCell(us(f.Mount.Mean), f.Mount.Mean))
 		}
 		m.lost.add(durabilityRow(c)...)
+		if s := durabilityOf(c); s != nil && s.Unrecovered != nil {
+			m.unrecovered = append(m.unrecovered, newUnrecovered(c, s.Unrecovered))
+		}
 		if c.Status != result.CellOK && c.Error != "" {
 			m.failed = append(m.failed, fmt.Sprintf("%s failed: %s", durRowName(c), durFirstLine(c.Error)))
 		}
@@ -176,6 +206,15 @@ func DurabilityText(w io.Writer, r *result.Result) {
 	for _, l := range append(m.legend, m.failed...) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
+	for _, u := range m.unrecovered {
+		fmt.Fprintf(w, "  %s\n", u.what)
+		if len(u.logTail) > 0 {
+			fmt.Fprintln(w, "    server log, last lines:")
+		}
+		for _, l := range u.logTail {
+			fmt.Fprintf(w, "      %s\n", l)
+		}
+	}
 	if m.fsCost != nil {
 		fmt.Fprintln(w, "\nthe power-cut filesystem's own cost: "+m.fsCost.caption)
 		m.fsCost.text(w)
@@ -202,6 +241,11 @@ func (m *durabilityModel) render(d doc) {
 	d.table(m.lost)
 	d.para(strings.Join(m.legend, " "))
 	d.list(m.failed)
+	var unrecovered []string
+	for _, u := range m.unrecovered {
+		unrecovered = append(unrecovered, u.item())
+	}
+	d.list(unrecovered)
 	if m.fsCost != nil {
 		d.table(m.fsCost)
 		d.para(fsCostNote)

@@ -109,3 +109,30 @@ func TestDurabilityFSCost(t *testing.T) {
 		}
 	}
 }
+
+// A store that did not recover is shown as a finding with its server's
+// last log lines, in every format.
+func TestDurabilityUnrecovered(t *testing.T) {
+	r := &result.Result{Cells: []result.Cell{{Target: "postgres", Workload: "durability", Status: result.CellOK,
+		Durability: &durability.Summary{Trials: 1, TrialsAsked: 3, Fault: "power",
+			Unrecovered: &durability.Unrecovered{Trial: 2, Error: "restart postgres: server exited before answering\ncommand: postgres -D x",
+				LogTail: "LOG:  starting\nFATAL:  database files are incompatible with server\n"}}}}}
+	var text, md, html bytes.Buffer
+	DurabilityText(&text, r)
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": html.String()} {
+		for _, want := range []string{"postgres (power cut) did not recover after trial 2", "server exited before answering", "FATAL:  database files are incompatible with server"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q:\n%s", name, want, out)
+			}
+		}
+		if strings.Contains(out, "command: postgres") {
+			t.Errorf("%s: the error's further lines are shown; its first line and the log tail say it", name)
+		}
+	}
+}

@@ -69,6 +69,10 @@ type Summary struct {
 	// RecoveryMeanS and RecoveryMaxS: restart → first successful read.
 	RecoveryMeanS float64 `json:"recovery_mean_s"`
 	RecoveryMaxS  float64 `json:"recovery_max_s"`
+	// Unrecovered is set when the store did not come back after a crash
+	// (it refused to start, or reported corruption): a finding, not a
+	// failure of the run. The cell's trials stop there.
+	Unrecovered *Unrecovered `json:"unrecovered,omitempty"`
 	// Verdict says the outcome in one line.
 	Verdict  string  `json:"verdict"`
 	PerTrial []Trial `json:"per_trial"`
@@ -138,4 +142,13 @@ type Latency struct {
 	P50  float64 `json:"p50"`
 	P99  float64 `json:"p99"`
 	Mean float64 `json:"mean"`
+}
+
+// Unrecovered is how a store failed to recover after trial Trial's crash:
+// its error and the last lines of its server's log ("" for files and
+// SQLite, whose error is all they say).
+type Unrecovered struct {
+	Trial   int    `json:"trial"`
+	Error   string `json:"error"`
+	LogTail string `json:"log_tail,omitempty"`
 }

@@ -104,7 +104,20 @@ type crasher interface {
 	close()
 	crash() string
 	dataDir() string
+	// logTail is the last lines of the server's log ("" without one).
+	logTail() string
 }
+
+// logTailLines is how much of a server's log an unrecovered store shows.
+const logTailLines = 20
+
+// notRecovered marks an error of the store itself coming back after a
+// crash (it refused to start, or failed to read back): a finding the
+// summary records, not a failure of the run.
+type notRecovered struct{ err error }
+
+func (e *notRecovered) Error() string { return e.err.Error() }
+func (e *notRecovered) Unwrap() error { return e.err }
 
 func newCrasher(ctx context.Context, env workload.Env, p Params) (crasher, error) {
 	if env.Store == nil {
@@ -142,7 +155,7 @@ func (s *serverCrasher) kill() error { return s.srv.Kill() }
 func (s *serverCrasher) restart(ctx context.Context) (time.Duration, error) {
 	t0 := time.Now()
 	if err := s.srv.Restart(ctx); err != nil {
-		return time.Since(t0), err
+		return time.Since(t0), &notRecovered{err}
 	}
 	d := time.Since(t0)
 	// The store's own connection (Info, Reset, Close) died with the server.
@@ -164,6 +177,8 @@ func (s *serverCrasher) crash() string {
 }
 
 func (s *serverCrasher) dataDir() string { return s.srv.Dir() }
+
+func (s *serverCrasher) logTail() string { return s.srv.LogTail(logTailLines) }
 
 // childCrasher runs the writes in a child process and kills that.
 type childCrasher struct {
@@ -209,6 +224,8 @@ func (c *childCrasher) crash() string {
 	return "SIGKILL of the writer process (a child of storebench that has the " + c.spec.Store +
 		" store open and writes through it); storebench then reads through its own handle"
 }
+
+func (c *childCrasher) logTail() string { return "" }
 
 func (c *childCrasher) dataDir() string {
 	if c.spec.Files != nil {
@@ -258,6 +275,14 @@ func (r *runner) run(ctx context.Context, plain *metrics.Phase) (schema.Summary,
 		t, ph, err := r.trial(ctx, i)
 		if ph.Name != "" {
 			phases = append(phases, ph)
+		}
+		var nr *notRecovered
+		if errors.As(err, &nr) && ctx.Err() == nil {
+			// The store's own outcome: said, and the run goes on.
+			// Redacted as every message is: a log may quote a connection URL.
+			s.Unrecovered = &schema.Unrecovered{Trial: i, Error: store.RedactText(err.Error(), ""), LogTail: store.RedactText(r.crash.logTail(), "")}
+			s.Verdict = verdict(&s)
+			return s, phases, nil
 		}
 		if err != nil {
 			return s, phases, fmt.Errorf("durability trial %d of %d: %w", i, p.Trials, err)
@@ -452,11 +477,11 @@ func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase,
 		return res, ph, err
 	}
 	if err := firstRead(rctx, r.crash.readStore(), appendKey(nil, n, 0, 0)); err != nil {
-		return res, ph, fmt.Errorf("no successful read within %v of the restart: %w", p.RecoveryTimeout, err)
+		return res, ph, &notRecovered{fmt.Errorf("no successful read within %v of the restart: %w", p.RecoveryTimeout, err)}
 	}
 	res.RecoveryS = time.Since(restartAt).Seconds()
 	if err := r.verify(ctx, t, writers, k.at, &res); err != nil {
-		return res, ph, err
+		return res, ph, &notRecovered{err}
 	}
 	return res, ph, nil
 }

@@ -127,7 +127,7 @@ func (c *childPowerCrasher) restart(ctx context.Context) (time.Duration, error) 
 	}
 	t0 := time.Now()
 	if c.reader, err = c.spec.attach(ctx); err != nil {
-		return time.Since(t0), fmt.Errorf("durability: reopen the store after the cut: %w", err)
+		return time.Since(t0), &notRecovered{fmt.Errorf("durability: reopen the store after the cut: %w", err)}
 	}
 	return time.Since(t0), nil
 }

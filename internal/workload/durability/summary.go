@@ -45,6 +45,13 @@ func addTrial(s *schema.Summary, t schema.Trial) {
 // verdict says the outcome of s in one line.
 func verdict(s *schema.Summary) string {
 	n := s.Trials
+	if u := s.Unrecovered; u != nil {
+		first, _, _ := strings.Cut(u.Error, "\n")
+		if n == 0 {
+			return fmt.Sprintf("did not recover after trial %d's crash: %s", u.Trial, first)
+		}
+		return fmt.Sprintf("did not recover after trial %d's crash (the %d trials before it lost %d of %d acknowledged writes): %s", u.Trial, n, s.Lost+s.Wrong, s.Acked, first)
+	}
 	switch {
 	case n == 0:
 		return "no trial finished"
