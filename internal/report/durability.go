@@ -38,7 +38,7 @@ type durabilityModel struct {
 }
 
 // fsCostNote says what the filesystem-cost table is, under it.
-const fsCostNote = "The power-cut filesystem's own cost: before its trials, each power-cut cell times one writer's writes through the store on the plain directory, " +
+const fsCostNote = "The power-cut filesystem's own cost: before its trials, each power-cut cell times one writer's writes (after unrecorded warm-up writes) through the store on the plain directory, " +
 	"then on the power-cut filesystem (FUSE, with its undo log). The difference is the filesystem's, not the store's; " +
 	"the two sides ran one after the other on a shared machine (phases fs-plain and fs-powercut)."
 
@@ -161,7 +161,7 @@ func newDurabilityModel(r *result.Result) *durabilityModel {
 }
 
 // powerCutNote says what a power-cut cell measured.
-const powerCutNote = "The cells marked (power cut) cut the power instead: storebench SIGKILLed the server, then discarded every write and name change that no fsync had made durable (a FUSE filesystem under its data dir that keeps track of fsyncs, as a power loss would) and restarted it on what survived: their losses are a power loss's, measured."
+const powerCutNote = "The cells marked (power cut) cut the power instead: storebench SIGKILLed the server (for files and SQLite: the process writing them), then discarded every write and name change that no fsync had made durable (a FUSE filesystem under its data dir that keeps track of fsyncs, as a power loss would) and restarted it (reopened the file store or database) on what survived: their losses are a power loss's, measured."
 
 // durRowName names a durability cell's row: its target, and (power cut)
 // for a power-fault cell.

@@ -53,16 +53,7 @@ func TestPowerCut(t *testing.T) {
 			if !srv.Running() {
 				t.Error("the server is not running after Run")
 			}
-			mounts, err := os.ReadFile("/proc/self/mountinfo")
-			if err != nil {
-				t.Fatal(err)
-			}
-			if strings.Contains(string(mounts), srv.DataDir) {
-				t.Errorf("%s is still mounted after Run", srv.DataDir)
-			}
-			if _, err := os.Stat(srv.DataDir + ".durable"); !os.IsNotExist(err) {
-				t.Errorf("the backing dir %s.durable is left: %v", srv.DataDir, err)
-			}
+			wantDataDirBack(t, srv.DataDir)
 		})
 	}
 }
@@ -130,14 +121,21 @@ func TestUnrecoveredServerIsAFinding(t *testing.T) {
 		t.Errorf("the log tail does not show PostgreSQL's refusal of its damaged control file:\n%s", u.LogTail)
 	}
 	t.Logf("verdict: %s\nlog tail:\n%s", s.Verdict, u.LogTail)
+	wantDataDirBack(t, srv.DataDir)
+}
+
+// wantDataDirBack checks that a server's data dir is no longer mounted and
+// its backing dir was put back.
+func wantDataDirBack(t *testing.T, dir string) {
+	t.Helper()
 	mounts, err := os.ReadFile("/proc/self/mountinfo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if strings.Contains(string(mounts), srv.DataDir) {
-		t.Errorf("%s is still mounted after the run", srv.DataDir)
+	if strings.Contains(string(mounts), dir) {
+		t.Errorf("%s is still mounted after Run", dir)
 	}
-	if _, err := os.Stat(srv.DataDir + ".durable"); !os.IsNotExist(err) {
-		t.Errorf("the backing dir %s.durable is left: %v", srv.DataDir, err)
+	if _, err := os.Stat(dir + ".durable"); !os.IsNotExist(err) {
+		t.Errorf("the backing dir %s.durable is left: %v", dir, err)
 	}
 }

@@ -117,15 +117,11 @@ func (c *childPowerCrasher) clients(ctx context.Context, n int) ([]store.KV, fun
 // and attaches the reader to it; its attach (SQLite's recovery) is the
 // restart's time.
 func (c *childPowerCrasher) restart(ctx context.Context) (time.Duration, error) {
-	rep, err := c.fs.Cut(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("durability: power cut: %w", err)
-	}
-	addCut(&c.cuts, rep)
-	if err := c.fs.Remount(ctx); err != nil {
-		return 0, fmt.Errorf("durability: remount after the cut: %w", err)
+	if err := cutAndRemount(ctx, c.fs, &c.cuts); err != nil {
+		return 0, err
 	}
 	t0 := time.Now()
+	var err error
 	if c.reader, err = c.spec.attach(ctx); err != nil {
 		return time.Since(t0), &notRecovered{fmt.Errorf("durability: reopen the store after the cut: %w", err)}
 	}
