@@ -30,18 +30,18 @@ func stores() target.Registry {
 		},
 		{
 			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), ClientPrototype: (*files.Client)(nil), CheckURL: files.CheckURL,
-			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns"},
-			CheckOptions: func(o map[string]string) error { _, err := boolOption(o, "fsync"); return err },
+			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns; file: the file alone (its new name is not durable)"},
+			CheckOptions: func(o map[string]string) error { _, _, err := fsyncOption(o); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				dir := a.RunDir
 				if a.URL != "" {
 					dir = store.URLPath(a.URL)
 				}
-				fsync, err := boolOption(a.Options, "fsync")
+				fsync, noDir, err := fsyncOption(a.Options)
 				if err != nil {
 					return nil, err
 				}
-				return files.New(ctx, files.Config{Dir: dir, Namespace: a.Namespace, Fsync: fsync})
+				return files.New(ctx, files.Config{Dir: dir, Namespace: a.Namespace, Fsync: fsync, NoDirFsync: noDir})
 			},
 			Namespace: "directory %s", CheapList: true,
 			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
@@ -53,7 +53,7 @@ func stores() target.Registry {
 		},
 		{
 			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), ClientPrototype: (*sqlite.Client)(nil), CheckURL: sqlite.CheckURL,
-			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, OFF"},
+			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, EXTRA (FULL + a directory fsync after the journal's unlink), OFF"},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
 				if a.URL != "" {
@@ -165,14 +165,11 @@ func stores() target.Registry {
 // maxValkeyIOThreads is valkey-server's IO_THREADS_MAX_NUM.
 const maxValkeyIOThreads = 256
 
-func boolOption(opts map[string]string, name string) (bool, error) {
-	v, ok := opts[name]
+// fsyncOption reads the files store's fsync option (files.ParseFsync).
+func fsyncOption(opts map[string]string) (fsync, noDirFsync bool, err error) {
+	v, ok := opts["fsync"]
 	if !ok {
-		return false, nil
+		return false, false, nil
 	}
-	b, err := strconv.ParseBool(v)
-	if err != nil {
-		return false, fmt.Errorf("option %s=%q: want true or false", name, v)
-	}
-	return b, nil
+	return files.ParseFsync(v)
 }

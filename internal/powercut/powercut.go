@@ -188,7 +188,11 @@ func (f *FS) mount() (err error) {
 			FsName:            sourcePrefix + strconv.Itoa(self.PID) + ":" + strconv.FormatUint(self.Start, 10),
 			Name:              fsName,
 			DirectMountStrict: true,
-			EnableLocks:       true,
+			// Locks stay in the kernel, with POSIX's per-process owners:
+			// forwarded, the loopback takes them as OFD locks, one per
+			// descriptor, and SQLite's connections of one process lock
+			// each other out. Every user of the mount is on this machine.
+			EnableLocks: false,
 		},
 	}
 	server, err := fuse.NewServer(fs.NewNodeFS(rootNode, opts), f.mountpoint, &opts.MountOptions)

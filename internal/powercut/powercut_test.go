@@ -11,6 +11,8 @@ import (
 	"testing"
 	"time"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/storebench/storebench/internal/server/servertest"
 )
 
@@ -431,5 +433,33 @@ func TestMountRefusesBadDirs(t *testing.T) {
 		if !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("Mount(%s, %s): %q, want one line saying %q", c.backing, c.mp, err, c.want)
 		}
+	}
+}
+
+// A process's POSIX locks are its own, whatever descriptor took them
+// (fcntl(2)): SQLite relies on it, several connections of one process
+// sharing the locks of one file. Forwarded to the loopback, they became
+// OFD locks, one per descriptor, and the process blocked on itself.
+func TestPOSIXLocksBelongToTheProcess(t *testing.T) {
+	_, mp := mountT(t)
+	p := filepath.Join(mp, "db")
+	writeFile(t, p, "x", false)
+	var fds [2]*os.File
+	for i := range fds {
+		f, err := os.OpenFile(p, os.O_RDWR, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		fds[i] = f
+	}
+	lock := func(f *os.File, typ int16) error {
+		return unix.FcntlFlock(f.Fd(), unix.F_SETLK, &unix.Flock_t{Type: typ, Whence: 0, Start: 0, Len: 1})
+	}
+	if err := lock(fds[0], unix.F_WRLCK); err != nil {
+		t.Fatal(err)
+	}
+	if err := lock(fds[1], unix.F_WRLCK); err != nil {
+		t.Errorf("a second descriptor of the process that holds the write lock: %v; want the lock (it is the process's)", err)
 	}
 }

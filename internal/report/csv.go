@@ -57,7 +57,9 @@ import (
 // durability_lost_max, durability_lost_mean, durability_loss_trials,
 // durability_lost_all_trials, durability_window_max_s,
 // durability_window_max_writes, durability_recovery_mean_s,
-// durability_recovery_max_s; for a sessions phase B cell sessions_stale,
+// durability_recovery_max_s (and for a power-cut cell durability_fs_writes,
+// durability_fs_{plain,mount}_{p50,p99,mean}_us: the filesystem's own
+// cost); for a sessions phase B cell sessions_stale,
 // sessions_lost, sessions_linger_max_s, sessions_end_rows, sessions_end_bytes
 // and, for PostgreSQL, sessions_peak_dead_tuples, sessions_hot_ratio and
 // sessions_autovacuum_runs.
@@ -225,6 +227,12 @@ func cellMetrics(c *result.Cell) []csvMetric {
 			i("durability_lost_max", s.LostMax), f("durability_lost_mean", s.LostMean, "count"), i("durability_loss_trials", int64(s.LossTrials)),
 			i("durability_lost_all_trials", int64(s.LostAllTrials)), f("durability_window_max_s", s.WindowMaxS, "s"),
 			i("durability_window_max_writes", s.WindowMaxWrites), f("durability_recovery_mean_s", s.RecoveryMeanS, "s"), f("durability_recovery_max_s", s.RecoveryMaxS, "s"))
+		if c := s.FSCost; c != nil {
+			out = append(out, i("durability_fs_writes", c.Writes),
+				f("durability_fs_plain_p50_us", c.Plain.P50, "us"), f("durability_fs_mount_p50_us", c.Mount.P50, "us"),
+				f("durability_fs_plain_p99_us", c.Plain.P99, "us"), f("durability_fs_mount_p99_us", c.Mount.P99, "us"),
+				f("durability_fs_plain_mean_us", c.Plain.Mean, "us"), f("durability_fs_mount_mean_us", c.Mount.Mean, "us"))
+		}
 	}
 	if s := sessionsOf(c); s != nil && s.Counters != nil && s.Figures != nil {
 		k, g := s.Counters, s.Figures

@@ -20,15 +20,50 @@ func durabilityOf(c *result.Cell) *durability.Summary { return c.Durability }
 // process crash is expected to lose and what a power loss would lose,
 // which the run does not test.
 type durabilityModel struct {
-	lost     *table
-	legend   []string // what the columns mean
-	failed   []string // "target failed: first line of the error"
-	verdicts []durabilityVerdict
+	lost   *table
+	legend []string // what the columns mean
+	failed []string // "target failed: first line of the error"
+	// unrecovered: targets that did not come back after a crash (a
+	// finding), with their server's last log lines.
+	unrecovered []durabilityUnrecovered
+	verdicts    []durabilityVerdict
 	// notPowerLoss is why a process crash is not a power loss, as the
 	// result recorded it (today's text for results without it).
 	notPowerLoss string
 	// power: some cells cut the power (fault power).
 	power bool
+	// fsCost compares, per power-cut cell, the store's writes on its plain
+	// directory and on the power-cut filesystem; nil when none measured it.
+	fsCost *table
+}
+
+// fsCostNote says what the filesystem-cost table is, under it.
+const fsCostNote = "The power-cut filesystem's own cost: before its trials, each power-cut cell times one writer's writes (after unrecorded warm-up writes) through the store on the plain directory, " +
+	"then on the power-cut filesystem (FUSE, with its undo log). The difference is the filesystem's, not the store's; " +
+	"the two sides ran one after the other on a shared machine (phases fs-plain and fs-powercut)."
+
+type durabilityUnrecovered struct {
+	what    string // "target did not recover after trial N's crash: error"
+	logTail []string
+}
+
+// newUnrecovered says how a cell's store failed to recover.
+func newUnrecovered(c *result.Cell, u *durability.Unrecovered) durabilityUnrecovered {
+	var tail []string
+	for _, l := range strings.Split(strings.TrimSpace(u.LogTail), "\n") {
+		if l = strings.TrimSpace(l); l != "" {
+			tail = append(tail, l)
+		}
+	}
+	return durabilityUnrecovered{fmt.Sprintf("%s did not recover after trial %d's crash: %s", durRowName(c), u.Trial, durFirstLine(u.Error)), tail}
+}
+
+// item is the finding as one list item (Markdown, HTML).
+func (u durabilityUnrecovered) item() string {
+	if len(u.logTail) == 0 {
+		return u.what
+	}
+	return u.what + ". Server log, last lines: " + strings.Join(u.logTail, " ⏎ ")
 }
 
 type durabilityVerdict struct {
@@ -84,7 +119,24 @@ func newDurabilityModel(r *result.Result) *durabilityModel {
 		}
 	}
 	for _, c := range cells {
+		if s := durabilityOf(c); s != nil && s.FSCost != nil {
+			if m.fsCost == nil {
+				m.fsCost = newTable("durability-fs-cost", "write latency through the store on the plain directory and on the power-cut filesystem (µs)", true,
+					column{head: "target", left: true}, column{head: "writes", m: "writes"},
+					column{head: "p50 plain", m: "plain_p50_us"}, column{head: "p50 power-cut fs", m: "mount_p50_us"},
+					column{head: "p99 plain", m: "plain_p99_us"}, column{head: "p99 power-cut fs", m: "mount_p99_us"},
+					column{head: "mean plain", m: "plain_mean_us"}, column{head: "mean power-cut fs", m: "mount_mean_us"})
+			}
+			f := s.FSCost
+			m.fsCost.add(textCell(durRowName(c)), countCell(f.Writes),
+				figureCell(us(f.Plain.P50), f.Plain.P50), figureCell(us(f.Mount.P50), f.Mount.P50),
+				figureCell(us(f.Plain.P99), f.Plain.P99), figureCell(us(f.Mount.P99), f.Mount.P99),
+				figureCell(us(f.Plain.Mean), f.Plain.Mean), figureCell(us(f.Mount.Mean), f.Mount.Mean))
+		}
 		m.lost.add(durabilityRow(c)...)
+		if s := durabilityOf(c); s != nil && s.Unrecovered != nil {
+			m.unrecovered = append(m.unrecovered, newUnrecovered(c, s.Unrecovered))
+		}
 		if c.Status != result.CellOK && c.Error != "" {
 			m.failed = append(m.failed, fmt.Sprintf("%s failed: %s", durRowName(c), durFirstLine(c.Error)))
 		}
@@ -109,7 +161,7 @@ func newDurabilityModel(r *result.Result) *durabilityModel {
 }
 
 // powerCutNote says what a power-cut cell measured.
-const powerCutNote = "The cells marked (power cut) cut the power instead: storebench SIGKILLed the server, then discarded every write and name change that no fsync had made durable (a FUSE filesystem under its data dir that keeps track of fsyncs, as a power loss would) and restarted it on what survived: their losses are a power loss's, measured."
+const powerCutNote = "The cells marked (power cut) cut the power instead: storebench SIGKILLed the server (for files and SQLite: the process writing them), then discarded every write and name change that no fsync had made durable (a FUSE filesystem under its data dir that keeps track of fsyncs, as a power loss would) and restarted it (reopened the file store or database) on what survived: their losses are a power loss's, measured."
 
 // durRowName names a durability cell's row: its target, and (power cut)
 // for a power-fault cell.
@@ -154,6 +206,20 @@ func DurabilityText(w io.Writer, r *result.Result) {
 	for _, l := range append(m.legend, m.failed...) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
+	for _, u := range m.unrecovered {
+		fmt.Fprintf(w, "  %s\n", u.what)
+		if len(u.logTail) > 0 {
+			fmt.Fprintln(w, "    server log, last lines:")
+		}
+		for _, l := range u.logTail {
+			fmt.Fprintf(w, "      %s\n", l)
+		}
+	}
+	if m.fsCost != nil {
+		fmt.Fprintln(w, "\nthe power-cut filesystem's own cost: "+m.fsCost.caption)
+		m.fsCost.text(w)
+		fmt.Fprintln(w, "  "+durWrap(fsCostNote, 108, "  "))
+	}
 	fmt.Fprintln(w, "\n"+durWrap(m.notPowerLoss, 110, ""))
 	fmt.Fprintln(w, "\n"+durabilityVerdictsHead)
 	for _, v := range m.verdicts {
@@ -175,6 +241,15 @@ func (m *durabilityModel) render(d doc) {
 	d.table(m.lost)
 	d.para(strings.Join(m.legend, " "))
 	d.list(m.failed)
+	var unrecovered []string
+	for _, u := range m.unrecovered {
+		unrecovered = append(unrecovered, u.item())
+	}
+	d.list(unrecovered)
+	if m.fsCost != nil {
+		d.table(m.fsCost)
+		d.para(fsCostNote)
+	}
 	d.para(m.notPowerLoss)
 	d.heading("", strings.TrimSuffix(durabilityVerdictsHead, ":"))
 	var items []string

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -66,6 +67,72 @@ func TestDurabilityRecordedText(t *testing.T) {
 	for name, out := range map[string]string{"text": text.String(), "markdown": md.String()} {
 		if !strings.Contains(out, recorded) || strings.Contains(out, durability.NotPowerLoss) {
 			t.Errorf("%s: the recorded text is not the one shown:\n%s", name, out)
+		}
+	}
+}
+
+// A power-cut cell's filesystem cost is shown in every format beside its
+// losses, its figures exact, so the FUSE filesystem's latency is not taken
+// for the store's.
+func TestDurabilityFSCost(t *testing.T) {
+	cost := &durability.FSCost{Writes: 300, Plain: durability.Latency{P50: 12.5, P99: 40, Mean: 14}, Mount: durability.Latency{P50: 87.5, P99: 310, Mean: 95}}
+	r := &result.Result{Cells: []result.Cell{
+		{Target: "files", Workload: "durability", Status: result.CellOK, Durability: &durability.Summary{Trials: 1, TrialsAsked: 1, Fault: "power", FSCost: cost}},
+		{Target: "sqlite", Workload: "durability", Status: result.CellOK, Durability: &durability.Summary{Trials: 1, TrialsAsked: 1}},
+	}}
+	var text, md, html, csv bytes.Buffer
+	DurabilityText(&text, r)
+	for _, write := range []struct {
+		w  *bytes.Buffer
+		fn func(io.Writer, *result.Result) error
+	}{{&md, Markdown}, {&html, HTML}, {&csv, CSV}} {
+		if err := write.fn(write.w, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": html.String()} {
+		for _, want := range []string{"p50 power-cut fs", "files (power cut)", "12.5", "87.5", "310", "not the store"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q in the durability section:\n%s", name, want, out)
+			}
+		}
+		if strings.Count(out, "p50 power-cut fs") != 1 {
+			t.Errorf("%s: the filesystem cost table should have one header, for the one power-cut cell", name)
+		}
+	}
+	if !strings.Contains(html.String(), `data-v="87.5"`) {
+		t.Error("html: the mount's p50 is not an exact figure (data-v)")
+	}
+	for _, want := range []string{"durability_fs_mount_p50_us,87.5,us", "durability_fs_plain_p99_us,40,us", "durability_fs_writes,300,count"} {
+		if !strings.Contains(csv.String(), want) {
+			t.Errorf("csv: no %q:\n%s", want, csv.String())
+		}
+	}
+}
+
+// A store that did not recover is shown as a finding with its server's
+// last log lines, in every format.
+func TestDurabilityUnrecovered(t *testing.T) {
+	r := &result.Result{Cells: []result.Cell{{Target: "postgres", Workload: "durability", Status: result.CellOK,
+		Durability: &durability.Summary{Trials: 1, TrialsAsked: 3, Fault: "power",
+			Unrecovered: &durability.Unrecovered{Trial: 2, Error: "restart postgres: server exited before answering\ncommand: postgres -D x",
+				LogTail: "LOG:  starting\nFATAL:  database files are incompatible with server\n"}}}}}
+	var text, md, html bytes.Buffer
+	DurabilityText(&text, r)
+	if err := Markdown(&md, r); err != nil {
+		t.Fatal(err)
+	}
+	if err := HTML(&html, r); err != nil {
+		t.Fatal(err)
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": html.String()} {
+		for _, want := range []string{"postgres (power cut) did not recover after trial 2", "server exited before answering", "FATAL:  database files are incompatible with server"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q:\n%s", name, want, out)
+			}
+		}
+		if strings.Contains(out, "command: postgres") {
+			t.Errorf("%s: the error's further lines are shown; its first line and the log tail say it", name)
 		}
 	}
 }

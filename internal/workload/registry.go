@@ -146,6 +146,8 @@ type Server interface {
 	Describe() (kind string, pid int)
 	// Dir is its data directory.
 	Dir() string
+	// LogTail is the last n lines of its log.
+	LogTail(n int) string
 }
 
 // Outcome is what a cell measured.

@@ -31,6 +31,10 @@ type Summary struct {
 	Crash string `json:"crash"`
 	// PowerCuts is what the cuts of a power-fault cell discarded.
 	PowerCuts *Cuts `json:"power_cuts,omitempty"`
+	// FSCost is the power-cut filesystem's own cost, measured before the
+	// trials of a power-fault cell: the same store's writes on the plain
+	// directory and on the mount.
+	FSCost *FSCost `json:"fs_cost,omitempty"`
 	// NotPowerLoss is the NotPowerLoss text.
 	NotPowerLoss string `json:"not_power_loss"`
 	// ProcessCrash is what this configuration is expected to lose on a
@@ -65,6 +69,10 @@ type Summary struct {
 	// RecoveryMeanS and RecoveryMaxS: restart → first successful read.
 	RecoveryMeanS float64 `json:"recovery_mean_s"`
 	RecoveryMaxS  float64 `json:"recovery_max_s"`
+	// Unrecovered is set when the store did not come back after a crash
+	// (it refused to start, or reported corruption): a finding, not a
+	// failure of the run. The cell's trials stop there.
+	Unrecovered *Unrecovered `json:"unrecovered,omitempty"`
 	// Verdict says the outcome in one line.
 	Verdict  string  `json:"verdict"`
 	PerTrial []Trial `json:"per_trial"`
@@ -116,4 +124,31 @@ type Cuts struct {
 	BytesDiscarded  int64 `json:"bytes_discarded"`
 	NamesUndone     int64 `json:"names_undone"`
 	WritesRefused   int64 `json:"writes_refused,omitempty"`
+}
+
+// FSCost compares one writer's write latency, in microseconds, through the
+// store on its plain directory (Plain) and on the power-cut filesystem
+// (Mount): the difference is the filesystem's (the FUSE round trip and
+// its undo log), not the store's. Its phases are the cell's "fs-plain" and
+// "fs-powercut".
+type FSCost struct {
+	Writes int64   `json:"writes"` // on each side
+	Plain  Latency `json:"plain_us"`
+	Mount  Latency `json:"mount_us"`
+}
+
+// Latency is a write phase's latency summary, in microseconds.
+type Latency struct {
+	P50  float64 `json:"p50"`
+	P99  float64 `json:"p99"`
+	Mean float64 `json:"mean"`
+}
+
+// Unrecovered is how a store failed to recover after trial Trial's crash:
+// its error and the last lines of its server's log ("" for files and
+// SQLite, whose error is all they say).
+type Unrecovered struct {
+	Trial   int    `json:"trial"`
+	Error   string `json:"error"`
+	LogTail string `json:"log_tail,omitempty"`
 }

@@ -58,7 +58,39 @@ type Config struct {
 	// Fsync makes every Set and Delete durable: the file is fsynced before the
 	// rename and the directory after it.
 	Fsync bool
+	// NoDirFsync, with Fsync, leaves the directory fsync out: the file's
+	// bytes are durable before its rename, its new name is not, so a power
+	// loss can take an acknowledged write back. It is how many applications
+	// write temp-then-rename, and what the power-cut test measures against.
+	NoDirFsync bool
 }
+
+// ParseFsync reads the fsync option: true (file and directory), false, or
+// "file" (the file alone, not its directory: Config.NoDirFsync).
+func ParseFsync(v string) (fsync, noDirFsync bool, err error) {
+	if v == FsyncFileOnly {
+		return true, true, nil
+	}
+	if fsync, err = strconv.ParseBool(v); err != nil {
+		return false, false, fmt.Errorf("fsync=%q: want true, false or %s", v, FsyncFileOnly)
+	}
+	return fsync, false, nil
+}
+
+// FsyncFileOnly is the fsync option's value for Fsync with NoDirFsync.
+const FsyncFileOnly = "file"
+
+// fsyncSetting is the fsync option's value for this config, as Info
+// records it and ParseFsync reads it.
+func (c Config) fsyncSetting() string {
+	if c.Fsync && c.NoDirFsync {
+		return FsyncFileOnly
+	}
+	return strconv.FormatBool(c.Fsync)
+}
+
+// dirFsync reports whether a name change is followed by its directory's fsync.
+func (c Config) dirFsync() bool { return c.Fsync && !c.NoDirFsync }
 
 // Validate checks the config.
 func (c Config) Validate() error {
@@ -81,8 +113,8 @@ func ParseURL(raw string) (Config, error) {
 	}
 	c := Config{Dir: dir}
 	if v := q.Get("fsync"); v != "" {
-		if c.Fsync, err = strconv.ParseBool(v); err != nil {
-			return Config{}, fmt.Errorf("files: fsync=%q: want true or false", v)
+		if c.Fsync, c.NoDirFsync, err = ParseFsync(v); err != nil {
+			return Config{}, fmt.Errorf("files: %w", err)
 		}
 	}
 	return c, nil
@@ -149,7 +181,7 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := s.openSubs(true, ""); err != nil {
 		return nil, err
 	}
-	if cfg.Fsync {
+	if cfg.dirFsync() {
 		if err := syncDir(dir); err != nil {
 			s.closeFDs()
 			return nil, err
@@ -273,7 +305,7 @@ func (s *Store) Open(context.Context) (store.Client, error) {
 // Info describes the directory and its filesystem.
 func (s *Store) Info(context.Context) (store.Info, error) {
 	set := map[string]string{
-		"fsync":  strconv.FormatBool(s.cfg.Fsync),
+		"fsync":  s.cfg.fsyncSetting(),
 		"layout": "one file per key in 256 subdirectories; name k+base64url(key) or h+sha256; expiry in mtime",
 		"write":  "temp file in the same directory + rename",
 		"reset":  "moves the files into " + trashDir + ", removed when the store closes (no inode freed between phases)",
@@ -292,8 +324,11 @@ func (s *Store) Info(context.Context) (store.Info, error) {
 		version = unix.ByteSliceToString(u.Sysname[:]) + " " + unix.ByteSliceToString(u.Release[:])
 	}
 	d := "OS page cache, no fsync: an OS crash or power loss may lose recent writes; a process crash loses nothing"
-	if s.cfg.Fsync {
+	switch {
+	case s.cfg.dirFsync():
 		d = "fsync every write (file, then directory)"
+	case s.cfg.Fsync:
+		d = "fsync of each file before its rename, not of its directory: the bytes are durable, the new name is not (a power loss may take recent writes back); a process crash loses nothing"
 	}
 	return store.Info{Kind: "files", Version: version, Location: s.dir, Settings: set, Durability: d, Namespace: s.cfg.Namespace}, nil
 }
@@ -496,7 +531,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 		_ = unix.Unlinkat(dirfd, c.tmp, 0)
 		return pathErr("set", "rename", name, err)
 	}
-	if c.s.cfg.Fsync {
+	if c.s.cfg.dirFsync() {
 		if err := unix.Fsync(dirfd); err != nil {
 			return pathErr("set", "fsync dir", ".", err)
 		}
@@ -538,7 +573,7 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 	if err := unix.Unlinkat(dirfd, name, 0); err != nil && err != unix.ENOENT {
 		return pathErr("delete", "unlink", name, err)
 	}
-	if c.s.cfg.Fsync {
+	if c.s.cfg.dirFsync() {
 		if err := unix.Fsync(dirfd); err != nil {
 			return pathErr("delete", "fsync dir", ".", err)
 		}

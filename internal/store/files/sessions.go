@@ -62,9 +62,13 @@ func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.
 	h := &sessionClient{c: c, d: d, sync: d.FileSync}
 	switch h.sync {
 	case "":
-		h.sync = SyncNone
-		if c.s.cfg.Fsync {
+		switch {
+		case c.s.cfg.dirFsync():
 			h.sync = SyncDir
+		case c.s.cfg.Fsync:
+			h.sync = SyncFile
+		default:
+			h.sync = SyncNone
 		}
 	case SyncNone, SyncFile, SyncDir:
 	default:

@@ -150,9 +150,39 @@ func TestParseURL(t *testing.T) {
 	if err != nil || c.Dir != "/var/tmp/sb" || !c.Fsync {
 		t.Fatalf("ParseURL = %+v, %v", c, err)
 	}
+	c, err = ParseURL("file:///var/tmp/sb?fsync=file")
+	if err != nil || !c.Fsync || !c.NoDirFsync {
+		t.Fatalf("ParseURL(fsync=file) = %+v, %v; want the file's fsync without its directory's", c, err)
+	}
 	for _, bad := range []string{"file://", "redis://x", "file:///d?fsync=maybe", "file://otherhost/d"} {
 		if _, err := ParseURL(bad); err == nil {
 			t.Errorf("ParseURL(%q) = nil error", bad)
+		}
+	}
+}
+
+// Info records the fsync option as ParseFsync reads it back, so a writer
+// process attached from it syncs as the store does.
+func TestInfoRecordsFsync(t *testing.T) {
+	ctx := context.Background()
+	for _, v := range []string{"false", "true", FsyncFileOnly} {
+		fsync, noDir, err := ParseFsync(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := New(ctx, Config{Dir: t.TempDir(), Namespace: storetest.Namespace(t), Fsync: fsync, NoDirFsync: noDir})
+		if err != nil {
+			t.Fatal(err)
+		}
+		info, err := s.Info(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := info.Settings["fsync"]; got != v {
+			t.Errorf("fsync %s: Info records %q", v, got)
+		}
+		if err := s.Close(ctx); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -75,8 +75,12 @@ func childSpecFor(kind string, info store.Info) (*childSpec, error) {
 		if info.Location == "" || info.Namespace == "" {
 			return nil, errors.New("durability: the files store reported no location or namespace")
 		}
+		fsync, noDir, err := files.ParseFsync(info.Settings["fsync"])
+		if err != nil {
+			return nil, fmt.Errorf("durability: the files store reported %w", err)
+		}
 		return &childSpec{Store: kind, Files: &files.Config{
-			Dir: filepath.Dir(info.Location), Namespace: info.Namespace, Fsync: info.Settings["fsync"] == "true",
+			Dir: filepath.Dir(info.Location), Namespace: info.Namespace, Fsync: fsync, NoDirFsync: noDir,
 		}}, nil
 	case "sqlite":
 		if info.Location == "" || info.Namespace == "" {

@@ -71,12 +71,22 @@ func Run(ctx context.Context, env workload.Env, p Params, h Hooks) (schema.Summa
 		return schema.Summary{}, nil, err
 	}
 	p = p.WithDefaults()
+	r := &runner{env: env, p: p, h: h}
+	var plain *metrics.Phase
+	if p.Fault == FaultPower {
+		// The plain side of the filesystem's cost, before the mount.
+		ph, err := r.measureWrites(ctx, env.Store, phaseFSPlain)
+		if err != nil {
+			return schema.Summary{}, nil, err
+		}
+		plain = &ph
+	}
 	c, err := newCrasher(ctx, env, p)
 	if err != nil {
 		return schema.Summary{}, nil, err
 	}
-	r := &runner{env: env, p: p, h: h, crash: c}
-	return r.run(ctx)
+	r.crash = c
+	return r.run(ctx, plain)
 }
 
 // crasher is what differs between a managed server and an in-process store.
@@ -88,20 +98,32 @@ type crasher interface {
 	// restart brings the store back and says how long the server took to
 	// answer (0 for an in-process store).
 	restart(ctx context.Context) (time.Duration, error)
+	// readStore is the store to read back through after restart.
+	readStore() store.Store
 	// close ends what the crasher started (a writer process).
 	close()
 	crash() string
 	dataDir() string
+	// logTail is the last lines of the server's log ("" without one).
+	logTail() string
 }
+
+// logTailLines is how much of a server's log an unrecovered store shows.
+const logTailLines = 20
+
+// notRecovered marks an error of the store itself coming back after a
+// crash (it refused to start, or failed to read back): a finding the
+// summary records, not a failure of the run.
+type notRecovered struct{ err error }
+
+func (e *notRecovered) Error() string { return e.err.Error() }
+func (e *notRecovered) Unwrap() error { return e.err }
 
 func newCrasher(ctx context.Context, env workload.Env, p Params) (crasher, error) {
 	if env.Store == nil {
 		return nil, errors.New("durability: no store")
 	}
-	if p.Fault == FaultPower {
-		if env.Server == nil {
-			return nil, errors.New("durability: a power cut needs a managed server")
-		}
+	if p.Fault == FaultPower && env.Server != nil {
 		return newPowerCrasher(ctx, env.Store, env.Server)
 	}
 	if env.Server != nil {
@@ -112,7 +134,10 @@ func newCrasher(ctx context.Context, env workload.Env, p Params) (crasher, error
 		return nil, err
 	}
 	spec.Writers = p.Writers
-	return &childCrasher{spec: spec, argv: p.ChildCommand}, nil
+	if p.Fault == FaultPower {
+		return newChildPowerCrasher(ctx, spec, p.ChildCommand)
+	}
+	return &childCrasher{st: env.Store, spec: spec, argv: p.ChildCommand}, nil
 }
 
 // serverCrasher kills a managed server's whole process tree.
@@ -130,7 +155,7 @@ func (s *serverCrasher) kill() error { return s.srv.Kill() }
 func (s *serverCrasher) restart(ctx context.Context) (time.Duration, error) {
 	t0 := time.Now()
 	if err := s.srv.Restart(ctx); err != nil {
-		return time.Since(t0), err
+		return time.Since(t0), &notRecovered{err}
 	}
 	d := time.Since(t0)
 	// The store's own connection (Info, Reset, Close) died with the server.
@@ -142,6 +167,8 @@ func (s *serverCrasher) restart(ctx context.Context) (time.Duration, error) {
 	return d, nil
 }
 
+func (s *serverCrasher) readStore() store.Store { return s.st }
+
 func (s *serverCrasher) close() {}
 
 func (s *serverCrasher) crash() string {
@@ -151,8 +178,11 @@ func (s *serverCrasher) crash() string {
 
 func (s *serverCrasher) dataDir() string { return s.srv.Dir() }
 
+func (s *serverCrasher) logTail() string { return s.srv.LogTail(logTailLines) }
+
 // childCrasher runs the writes in a child process and kills that.
 type childCrasher struct {
+	st    store.Store // the parent's own, read back through
 	spec  *childSpec
 	argv  []string
 	child *childProc
@@ -181,6 +211,8 @@ func (c *childCrasher) kill() error {
 
 func (c *childCrasher) restart(context.Context) (time.Duration, error) { return 0, nil }
 
+func (c *childCrasher) readStore() store.Store { return c.st }
+
 func (c *childCrasher) close() {
 	if c.child != nil {
 		_ = c.child.kill()
@@ -192,6 +224,8 @@ func (c *childCrasher) crash() string {
 	return "SIGKILL of the writer process (a child of storebench that has the " + c.spec.Store +
 		" store open and writes through it); storebench then reads through its own handle"
 }
+
+func (c *childCrasher) logTail() string { return "" }
 
 func (c *childCrasher) dataDir() string {
 	if c.spec.Files != nil {
@@ -210,7 +244,9 @@ type runner struct {
 	crash crasher
 }
 
-func (r *runner) run(ctx context.Context) (schema.Summary, []metrics.Phase, error) {
+// run plays the trials; plain is the plain directory's side of a power
+// cut's filesystem cost, the mount's side is measured here.
+func (r *runner) run(ctx context.Context, plain *metrics.Phase) (schema.Summary, []metrics.Phase, error) {
 	defer r.crash.close()
 	p := r.p
 	s := schema.Summary{
@@ -220,17 +256,33 @@ func (r *runner) run(ctx context.Context) (schema.Summary, []metrics.Phase, erro
 		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
 	}
 	s.ProcessCrash, s.PowerLoss = expectations(r.env.Kind, r.env.Info.Settings)
-	if pc, ok := r.crash.(*powerCrasher); ok {
+	var phases []metrics.Phase
+	if pf, ok := r.crash.(powerFS); ok {
 		// Measured, not expected: the cell's losses are a power cut's.
 		s.NotPowerLoss = ""
-		s.PowerCuts = &pc.cuts // filled as the trials cut
+		s.PowerCuts = pf.cutsSoFar() // filled as the trials cut
+		mount, err := r.measureMount(ctx, pf)
+		if mount.Name != "" {
+			phases = append(phases, *plain, mount)
+		}
+		if err != nil {
+			return s, phases, err
+		}
+		s.FSCost = fsCost(*plain, mount)
 	}
 	s.Verdict = verdict(&s)
-	var phases []metrics.Phase
 	for i := 1; i <= p.Trials; i++ {
 		t, ph, err := r.trial(ctx, i)
 		if ph.Name != "" {
 			phases = append(phases, ph)
+		}
+		var nr *notRecovered
+		if errors.As(err, &nr) && ctx.Err() == nil {
+			// The store's own outcome: said, and the run goes on.
+			// Redacted as every message is: a log may quote a connection URL.
+			s.Unrecovered = &schema.Unrecovered{Trial: i, Error: store.RedactText(err.Error(), ""), LogTail: store.RedactText(r.crash.logTail(), "")}
+			s.Verdict = verdict(&s)
+			return s, phases, nil
 		}
 		if err != nil {
 			return s, phases, fmt.Errorf("durability trial %d of %d: %w", i, p.Trials, err)
@@ -424,12 +476,12 @@ func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase,
 	if err != nil {
 		return res, ph, err
 	}
-	if err := firstRead(rctx, r.env.Store, appendKey(nil, n, 0, 0)); err != nil {
-		return res, ph, fmt.Errorf("no successful read within %v of the restart: %w", p.RecoveryTimeout, err)
+	if err := firstRead(rctx, r.crash.readStore(), appendKey(nil, n, 0, 0)); err != nil {
+		return res, ph, &notRecovered{fmt.Errorf("no successful read within %v of the restart: %w", p.RecoveryTimeout, err)}
 	}
 	res.RecoveryS = time.Since(restartAt).Seconds()
 	if err := r.verify(ctx, t, writers, k.at, &res); err != nil {
-		return res, ph, err
+		return res, ph, &notRecovered{err}
 	}
 	return res, ph, nil
 }
@@ -465,7 +517,7 @@ func firstRead(ctx context.Context, st store.Store, key []byte) error {
 // verify reads every acknowledged write of the trial back, one client per
 // writer, and fills res's losses and window.
 func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt time.Duration, res *schema.Trial) error {
-	kvs, closeKV, err := openKV(ctx, r.env.Store, len(writers))
+	kvs, closeKV, err := openKV(ctx, r.crash.readStore(), len(writers))
 	if err != nil {
 		return fmt.Errorf("open clients to read back: %w", err)
 	}

@@ -351,7 +351,11 @@ func TestExpectations(t *testing.T) {
 		{"postgres", map[string]string{"synchronous_commit": "on"}, "nothing", "nothing"},
 		{"mariadb", map[string]string{"innodb_flush_log_at_trx_commit": "2"}, "nothing", "1 s"},
 		{"sqlite", map[string]string{"journal_mode": "WAL", "synchronous": "OFF"}, "nothing", "corrupt"},
+		{"sqlite", map[string]string{"journal_mode": "DELETE", "synchronous": "FULL"}, "nothing", "last commit"},
+		{"sqlite", map[string]string{"journal_mode": "DELETE", "synchronous": "EXTRA"}, "nothing", "nothing committed"},
+		{"sqlite", map[string]string{"journal_mode": "WAL", "synchronous": "FULL"}, "nothing", "nothing committed"},
 		{"files", map[string]string{"fsync": "false"}, "nothing", "recent"},
+		{"files", map[string]string{"fsync": "file"}, "nothing", "new name"},
 		{"files", map[string]string{"fsync": "true"}, "nothing", "nothing"},
 	} {
 		c, p := expectations(tc.kind, tc.set)

@@ -77,20 +77,33 @@ func (c *powerCrasher) mount(ctx context.Context) error {
 // restart cuts the power under the killed server, remounts what survived
 // and starts the server on it.
 func (c *powerCrasher) restart(ctx context.Context) (time.Duration, error) {
-	rep, err := c.fs.Cut(ctx)
-	if err != nil {
-		return 0, fmt.Errorf("durability: power cut: %w", err)
-	}
-	c.cuts.Cuts++
-	c.cuts.FilesRolledBack += int64(rep.FilesRolledBack)
-	c.cuts.BytesDiscarded += rep.BytesDiscarded
-	c.cuts.NamesUndone += int64(rep.NamesUndone)
-	c.cuts.WritesRefused += rep.WritesRefused
-	if err := c.fs.Remount(ctx); err != nil {
-		return 0, fmt.Errorf("durability: remount after the cut: %w", err)
+	if err := cutAndRemount(ctx, c.fs, &c.cuts); err != nil {
+		return 0, err
 	}
 	return c.serverCrasher.restart(ctx)
 }
+
+// cutAndRemount cuts the power under fs, whose users are dead, counts
+// what the cut discarded into cuts and serves what survived.
+func cutAndRemount(ctx context.Context, fs *powercut.FS, cuts *schema.Cuts) error {
+	rep, err := fs.Cut(ctx)
+	if err != nil {
+		return fmt.Errorf("durability: power cut: %w", err)
+	}
+	addCut(cuts, rep)
+	if err := fs.Remount(ctx); err != nil {
+		return fmt.Errorf("durability: remount after the cut: %w", err)
+	}
+	return nil
+}
+
+func (c *powerCrasher) mountStore(context.Context) (store.Store, func(), error) {
+	return c.st, func() {}, nil
+}
+
+func (c *powerCrasher) syncAll() error { return c.fs.SyncAll() }
+
+func (c *powerCrasher) cutsSoFar() *schema.Cuts { return &c.cuts }
 
 func (c *powerCrasher) crash() string {
 	kind, pid := c.srv.Describe()

@@ -45,6 +45,13 @@ func addTrial(s *schema.Summary, t schema.Trial) {
 // verdict says the outcome of s in one line.
 func verdict(s *schema.Summary) string {
 	n := s.Trials
+	if u := s.Unrecovered; u != nil {
+		first, _, _ := strings.Cut(u.Error, "\n")
+		if n == 0 {
+			return fmt.Sprintf("did not recover after trial %d's crash: %s", u.Trial, first)
+		}
+		return fmt.Sprintf("did not recover after trial %d's crash (the %d trials before it lost %d of %d acknowledged writes): %s", u.Trial, n, s.Lost+s.Wrong, s.Acked, first)
+	}
 	switch {
 	case n == 0:
 		return "no trial finished"
@@ -120,11 +127,19 @@ func expectations(kind string, set map[string]string) (processCrash, powerLoss s
 		case j == "WAL" && sync == "NORMAL":
 			return "nothing committed: the WAL is written to the OS at every commit",
 				"the commits since the last checkpoint's fsync (WAL, synchronous=NORMAL); never corrupt"
+		case j == "DELETE" && sync != "EXTRA":
+			// Measured through power cuts: the journal's unlink is the
+			// commit, and a name change needs its directory's fsync.
+			return "nothing committed",
+				"the last commit: it ends by unlinking the journal, and only synchronous=EXTRA fsyncs the directory after that, so the journal can come back and roll it back"
 		}
 		return "nothing committed", "nothing committed (fsync at every commit), if the disk honours fsync"
 	case "files":
-		if get("fsync") == "true" {
+		switch get("fsync") {
+		case "true":
 			return "nothing acknowledged", "nothing acknowledged (file and directory fsynced before the write returns), if the disk honours fsync"
+		case "file":
+			return "nothing acknowledged", "recent writes: each file's bytes are fsynced, its new name (the rename) is not until its directory is"
 		}
 		return "nothing acknowledged: each write is in the OS page cache before it returns",
 			"recent writes (no fsync); a file renamed before its data reached the disk may come back empty"

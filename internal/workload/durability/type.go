@@ -69,8 +69,8 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	}
 	params := s.params(p.Load, p.Seed)
 	if params.Fault == FaultPower {
-		if p.Kind.Server == "" || !p.Spec.Managed() {
-			return nil, fmt.Errorf("durability: a power cut needs a managed server, whose data dir storebench mounts; %s is not one (in-process stores are not cut yet)", p.Spec.Label())
+		if !p.Spec.Managed() {
+			return nil, fmt.Errorf("durability: a power cut needs a data dir of storebench's own, which it mounts: a managed server, or files and sqlite without a URL; %s is given by URL", p.Spec.Label())
 		}
 		if err := powercut.Check(); err != nil {
 			return nil, fmt.Errorf("durability --fault power: %w", err)
