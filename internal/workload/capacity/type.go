@@ -44,6 +44,9 @@ type Search struct {
 	MinStep   time.Duration `yaml:"min_step,omitempty" json:"min_step,omitempty"`
 	MaxStep   time.Duration `yaml:"max_step,omitempty" json:"max_step,omitempty"`
 	MaxSteps  int           `yaml:"max_steps,omitempty" json:"max_steps,omitempty"`
+	// Precision is the bisection's stopping width, a share of the rate
+	// (default 2%): a coarser one saves steps where a quick run needs it.
+	Precision float64 `yaml:"precision,omitempty" json:"precision,omitempty"`
 }
 
 func (e *Entry) Defaults() {}
@@ -62,7 +65,7 @@ func (e *Entry) params(l workload.Load) (Params, error) {
 // the usl client counts, none for no fit), after defaults and checked.
 func (s Search) Params(connections int, usl []int) (Params, error) {
 	p := Params{Connections: connections, Need: s.Need, StartRate: s.StartRate, MaxRate: s.MaxRate,
-		MinStep: s.MinStep, MaxStep: s.MaxStep, MaxSteps: s.MaxSteps, USLClients: usl}
+		MinStep: s.MinStep, MaxStep: s.MaxStep, MaxSteps: s.MaxSteps, Precision: s.Precision, USLClients: usl}
 	for _, text := range s.SLO {
 		slo, err := ParseSLO(text)
 		if err != nil {
