@@ -90,8 +90,8 @@ func TestSizeMix(t *testing.T) {
 	}
 }
 
-// TestEntrySearchFields: the capacity search's fields need an slo, and a
-// bad slo is refused naming the workload, before any work.
+// TestEntrySearchFields: a bad slo or search field is refused naming the
+// workload, before any work; an slo makes a search, recorded with the cell.
 func TestEntrySearchFields(t *testing.T) {
 	caches := &Section{Caches: []string{NoCache}}
 	for _, c := range []struct {
@@ -99,7 +99,6 @@ func TestEntrySearchFields(t *testing.T) {
 		e    Entry
 		want string
 	}{
-		{"search fields without an slo", Entry{CacheAside: caches, Search: capacity.Search{StartRate: 500}}, "give its slo too"},
 		{"bad slo", Entry{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<1ms"}}}, "cache-aside: capacity: slo"},
 		{"bad precision", Entry{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<=1ms"}, Precision: 0.9}}, "precision 0.9"},
 	} {
@@ -109,6 +108,10 @@ func TestEntrySearchFields(t *testing.T) {
 				t.Fatalf("Validate() = %v, want a cache-aside error containing %q", err, c.want)
 			}
 		})
+	}
+	// A quick section's step bounds land on entries without an slo too.
+	if p, err := (&Entry{CacheAside: caches, Search: capacity.Search{MinStep: time.Second}}).params(workload.Load{}, 1); err != nil || p.Search != nil {
+		t.Errorf("search fields without an slo: search %+v, %v; want none", p.Search, err)
 	}
 	e := Entry{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<=10ms"}, Need: 5000}}
 	p, err := e.params(workload.Load{Clients: 6}, 1)

@@ -3,9 +3,7 @@ package cacheaside
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"reflect"
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
@@ -34,8 +32,9 @@ type Entry struct {
 	CacheAside *Section `yaml:"cache_aside,omitempty" json:"cache_aside,omitempty"`
 	// Search, with an slo, makes each cell also search the highest
 	// open-loop rate of its application loop within each SLO, with
-	// capacity's fields and search (slo, need, start_rate, max_rate, precision,
-	// min_step, max_step, max_steps).
+	// capacity's fields and search (slo, need, start_rate, max_rate,
+	// min_step, max_step, max_steps, precision); without an slo they are
+	// unused.
 	capacity.Search `yaml:",inline"`
 }
 
@@ -70,15 +69,14 @@ func (e *Entry) params(l workload.Load, seed uint64) (Params, error) {
 	if s.Stampede != nil {
 		p.Stampede = *s.Stampede
 	}
-	switch {
-	case len(e.SLO) > 0:
+	// The search's other fields without an slo ask for nothing: a suite's
+	// quick section lays them over every cache-aside entry, searching or not.
+	if len(e.SLO) > 0 {
 		sp, err := e.Search.Params(l.WithDefaults(DefaultClients, DefaultOps).Clients, nil)
 		if err != nil {
 			return p, fmt.Errorf("cache-aside: %w", err)
 		}
 		p.Search = &sp
-	case !reflect.DeepEqual(e.Search, capacity.Search{}):
-		return p, errors.New("cache-aside: need, start_rate, max_rate, min_step, max_step, max_steps and precision are the capacity search's: give its slo too, e.g. slo: [\"p99<=10ms\"]")
 	}
 	return p, nil
 }
