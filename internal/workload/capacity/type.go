@@ -69,7 +69,7 @@ func (s Search) Params(connections int, usl []int) (Params, error) {
 	for _, text := range s.SLO {
 		slo, err := ParseSLO(text)
 		if err != nil {
-			return p, fmt.Errorf("capacity: slo: %w", err)
+			return p, fmt.Errorf("capacity: %w", err) // ParseSLO names the field
 		}
 		p.SLOs = append(p.SLOs, slo)
 	}
