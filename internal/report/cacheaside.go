@@ -3,6 +3,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 
 	"github.com/storebench/storebench/internal/result"
@@ -18,6 +19,7 @@ func cacheAsideOf(c *result.Cell) *cacheaside.Summary { return c.CacheAside }
 // protection), and hit ratio and database queries over time.
 type cacheAsideModel struct {
 	verdict  *table
+	capacity *table // nil when no cell searched its capacity
 	stampede *table // nil when no cell ran a stampede
 	hitRatio *lineChartSpec
 	dbLoad   *lineChartSpec
@@ -38,13 +40,17 @@ func newCacheAsideModel(r *result.Result, colorOf map[string]int) *cacheAsideMod
 	if len(cells) == 0 {
 		return nil
 	}
-	m := &cacheAsideModel{verdict: newTable("cache-aside", "per cell: the cache's hit ratio, the database load it saved, end-to-end p99 by kind of request, stale reads, server CPU per request", true,
-		column{head: "cell", left: true}, column{head: "database", left: true}, column{head: "cache", left: true}, column{head: "policy", left: true},
+	cols := []column{column{head: "cell", left: true}, column{head: "database", left: true}, column{head: "cache", left: true}, column{head: "policy", left: true},
 		column{head: "hit ratio", m: "hit_ratio"}, column{head: "db queries/s", m: "db_queries_per_s"}, column{head: "db queries/req", m: "db_queries_per_request"},
 		column{head: "db load saved", m: "db_load_saved"},
 		column{head: "p99 hit µs", m: "p99_hit_us"}, column{head: "p99 miss µs", m: "p99_miss_us"}, column{head: "p99 all µs", m: "p99_all_us"},
 		column{head: "stale reads", m: "stale"}, column{head: "max stale age µs", m: "max_stale_age_us"}, column{head: "monotonic broken", m: "monotonic_broken"},
-		column{head: "cache CPU µs/req", m: "cache_cpu_us_per_request"}, column{head: "db CPU µs/req", m: "db_cpu_us_per_request"})}
+		column{head: "cache CPU µs/req", m: "cache_cpu_us_per_request"}, column{head: "db CPU µs/req", m: "db_cpu_us_per_request"}}
+	slos := searchedSLOs(cells)
+	for i, slo := range slos {
+		cols = append(cols, column{head: "capacity at " + slo + " ops/s", m: fmt.Sprintf("capacity_ops_s_%d", i+1)})
+	}
+	m := &cacheAsideModel{verdict: newTable("cache-aside", "per cell: the cache's hit ratio, the database load it saved, end-to-end p99 by kind of request, stale reads, server CPU per request"+capacityCaption(slos), true, cols...)}
 	for _, c := range cells {
 		s := cacheAsideOf(c)
 		cache := s.Cache
@@ -57,6 +63,10 @@ func newCacheAsideModel(r *result.Result, colorOf map[string]int) *cacheAsideMod
 			latencyCell(s.Latency.Hit.P99, s.Hits), latencyCell(s.Latency.Miss.P99, s.Misses), latencyCell(s.Latency.All.P99, s.Requests),
 			countCell(s.Staleness.Stale), figureCell(us(s.Staleness.MaxAgeUs), s.Staleness.MaxAgeUs), countCell(s.Staleness.MonotonicBroken),
 			cpuCell(s.CPU.CacheUsPerRequest), cpuCell(s.CPU.DatabaseUsPerRequest))
+		for _, slo := range slos {
+			row := &m.verdict.rows[len(m.verdict.rows)-1]
+			*row = append(*row, atCapacityCell(s, slo))
+		}
 		for _, n := range s.Notes {
 			m.notes = append(m.notes, c.Label()+": "+n)
 		}
@@ -67,6 +77,7 @@ func newCacheAsideModel(r *result.Result, colorOf map[string]int) *cacheAsideMod
 			m.notes = append(m.notes, fmt.Sprintf("%s: each client remembers %s keys for monotonic reads, fewer than the %s of the keyspace: broken monotonic reads are a lower bound", c.Label(), thousands(s.Staleness.MonotonicSlots), thousands(s.Params.Keys)))
 		}
 	}
+	m.capacity = atCapacityTable(cells)
 	m.stampede = stampedeTable(cells)
 	m.hitRatio = cacheAsideChart(cells, colorOf, "hit-ratio", "Hit ratio over time", "hit ratio",
 		"share of the reads the cache answered, each second of the measured part",
@@ -121,6 +132,70 @@ func savedCell(s *cacheaside.Summary, cells []*result.Cell) cell {
 func sameRequests(a, b cacheaside.CellParams) bool {
 	return a.RateOpsS == b.RateOpsS && a.Keys == b.Keys && a.ValueSize == b.ValueSize && a.ValueSizeMax == b.ValueSizeMax &&
 		a.KeyDist == b.KeyDist && a.Theta == b.Theta && a.ReadRatio == b.ReadRatio && a.Seed == b.Seed
+}
+
+// searchedSLOs are the SLOs the cells searched their capacity at, in the
+// order first met: a column each in the verdict table.
+func searchedSLOs(cells []*result.Cell) []string {
+	var slos []string
+	for _, c := range cells {
+		for _, a := range cacheAsideOf(c).AtCapacity {
+			if !slices.Contains(slos, a.SLO) {
+				slos = append(slos, a.SLO)
+			}
+		}
+	}
+	return slos
+}
+
+func capacityCaption(slos []string) string {
+	if len(slos) == 0 {
+		return ""
+	}
+	return ", and the capacity of the application loop within each SLO (open loop)"
+}
+
+// atCapacityCell is a cell's capacity at slo: "7,300", "≥ 7,300" (the
+// client or the search's highest rate bounded it), "none" or "—" when the
+// cell did not search at slo.
+func atCapacityCell(s *cacheaside.Summary, slo string) cell {
+	for _, a := range s.AtCapacity {
+		switch {
+		case a.SLO != slo:
+		case !a.Found:
+			return textCell("none")
+		case a.AtLeast:
+			return figureCell("≥ "+whole(a.OpsS), a.OpsS)
+		default:
+			return figureCell(whole(a.OpsS), a.OpsS)
+		}
+	}
+	return textCell("—")
+}
+
+// atCapacityTable is a row per cell and SLO: what the cache did at the
+// capacity rate (its confirming step); nil when no cell searched.
+func atCapacityTable(cells []*result.Cell) *table {
+	t := newTable("cache-aside-capacity", "at each SLO's capacity (the confirming step of the search): the hit ratio and the database load the application loop carried there", true,
+		column{head: "cell", left: true}, column{head: "SLO", left: true}, column{head: "capacity ops/s", m: "capacity_ops_s"},
+		column{head: "hit ratio", m: "hit_ratio"}, column{head: "db queries/s", m: "db_queries_per_s"}, column{head: "db queries/req", m: "db_queries_per_request"},
+		column{head: "stale reads", m: "stale"})
+	for _, c := range cells {
+		s := cacheAsideOf(c)
+		for _, a := range s.AtCapacity {
+			if !a.Found {
+				none := textCell("—")
+				t.add(textCell(c.Label()), textCell(a.SLO), textCell("none"), none, none, none, none)
+				continue
+			}
+			t.add(textCell(c.Label()), textCell(a.SLO), atCapacityCell(s, a.SLO), ratioCell(a.HitRatio),
+				figureCell(whole(a.DBQueriesPerS), a.DBQueriesPerS), figureCell(fixed(a.DBQueriesPerRequest, 3), a.DBQueriesPerRequest), countCell(a.Stale))
+		}
+	}
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
 }
 
 // stampedeTable is a row per cell and protection; nil without one.
@@ -188,6 +263,10 @@ func CacheAsideText(w io.Writer, r *result.Result) {
 	}
 	fmt.Fprintln(w, "\n"+cacheAsideTitle)
 	m.verdict.text(w)
+	if m.capacity != nil {
+		fmt.Fprintln(w, "\ncache-aside at capacity: what the cache did at each SLO's capacity (the capacity section has the knee curves)")
+		m.capacity.text(w)
+	}
 	if m.stampede != nil {
 		fmt.Fprintln(w, "\ncache-aside stampede: database queries per expiry of one hot key, by protection")
 		m.stampede.text(w)
@@ -202,6 +281,11 @@ func (m *cacheAsideModel) render(d doc) {
 	d.para(cacheAsideIntro)
 	d.table(m.verdict)
 	d.list(m.notes)
+	if m.capacity != nil {
+		d.heading("", "At capacity")
+		d.para("The capacity of the application loop is capacity's search over these requests, open loop, after the phases above on the same warm cache: the highest offered rate whose steps meet the SLO and are sustained. Its knee curve, latency and CPU per request at capacity (the database's and the cache's servers together) are in the capacity section.")
+		d.table(m.capacity)
+	}
 	if m.stampede != nil {
 		d.heading("", "Stampede")
 		d.para("One hot key whose cache entry expires every TTL, read by every client. none: every client that misses reads the database; lease: the client that adds the lease key refills, the others wait and re-read (no stale copy is served); xfetch: probabilistic early expiration (Vattani et al., β = 1); coalesce: the misses of one process share one database read.")

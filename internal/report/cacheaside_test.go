@@ -107,3 +107,69 @@ func TestCacheAsideSaved(t *testing.T) {
 		t.Errorf("unmeasured cache CPU %q, want —", got)
 	}
 }
+
+// TestCacheAsideCapacity: cells that searched their capacity get a verdict
+// column per SLO ("≥" for a lower bound, "none" when no rate met it, "—"
+// for a cell that did not search) and the at-capacity table, in the
+// terminal, Markdown and HTML alike.
+func TestCacheAsideCapacity(t *testing.T) {
+	r := readSuiteSample(t, cacheAsideSample)
+	if len(r.Cells) < 3 {
+		t.Fatalf("sample has %d cells", len(r.Cells))
+	}
+	const slo = "p99<=10ms"
+	r.Cells[0].CacheAside.AtCapacity = []cacheaside.AtCapacity{{SLO: slo, Found: true, OpsS: 2400, Requests: 4800, DBQueriesPerRequest: 1, DBQueriesPerS: 2400}}
+	r.Cells[1].CacheAside.AtCapacity = []cacheaside.AtCapacity{{SLO: slo, Found: true, AtLeast: true, OpsS: 9100, Requests: 18200, HitRatio: 0.93, DBQueriesPerRequest: 0.12, DBQueriesPerS: 1092, Stale: 3}}
+	r.Cells[2].CacheAside.AtCapacity = []cacheaside.AtCapacity{{SLO: slo}}
+	var txt bytes.Buffer
+	Text(&txt, r)
+	for _, want := range []string{"capacity at p99<=10ms ops/s", "cache-aside at capacity", "≥ 9,100"} {
+		if !strings.Contains(txt.String(), want) {
+			t.Errorf("terminal lacks %q", want)
+		}
+	}
+	doc, md := htmlDoc(t, r), markdownOf(t, r)
+	modelTablesIn(t, r, md)
+	verdict := sectionTable(t, doc, "cache-aside", "cache-aside")
+	for i, want := range []float64{2400, 9100} {
+		if got := figureIn(t, rowOf(t, verdict, r.Cells[i].Label()), "capacity_ops_s_1"); got != want {
+			t.Errorf("%s: capacity %v on the page, want %v", r.Cells[i].Label(), got, want)
+		}
+	}
+	if got := text(rowOf(t, verdict, r.Cells[2].Label())); !strings.Contains(got, "none") {
+		t.Errorf("no rate met the SLO, row says %q", got)
+	}
+	at := sectionTable(t, doc, "cache-aside", "cache-aside-capacity")
+	row := rowOf(t, at, r.Cells[1].Label())
+	for m, want := range map[string]float64{"hit_ratio": 0.93, "db_queries_per_request": 0.12, "db_queries_per_s": 1092, "stale": 3} {
+		if got := figureIn(t, row, m); got != want {
+			t.Errorf("at capacity %s: page says %v, want %v", m, got, want)
+		}
+	}
+	// A cell that searched nothing has no capacity to show.
+	r.Cells[1].CacheAside.AtCapacity, r.Cells[2].CacheAside.AtCapacity = nil, nil
+	m := newCacheAsideModel(r, nil)
+	if last := m.verdict.rows[1][len(m.verdict.rows[1])-1].text; last != "—" {
+		t.Errorf("a cell without a search: capacity %q, want —", last)
+	}
+}
+
+// TestCacheAsideCSV: the verdict's figures and each capacity found are
+// cell-level rows of the CSV.
+func TestCacheAsideCSV(t *testing.T) {
+	r := readSuiteSample(t, cacheAsideSample)
+	r.Cells[1].CacheAside.AtCapacity = []cacheaside.AtCapacity{{SLO: "p99<=10ms", Found: true, AtLeast: true, OpsS: 9100, HitRatio: 0.93}, {SLO: "p99<=1ms"}}
+	var b bytes.Buffer
+	if err := CSV(&b, r); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{",,cache_aside_hit_ratio,0.6669009135628953,fraction", ",,cache_aside_capacity_ops_s_at_p99<=10ms,9100,ops/s",
+		",,cache_aside_capacity_at_least_at_p99<=10ms,1,bool", ",,cache_aside_capacity_hit_ratio_at_p99<=10ms,0.93,fraction"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("CSV lacks %q", want)
+		}
+	}
+	if strings.Contains(b.String(), "at_p99<=1ms") {
+		t.Error("CSV has a capacity for an SLO no rate met")
+	}
+}

@@ -59,7 +59,13 @@ import (
 // durability_window_max_writes, durability_recovery_mean_s,
 // durability_recovery_max_s (and for a power-cut cell durability_fs_writes,
 // durability_fs_{plain,mount}_{p50,p99,mean}_us: the filesystem's own
-// cost); for a sessions phase B cell sessions_stale,
+// cost); cache_aside_hit_ratio,
+// cache_aside_db_queries_per_s, cache_aside_db_queries_per_request,
+// cache_aside_stale and, per SLO the cell found a capacity at (e.g.
+// _at_p99<=10ms), cache_aside_capacity_ops_s_at_<slo>,
+// cache_aside_capacity_at_least_at_<slo> (1 or 0),
+// cache_aside_capacity_hit_ratio_at_<slo> and
+// cache_aside_capacity_db_queries_per_request_at_<slo>; for a sessions phase B cell sessions_stale,
 // sessions_lost, sessions_linger_max_s, sessions_end_rows, sessions_end_bytes
 // and, for PostgreSQL, sessions_peak_dead_tuples, sessions_hot_ratio and
 // sessions_autovacuum_runs.
@@ -232,6 +238,18 @@ func cellMetrics(c *result.Cell) []csvMetric {
 				f("durability_fs_plain_p50_us", c.Plain.P50, "us"), f("durability_fs_mount_p50_us", c.Mount.P50, "us"),
 				f("durability_fs_plain_p99_us", c.Plain.P99, "us"), f("durability_fs_mount_p99_us", c.Mount.P99, "us"),
 				f("durability_fs_plain_mean_us", c.Plain.Mean, "us"), f("durability_fs_mount_mean_us", c.Mount.Mean, "us"))
+		}
+	}
+	if s := cacheAsideOf(c); s != nil {
+		out = append(out, f("cache_aside_hit_ratio", s.HitRatio, "fraction"), f("cache_aside_db_queries_per_s", s.DBQueriesPerS, "ops/s"),
+			f("cache_aside_db_queries_per_request", s.DBQueriesPerRequest, "count"), i("cache_aside_stale", s.Staleness.Stale))
+		for _, a := range s.AtCapacity {
+			if a.Found { // the verdict table's "capacity at SLO" column
+				at := "_at_" + a.SLO
+				out = append(out, f("cache_aside_capacity_ops_s"+at, a.OpsS, "ops/s"),
+					csvMetric{"cache_aside_capacity_at_least" + at, map[bool]string{true: "1", false: "0"}[a.AtLeast], "bool"},
+					f("cache_aside_capacity_hit_ratio"+at, a.HitRatio, "fraction"), f("cache_aside_capacity_db_queries_per_request"+at, a.DBQueriesPerRequest, "count"))
+			}
 		}
 	}
 	if s := sessionsOf(c); s != nil && s.Counters != nil && s.Figures != nil {

@@ -27,6 +27,11 @@ type CellParams struct {
 	WarmupOps    int64   `json:"warmup_ops,omitempty"`
 	// Stampede is the stampede phases' set-up; nil when none ran.
 	Stampede *StampedeParams `json:"stampede,omitempty"`
+	// SLO are the objectives of the capacity search over the application
+	// loop (its rules are in result.Cell.Capacity); none: no search.
+	SLO []string `json:"slo,omitempty"`
+	// NeedOpsS is the rate the search costs at capacity; 0 for none.
+	NeedOpsS float64 `json:"need_ops_s,omitempty"`
 }
 
 // StampedeParams is how the stampede phases ran.
@@ -84,6 +89,13 @@ type Summary struct {
 
 	// Stampede has one entry per protection measured.
 	Stampede []Stampede `json:"stampede,omitempty"`
+
+	// SearchPhases are what the cache did in each phase of the capacity
+	// search (result.Cell.Capacity's steps name these phases), and
+	// AtCapacity the figures of each SLO's confirming step; none without
+	// an SLO.
+	SearchPhases []SearchPhase `json:"search_phases,omitempty"`
+	AtCapacity   []AtCapacity  `json:"at_capacity,omitempty"`
 
 	Notes []string `json:"notes,omitempty"`
 }
@@ -176,4 +188,36 @@ type Stampede struct {
 	LeaseWaits int64 `json:"lease_waits,omitempty"`
 	// EarlyRecomputes counts XFetch's recomputations before expiry.
 	EarlyRecomputes int64 `json:"early_recomputes,omitempty"`
+}
+
+// SearchPhase is one open-loop phase of the capacity search over the
+// application loop: its requests as the main phase counts them.
+type SearchPhase struct {
+	Phase     string  `json:"phase"`
+	DurationS float64 `json:"duration_s"`
+	Requests  int64   `json:"requests"`
+	Reads     int64   `json:"reads"`
+	Hits      int64   `json:"hits"`
+	HitRatio  float64 `json:"hit_ratio"`
+	// DBQueries are the database's reads (one per miss) and writes.
+	DBQueries           int64   `json:"db_queries"`
+	DBQueriesPerRequest float64 `json:"db_queries_per_request"`
+	Stale               int64   `json:"stale"`
+}
+
+// AtCapacity is one SLO's capacity of the application loop with what the
+// cache did at that rate: the confirming step's phases summed. Found
+// false: no rate met the SLO, and the figures are zero.
+type AtCapacity struct {
+	SLO   string  `json:"slo"`
+	Found bool    `json:"found"`
+	OpsS  float64 `json:"ops_s,omitempty"`
+	// AtLeast says the rate is a lower bound (the client, or the search's
+	// highest rate, bounded it).
+	AtLeast             bool    `json:"at_least,omitempty"`
+	Requests            int64   `json:"requests,omitempty"`
+	HitRatio            float64 `json:"hit_ratio,omitempty"`
+	DBQueriesPerRequest float64 `json:"db_queries_per_request,omitempty"`
+	DBQueriesPerS       float64 `json:"db_queries_per_s,omitempty"`
+	Stale               int64   `json:"stale,omitempty"`
 }

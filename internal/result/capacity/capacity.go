@@ -105,7 +105,9 @@ type Step struct {
 	// ClientCPUUs is the client process's CPU per op less the time the
 	// engine spun waiting for intended starts (metrics.OpenLoop.WaitSpinS).
 	ClientCPUUs float64 `json:"client_cpu_us_per_op"`
-	// ServerCPUUs is a managed server's CPU per op; -1 when not measured.
+	// ServerCPUUs is the managed servers' CPU per op: the target's, plus
+	// its companion's where the cell runs one (cache-aside's cache); -1
+	// when the target's was not measured.
 	ServerCPUUs float64 `json:"server_cpu_us_per_op"`
 	MeetsSLO    bool    `json:"meets_slo"`
 	Sustained   bool    `json:"sustained"`

@@ -29,6 +29,7 @@ import (
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	schema "github.com/storebench/storebench/internal/result/cacheaside"
+	capschema "github.com/storebench/storebench/internal/result/capacity"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/keydist"
@@ -58,17 +59,31 @@ type Env struct {
 	Cache store.Store
 }
 
+// Results are what a cell measured beside its phases: the cache-aside
+// summary, and the capacity search's when Params.Search asks for one.
+type Results struct {
+	CacheAside *schema.Summary
+	Capacity   *capschema.Summary
+}
+
 // Run checks p, writes the database's rows (unmeasured: keys [0, Keys) and
 // the stampede's hot key, version 0), measures the main phase, then one
-// stampede phase per protection. It returns the summary and the phases
-// measured so far, also on an error.
-func Run(ctx context.Context, env Env, p Params, hooks workload.Hooks) (*schema.Summary, []metrics.Phase, error) {
+// stampede phase per protection, then the capacity search over the main
+// phase's loop when p.Search asks for one. It returns the summaries and
+// the phases measured so far, also on an error.
+func Run(ctx context.Context, env Env, p Params, hooks workload.Hooks) (Results, []metrics.Phase, error) {
 	if err := p.Validate(); err != nil {
-		return nil, nil, err
+		return Results{}, nil, err
 	}
 	if env.DB == nil {
-		return nil, nil, errors.New("cache-aside: no database")
+		return Results{}, nil, errors.New("cache-aside: no database")
 	}
+	var res Results
+	phases, err := runCell(ctx, env, p, hooks, &res)
+	return res, phases, err
+}
+
+func runCell(ctx context.Context, env Env, p Params, hooks workload.Hooks, res *Results) ([]metrics.Phase, error) {
 	p = p.WithDefaults()
 	sum := &schema.Summary{Params: p.CellParams(), CacheUsed: env.Cache != nil && p.ttl() > 0}
 	if info, err := env.DB.Info(ctx); err == nil {
@@ -87,35 +102,48 @@ func Run(ctx context.Context, env Env, p Params, hooks workload.Hooks) (*schema.
 	}
 	sp, err := keydist.NewTheta(p.KeyDist, p.Keys, p.Theta)
 	if err != nil {
-		return nil, nil, fmt.Errorf("cache-aside: %w", err)
+		return nil, fmt.Errorf("cache-aside: %w", err)
 	}
 	if env.Cache != nil {
 		if err := env.Cache.Reset(ctx); err != nil {
-			return nil, nil, fmt.Errorf("cache-aside: reset the cache: %w", err)
+			return nil, fmt.Errorf("cache-aside: reset the cache: %w", err)
 		}
 	}
 	if err := populate(ctx, env.DB, p); err != nil {
-		return nil, nil, err
+		return nil, err
 	}
-	var phases []metrics.Phase
-	ph, err := runMain(ctx, env, p, sp, hooks, sum)
-	phases = append(phases, ph)
+	l, err := openLoop(ctx, env, &p, sp, sum.CacheUsed)
 	if err != nil {
-		return sum, phases, fmt.Errorf("cache-aside: %s phase: %w", PhaseMain, err)
+		return nil, fmt.Errorf("cache-aside: %s phase: %w", PhaseMain, err)
+	}
+	defer l.closeAll()
+	ph, c, secs, err := l.run(ctx, p.Load.Config(PhaseMain), hooks)
+	summarize(sum, &ph, c, secs)
+	res.CacheAside = sum
+	phases := []metrics.Phase{ph}
+	if err != nil {
+		return phases, fmt.Errorf("cache-aside: %s phase: %w", PhaseMain, err)
 	}
 	if len(p.Stampede.Protections) > 0 && !sum.CacheUsed {
 		sum.Notes = append(sum.Notes, "no stampede phases: there is no cache to stampede")
-		return sum, phases, nil
-	}
-	for _, pr := range p.Stampede.Protections {
-		ph, st, err := runStampede(ctx, env, p, pr, hooks)
-		phases = append(phases, ph)
-		if err != nil {
-			return sum, phases, fmt.Errorf("cache-aside: %s phase: %w", ph.Name, err)
+	} else {
+		for _, pr := range p.Stampede.Protections {
+			ph, st, err := runStampede(ctx, env, p, pr, hooks)
+			phases = append(phases, ph)
+			if err != nil {
+				return phases, fmt.Errorf("cache-aside: %s phase: %w", ph.Name, err)
+			}
+			sum.Stampede = append(sum.Stampede, st)
 		}
-		sum.Stampede = append(sum.Stampede, st)
 	}
-	return sum, phases, nil
+	if p.Search == nil {
+		return phases, nil
+	}
+	search := *p.Search
+	search.Connections = len(l.ws)
+	var searched []metrics.Phase
+	res.Capacity, searched, err = runSearch(ctx, l, search, hooks, sum)
+	return append(phases, searched...), err
 }
 
 // populateBytes is populate's memory (workload.PopulateBytes for its
@@ -232,35 +260,68 @@ type mainWorker struct {
 // opStreams sets the read-or-write draws apart from the key streams.
 const opStreams = 1 << 62
 
-func runMain(ctx context.Context, env Env, p Params, sp *keydist.Space, hooks workload.Hooks, sum *schema.Summary) (metrics.Phase, error) {
-	db, ca, closeAll, err := clients(ctx, env, p.Load.Clients, sum.CacheUsed)
+// loop is the main phase's application clients, kept open for the
+// capacity search's phases after it: they share the tracker, so versions
+// keep counting up across phases.
+type loop struct {
+	ws       []*mainWorker
+	workers  []load.Worker
+	g        *gate
+	clientIO string
+	closeAll func()
+}
+
+func openLoop(ctx context.Context, env Env, p *Params, sp *keydist.Space, cacheUsed bool) (*loop, error) {
+	db, ca, closeAll, err := clients(ctx, env, p.Load.Clients, cacheUsed)
 	if err != nil {
-		return metrics.Phase{Name: PhaseMain}, err
+		return nil, err
 	}
-	defer closeAll()
 	tr := newTracker(p.Keys)
-	g := &gate{}
-	ws := make([]*mainWorker, len(db))
-	workers := make([]load.Worker, len(db))
+	l := &loop{g: &gate{}, clientIO: workload.ClientIO(db), closeAll: closeAll}
 	size := max(p.ValueSize, p.ValueSizeMax)
 	for i := range db {
 		w := &mainWorker{
-			p: &p, tr: tr, g: g, db: db[i], ttl: p.ttl(), keys: sp.Gen(p.Seed, uint64(i), i, len(db)),
+			p: p, tr: tr, g: l.g, db: db[i], ttl: p.ttl(), keys: sp.Gen(p.Seed, uint64(i), i, len(db)),
 			ops: keydist.NewRand(p.Seed, opStreams+uint64(i)), reads: p.readRatio(), seen: newSeen(p.Keys),
 			key: make([]byte, 0, workload.KeyBytes), val: make([]byte, 0, size), got: make([]byte, 0, size), scratch: make([]byte, 0, size),
 		}
 		if ca != nil {
 			w.cache = ca[i]
 		}
-		ws[i], workers[i] = w, w
+		l.ws = append(l.ws, w)
+		l.workers = append(l.workers, w)
 	}
-	cfg := hooks.Apply(p.Load.Config(PhaseMain))
+	return l, nil
+}
+
+// run measures one phase of the loop: the workers' counts start again, and
+// the gate stays shut until the phase's measured part begins.
+func (l *loop) run(ctx context.Context, cfg load.Config, hooks workload.Hooks) (metrics.Phase, counts, []second, error) {
+	for _, w := range l.ws {
+		w.c, w.perSec = counts{}, w.perSec[:0]
+	}
+	l.g.t0.Store(0)
+	cfg = hooks.Apply(cfg)
+	cfg.Workers = len(l.workers)
 	cfg.Kinds = Kinds
-	cfg.ClientIO = workload.ClientIO(db)
-	g.inner, cfg.Probe = cfg.Probe, g
-	ph, err := load.Run(ctx, cfg, workers)
-	summarize(sum, &ph, ws)
-	return ph, err
+	cfg.ClientIO = l.clientIO
+	l.g.inner, cfg.Probe = cfg.Probe, l.g
+	ph, err := load.Run(ctx, cfg, l.workers)
+	var c counts
+	var secs []second
+	for _, w := range l.ws {
+		c.add(w.c)
+		for s, v := range w.perSec {
+			for len(secs) <= s {
+				secs = append(secs, second{})
+			}
+			secs[s].reads += v.reads
+			secs[s].hits += v.hits
+			secs[s].dbQueries += v.dbQueries
+			secs[s].stale += v.stale
+		}
+	}
+	return ph, c, secs, err
 }
 
 // Kind is the kind of the last op, an index into Kinds.
@@ -396,22 +457,8 @@ func (w *mainWorker) tick(hit, dbQueries, stale int64) {
 	sec.stale += stale
 }
 
-// summarize fills the summary from the phase and the workers' counts.
-func summarize(sum *schema.Summary, ph *metrics.Phase, ws []*mainWorker) {
-	var c counts
-	var secs []second
-	for _, w := range ws {
-		c.add(w.c)
-		for s, v := range w.perSec {
-			for len(secs) <= s {
-				secs = append(secs, second{})
-			}
-			secs[s].reads += v.reads
-			secs[s].hits += v.hits
-			secs[s].dbQueries += v.dbQueries
-			secs[s].stale += v.stale
-		}
-	}
+// summarize fills the summary from the main phase and its counts.
+func summarize(sum *schema.Summary, ph *metrics.Phase, c counts, secs []second) {
 	sum.DurationS = ph.DurationS
 	sum.Reads, sum.Writes, sum.Hits, sum.Misses = c.reads, c.writes, c.hits, c.misses
 	sum.Requests = c.reads + c.writes

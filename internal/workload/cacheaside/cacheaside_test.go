@@ -46,7 +46,7 @@ func run(t *testing.T, e Env, p Params) Summary {
 			t.Fatalf("phase %s: errors %v: %v", ph.Name, ph.Errors, ph.ErrorSamples)
 		}
 	}
-	return Summary{sum}
+	return Summary{sum.CacheAside}
 }
 
 // Summary wraps the schema's for the tests' logs.

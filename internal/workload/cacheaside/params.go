@@ -8,6 +8,7 @@ import (
 
 	schema "github.com/storebench/storebench/internal/result/cacheaside"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/capacity"
 	"github.com/storebench/storebench/internal/workload/keydist"
 )
 
@@ -110,6 +111,10 @@ type Params struct {
 	// supported.
 	Load     workload.Load
 	Stampede Stampede
+	// Search, when set, runs capacity's search over the main phase's loop
+	// after the other phases: the highest open-loop rate of these requests
+	// within each SLO, on the Load.Clients connections of the loop.
+	Search *capacity.Params
 
 	// onStale, for tests, sees every stale read of the main phase: the key
 	// index, the version read and the last committed one at its start.
@@ -234,6 +239,11 @@ func (p Params) Validate() error {
 		errs = append(errs, err)
 	}
 	errs = append(errs, p.Stampede.check()...)
+	if p.Search != nil {
+		if err := p.Search.Validate(); err != nil {
+			errs = append(errs, err)
+		}
+	}
 	if err := errors.Join(errs...); err != nil {
 		return fmt.Errorf("cache-aside: %w", err)
 	}
@@ -308,6 +318,12 @@ func (p Params) CellParams() schema.CellParams {
 			Protections: slices.Clone(s.Protections), Clients: s.Clients, TTLS: s.TTL.Seconds(), DurationS: s.Duration.Seconds(),
 			RateOpsS: s.Rate, LeaseTTLS: s.LeaseTTL.Seconds(), LeasePollS: s.LeasePoll.Seconds(), XFetchBeta: XFetchBeta,
 		}
+	}
+	if p.Search != nil {
+		for _, slo := range p.Search.SLOs {
+			c.SLO = append(c.SLO, slo.String())
+		}
+		c.NeedOpsS = p.Search.Need
 	}
 	return c
 }

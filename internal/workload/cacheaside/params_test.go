@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/capacity"
 	"github.com/storebench/storebench/internal/workload/keydist"
 )
 
@@ -86,5 +87,38 @@ func TestSizeMix(t *testing.T) {
 	}
 	if len(sizes) < 15 {
 		t.Errorf("%d distinct sizes over 1000 keys, want most of the 21", len(sizes))
+	}
+}
+
+// TestEntrySearchFields: a bad slo or search field is refused naming the
+// workload, before any work; an slo makes a search, recorded with the cell.
+func TestEntrySearchFields(t *testing.T) {
+	caches := &Section{Caches: []string{NoCache}}
+	for _, c := range []struct {
+		name string
+		e    Entry
+		want string
+	}{
+		{"bad slo", Entry{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<1ms"}}}, "cache-aside: capacity: slo"},
+		{"bad precision", Entry{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<=1ms"}, Precision: 0.9}}, "precision 0.9"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			err := c.e.Validate(workload.Load{}, 1)
+			if err == nil || !strings.Contains(err.Error(), c.want) || !strings.HasPrefix(err.Error(), "cache-aside: ") || strings.Contains(err.Error(), "slo: slo") {
+				t.Fatalf("Validate() = %v, want a cache-aside error containing %q (the field named once)", err, c.want)
+			}
+		})
+	}
+	// A quick section's step bounds land on entries without an slo too.
+	if p, err := (&Entry{CacheAside: caches, Search: capacity.Search{MinStep: time.Second}}).params(workload.Load{}, 1); err != nil || p.Search != nil {
+		t.Errorf("search fields without an slo: search %+v, %v; want none", p.Search, err)
+	}
+	e := Entry{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<=10ms"}, Need: 5000}}
+	p, err := e.params(workload.Load{Clients: 6}, 1)
+	if err != nil || p.Search == nil || p.Search.Connections != 6 || len(p.Search.SLOs) != 1 {
+		t.Fatalf("params with an slo: %+v, %v", p.Search, err)
+	}
+	if c := p.CellParams(); len(c.SLO) != 1 || c.SLO[0] != "p99<=10ms" || c.NeedOpsS != 5000 {
+		t.Errorf("recorded slo %v, need %v", c.SLO, c.NeedOpsS)
 	}
 }

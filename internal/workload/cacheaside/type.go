@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/storebench/storebench/internal/metrics"
 	"time"
+
+	"github.com/storebench/storebench/internal/metrics"
 
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/capacity"
 	"github.com/storebench/storebench/internal/workload/keydist"
 )
 
@@ -28,6 +30,12 @@ var Type = workload.Define("cache-aside",
 // name; "none" for the database alone), one cell per cache.
 type Entry struct {
 	CacheAside *Section `yaml:"cache_aside,omitempty" json:"cache_aside,omitempty"`
+	// Search, with an slo, makes each cell also search the highest
+	// open-loop rate of its application loop within each SLO, with
+	// capacity's fields and search (slo, need, start_rate, max_rate,
+	// min_step, max_step, max_steps, precision); without an slo they are
+	// unused.
+	capacity.Search `yaml:",inline"`
 }
 
 // Section is the entry's cache_aside section (zero fields take Params'
@@ -54,28 +62,44 @@ func (e *Entry) section() Section {
 
 func (e *Entry) Defaults() {}
 
-func (e *Entry) params(l workload.Load, seed uint64) Params {
+func (e *Entry) params(l workload.Load, seed uint64) (Params, error) {
 	s := e.section()
 	p := Params{Keyspace: workload.Keyspace{Keys: s.Keys, ValueSize: s.ValueSize, Seed: seed}, ValueSizeMax: s.ValueSizeMax,
 		KeyDist: keydist.Dist(s.KeyDist), Theta: s.Theta, ReadRatio: s.ReadRatio, Policy: s.Policy, TTL: s.TTL, Load: l}
 	if s.Stampede != nil {
 		p.Stampede = *s.Stampede
 	}
-	return p
+	// The search's other fields without an slo ask for nothing: a suite's
+	// quick section lays them over every cache-aside entry, searching or not.
+	if len(e.SLO) > 0 {
+		sp, err := e.Search.Params(l.WithDefaults(DefaultClients, DefaultOps).Clients, nil)
+		if err != nil {
+			return p, fmt.Errorf("cache-aside: %w", err)
+		}
+		p.Search = &sp
+	}
+	return p, nil
 }
 
 func (e *Entry) Validate(l workload.Load, seed uint64) error {
 	if len(e.section().Caches) == 0 {
 		return fmt.Errorf("cache-aside: cache_aside: caches is required: the targets to put in front of the database, by name (%s for the database alone)", NoCache)
 	}
-	return e.params(l, seed).Validate()
+	p, err := e.params(l, seed)
+	if err != nil {
+		return err
+	}
+	return p.Validate()
 }
 
 // Cells makes one cell per cache in front of this database target.
 func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
 	var cells []workload.Cell
 	for _, cache := range e.section().Caches {
-		params := e.params(p.Load, p.Seed)
+		params, err := e.params(p.Load, p.Seed)
+		if err != nil {
+			return nil, err
+		}
 		if cache != NoCache {
 			other, ok := p.Others[cache]
 			if !ok {
@@ -95,11 +119,11 @@ func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
 				if env.Companion != nil {
 					cenv.Cache = env.Companion.Store
 				}
-				sum, phases, err := Run(ctx, cenv, params, h)
-				if sum != nil && len(phases) > 0 && phases[0].Name == PhaseMain {
-					sum.SetCPU(serverCPU(phases[0].Companion), serverCPU(phases[0].Server))
+				res, phases, err := Run(ctx, cenv, params, h)
+				if res.CacheAside != nil && len(phases) > 0 && phases[0].Name == PhaseMain {
+					res.CacheAside.SetCPU(serverCPU(phases[0].Companion), serverCPU(phases[0].Server))
 				}
-				return workload.Outcome{Phases: phases, Summary: func(c *result.Cell) { c.CacheAside = sum }}, err
+				return workload.Outcome{Phases: phases, Summary: func(c *result.Cell) { c.CacheAside, c.Capacity = res.CacheAside, res.Capacity }}, err
 			},
 		}
 		if cache != NoCache {

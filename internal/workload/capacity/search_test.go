@@ -221,3 +221,25 @@ func TestStepsRunOutBeforeAConfirmation(t *testing.T) {
 		t.Fatalf("capacity %+v: want no rate confirmed, the steps having run out", c)
 	}
 }
+
+// A cell that runs a companion beside its target (cache-aside's cache)
+// serves each request on both servers: the CPU per op at capacity counts
+// both.
+func TestServerCPUCountsTheCompanion(t *testing.T) {
+	q := newModel(1e6, 200*time.Microsecond)
+	step := func(ctx context.Context, r StepRequest) (metrics.Phase, error) {
+		p, err := q.step(ctx, r)
+		p.Companion = &metrics.ServerCost{CPUS: float64(p.Ops) * 3e-6}
+		return p, err
+	}
+	p := modelParams("p99<=1ms")
+	p.StartRate, p.MaxRate, p.MinRate = 1000, 1000, 1000
+	sum, _, err := Run(context.Background(), Drive{Step: step}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The model's server costs 8 µs an op, the companion 3.
+	if got := sum.Capacity[0].ServerCPUUs; math.Abs(got-11) > 0.01 {
+		t.Fatalf("server CPU at capacity %v µs/op, want 8 + 3", got)
+	}
+}

@@ -69,6 +69,11 @@ func (m *measured) add(p metrics.Phase) error {
 	m.clientCPUS += p.ClientCPUS
 	if p.Server != nil {
 		m.serverCPUS += p.Server.CPUS
+		// A companion (cache-aside's cache) serves the same requests: its
+		// CPU is part of their cost.
+		if p.Companion != nil {
+			m.serverCPUS += p.Companion.CPUS
+		}
 	} else {
 		m.serverSeen = false
 	}

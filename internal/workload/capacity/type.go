@@ -25,18 +25,28 @@ var Type = workload.Define("capacity",
 type Entry struct {
 	// Mix is the op mix, written with mix's own fields (keyspace,
 	// read_ratio, key_dist, …) beside the search's.
-	Mix mix.Spec `yaml:",inline" json:"mix"`
+	Mix        mix.Spec `yaml:",inline" json:"mix"`
+	Search     `yaml:",inline"`
+	USLClients []int `yaml:"usl_clients,omitempty" json:"usl_clients,omitempty"`
+}
+
+// Search is a search's fields of a scenario entry: capacity's, and those of
+// a workload that searches over ops of its own (cache-aside's application
+// loop), so both read the same fields through one parser.
+type Search struct {
 	// SLO are the service-level objectives, each searched on its own,
 	// e.g. ["p99<=1ms", "p99.9<=5ms,p50<=200us"].
 	SLO []string `yaml:"slo,omitempty" json:"slo,omitempty"`
 	// Need is a rate to cost at capacity (cores needed, extrapolated).
-	Need       float64       `yaml:"need,omitempty" json:"need,omitempty"`
-	StartRate  float64       `yaml:"start_rate,omitempty" json:"start_rate,omitempty"`
-	MaxRate    float64       `yaml:"max_rate,omitempty" json:"max_rate,omitempty"`
-	MinStep    time.Duration `yaml:"min_step,omitempty" json:"min_step,omitempty"`
-	MaxStep    time.Duration `yaml:"max_step,omitempty" json:"max_step,omitempty"`
-	MaxSteps   int           `yaml:"max_steps,omitempty" json:"max_steps,omitempty"`
-	USLClients []int         `yaml:"usl_clients,omitempty" json:"usl_clients,omitempty"`
+	Need      float64       `yaml:"need,omitempty" json:"need,omitempty"`
+	StartRate float64       `yaml:"start_rate,omitempty" json:"start_rate,omitempty"`
+	MaxRate   float64       `yaml:"max_rate,omitempty" json:"max_rate,omitempty"`
+	MinStep   time.Duration `yaml:"min_step,omitempty" json:"min_step,omitempty"`
+	MaxStep   time.Duration `yaml:"max_step,omitempty" json:"max_step,omitempty"`
+	MaxSteps  int           `yaml:"max_steps,omitempty" json:"max_steps,omitempty"`
+	// Precision is the bisection's stopping width, a share of the rate
+	// (default 2%): a coarser one saves steps where a quick run needs it.
+	Precision float64 `yaml:"precision,omitempty" json:"precision,omitempty"`
 }
 
 func (e *Entry) Defaults() {}
@@ -48,12 +58,18 @@ func (e *Entry) mix(l workload.Load, seed uint64) mix.Params {
 }
 
 func (e *Entry) params(l workload.Load) (Params, error) {
-	p := Params{Connections: l.Clients, Need: e.Need, StartRate: e.StartRate, MaxRate: e.MaxRate,
-		MinStep: e.MinStep, MaxStep: e.MaxStep, MaxSteps: e.MaxSteps, USLClients: e.USLClients}
-	for _, text := range e.SLO {
+	return e.Search.Params(l.Clients, e.USLClients)
+}
+
+// Params are the search's parameters over connections (and a USL fit at
+// the usl client counts, none for no fit), after defaults and checked.
+func (s Search) Params(connections int, usl []int) (Params, error) {
+	p := Params{Connections: connections, Need: s.Need, StartRate: s.StartRate, MaxRate: s.MaxRate,
+		MinStep: s.MinStep, MaxStep: s.MaxStep, MaxSteps: s.MaxSteps, Precision: s.Precision, USLClients: usl}
+	for _, text := range s.SLO {
 		slo, err := ParseSLO(text)
 		if err != nil {
-			return p, fmt.Errorf("capacity: slo: %w", err)
+			return p, fmt.Errorf("capacity: %w", err) // ParseSLO names the field
 		}
 		p.SLOs = append(p.SLOs, slo)
 	}
@@ -99,16 +115,16 @@ func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
 			sum, phases, err := Run(ctx, drive, params)
 			out := workload.Outcome{Phases: phases, Summary: func(c *result.Cell) { c.Capacity = sum }}
 			if err == nil && sum != nil {
-				err = unmet(sum, params)
+				err = Unmet(sum, params)
 			}
 			return out, err
 		},
 	}}, nil
 }
 
-// unmet is the cell's failure when an SLO has no rate that meets it: the
+// Unmet is the cell's failure when an SLO has no rate that meets it: the
 // run says so (exit 1), and the knee curve is in the result all the same.
-func unmet(sum *schema.Summary, p Params) error {
+func Unmet(sum *schema.Summary, p Params) error {
 	var missed []string
 	for _, c := range sum.Capacity {
 		if !c.Found && c.SLO < len(p.SLOs) {
