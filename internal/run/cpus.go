@@ -197,3 +197,12 @@ func sharedCPUs(a, b []int, all int) int {
 	}
 	return n
 }
+
+// DefaultClientThreads is the client threads a run gives a cell beside
+// the managed server srv when nothing overrides them and the client is
+// not pinned (clientCPUs: the CPUs it may use), and why: the same rule,
+// for internal/bench's comparisons at storebench's defaults.
+func DefaultClientThreads(srv *server.Server, clientCPUs int) (int, string) {
+	p := threadPolicy{runtimeDefault: clientCPUs}
+	return chooseClientThreads(p.facts(&target.Instance{Server: srv}))
+}
