@@ -227,8 +227,7 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, n int, dsts [][]by
 		if dsts != nil {
 			dsts[i] = v
 		}
-		var re *replyError
-		if rerr != nil && !errors.As(rerr, &re) {
+		if rerr != nil && !isReplyError(rerr) {
 			err = rerr
 			break
 		}
@@ -242,6 +241,14 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, n int, dsts [][]by
 		return err
 	}
 	return first
+}
+
+// isReplyError says err is the server's error reply, after which the
+// stream is still in step. (Out of exchange's loop: errors.As's target
+// escapes, an allocation per reply.)
+func isReplyError(err error) bool {
+	var re *replyError
+	return errors.As(err, &re)
 }
 
 // rawGetBatch is GetBatch through the raw pipe.
