@@ -38,7 +38,9 @@ test: lint
 
 # bench: the engine's and the stores' micro-benchmarks, then storebench side
 # by side with the field's own tools on the same managed servers, printed as
-# ratios (internal/bench: redis-benchmark, pgbench, memaslap; ~5 minutes).
+# ratios (internal/bench: redis-benchmark, pgbench, memaslap; ~10 minutes):
+# first at both sides' defaults, as a user runs them (VersusDefaults), then
+# tuned alike (pinned, the same client threads on both sides).
 # VERSUS_REPS tool/storebench pairs per comparison; the medians are printed.
 # VERSUS_FLAGS more flags, e.g. -versus.threads=2 (client threads on both sides).
 VERSUS_REPS ?= 5

@@ -50,11 +50,28 @@ func BenchmarkVersusMemaslap(b *testing.B) {
 	clientCPUs, serverCPUs := placement("", "")
 	srv := servertest.Start(b, server.Memcached, server.Options{CPUs: serverCPUs})
 	nThreads := clientThreads(b, 0, clientCPUs) // memaslap -T: a thread per client CPU, as its manual advises (and as GOMAXPROCS)
+	st := openMemcached(b, srv)
+	placed := fmt.Sprintf("GOMAXPROCS %d; client CPUs %q, server CPUs %q", nThreads, clientCPUs, serverCPUs)
+	c := memaslapRow(b, srv, st, tool, []string{"-T", strconv.Itoa(nThreads)}, placed)
+	printTable(table("storebench throughput get vs memaslap", []*comparison{c}))
+}
+
+func openMemcached(b *testing.B, srv *server.Server) *memcached.Store {
+	b.Helper()
 	st, err := memcached.New(context.Background(), memcached.Config{URL: srv.URL, Namespace: namespace})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close(context.Background()) })
+	return st
+}
+
+// memaslapRow runs one comparison, as sub-benchmark "get": memaslap get-only
+// with threads (-T N, or none: its default, one) against storebench's
+// throughput get phase, at the GOMAXPROCS the caller set; placed says how
+// both sides were placed.
+func memaslapRow(b *testing.B, srv *server.Server, st *memcached.Store, tool string, threads []string, placed string) *comparison {
+	b.Helper()
 	keyLen := len("sb:" + namespace + ":1:key:0000000000")
 	cfg := filepath.Join(b.TempDir(), "memaslap.cnf")
 	conf := fmt.Sprintf("key\n%d %d 1\nvalue\n%d %d 1\ncmd\n0 0\n1 1.0\n", keyLen, keyLen, mcValue, mcValue)
@@ -62,13 +79,12 @@ func BenchmarkVersusMemaslap(b *testing.B) {
 		b.Fatal(err)
 	}
 	secs := strconv.Itoa(int(mcDuration / time.Second))
-	args := []string{"-s", srv.Addr, "-F", cfg, "-T", strconv.Itoa(nThreads), "-c", strconv.Itoa(mcClients),
-		"-w", strconv.Itoa(mcWindow/1024) + "k", "-t", secs + "s", "-S", secs + "s"}
+	args := append(append([]string{"-s", srv.Addr, "-F", cfg}, threads...), "-c", strconv.Itoa(mcClients),
+		"-w", strconv.Itoa(mcWindow/1024)+"k", "-t", secs+"s", "-S", secs+"s")
 	c := &comparison{
 		name: fmt.Sprintf("memcached GET -c %d", mcClients),
 		tool: fmt.Sprintf("%s %s (key %d B, value %d B, get 1.0)", filepath.Base(tool), strings.Join(args[4:], " "), keyLen, mcValue),
-		ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, %d-byte values, GOMAXPROCS %d; client CPUs %q, server CPUs %q",
-			mcClients, mcDuration, mcKeyspace, mcValue, nThreads, clientCPUs, serverCPUs),
+		ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, %d-byte values, %s", mcClients, mcDuration, mcKeyspace, mcValue, placed),
 	}
 	p := throughput.Params{Keyspace: workload.Keyspace{Keys: mcKeyspace, ValueSize: mcValue}, Operations: []string{throughput.OpGet},
 		Load: workload.Load{Clients: mcClients, Duration: mcDuration}}
@@ -84,7 +100,7 @@ func BenchmarkVersusMemaslap(b *testing.B) {
 			return runOurs(b, srv, st, p, nil)
 		})
 	})
-	printTable(table("storebench throughput get vs memaslap", []*comparison{c}))
+	return c
 }
 
 type memaslapResult struct {

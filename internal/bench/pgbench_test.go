@@ -94,15 +94,43 @@ const (
 // sysmon (p50 17–20 µs, p99.9 23 ms), so blockio.Use now blocks only up to
 // one connection per thread, and c8 goes through the poller again.
 func BenchmarkVersusPgbench(b *testing.B) {
-	pgbench := requirePgbench(b)
 	clientCPUs, serverCPUs := placement("", "")
+	pg := startPg(b, serverCPUs)
+	nThreads := clientThreads(b, 0, clientCPUs) // pgbench -j: a thread per client CPU, and GOMAXPROCS as many
+
+	// The third row runs storebench's own statement on storebench's table
+	// through pgbench (-f): the same server work on both sides, so the
+	// ratio is the clients' alone. pgbench spells the key on the server
+	// (lpad, convert_to), a little more server work than storebench's bound
+	// bytea: if anything, this favours storebench. Its table is loaded by
+	// the rows before.
+	script := filepath.Join(b.TempDir(), "storebench-get.sql")
+	stmt := fmt.Sprintf("\\set i random(0, %d)\nSELECT v FROM %q.kv WHERE k = convert_to('key:' || lpad(:i::text, 10, '0'), 'UTF8') AND (expires_at IS NULL OR expires_at > now());\n",
+		pgKeyspace-1, namespace)
+	if err := os.WriteFile(script, []byte(stmt), 0o644); err != nil {
+		b.Fatal(err)
+	}
+	placed := fmt.Sprintf("GOMAXPROCS %d; client CPUs %q, server CPUs %q", nThreads, clientCPUs, serverCPUs)
+	tuned := []string{"-M", "prepared", "-n", "-j", strconv.Itoa(nThreads)}
+	rows := []*comparison{
+		pg.row(b, 8, "", tuned, placed),
+		pg.row(b, 50, "", tuned, placed),
+		pg.row(b, 8, script, tuned, placed),
+	}
+	printTable(table("storebench throughput get vs pgbench -S", rows))
+}
+
+// startPg starts a managed PostgreSQL on serverCPUs ("": unpinned), with
+// pgbench's tables (pgbench -i) and storebench's store on it.
+func startPg(b *testing.B, serverCPUs string) pgSide {
+	b.Helper()
+	pgbench := requirePgbench(b)
 	srv := servertest.Start(b, server.Postgres, server.Options{CPUs: serverCPUs})
 	u, err := url.Parse(srv.URL)
 	if err != nil {
 		b.Fatal(err)
 	}
 	db := strings.TrimPrefix(u.Path, "/")
-	nThreads := clientThreads(b, 0, clientCPUs) // pgbench -j: a thread per client CPU, and GOMAXPROCS as many
 	conn := []string{"-h", u.Hostname(), "-p", u.Port(), "-U", u.User.Username()}
 	init := runTool(b, srv, pgbench, append(conn, "-i", "-q", "-s", strconv.Itoa(pgScale), db)...)
 	b.Logf("pgbench -i -s %d: %.1f s", pgScale, init.wall.Seconds())
@@ -123,71 +151,72 @@ func BenchmarkVersusPgbench(b *testing.B) {
 		_, err := admin.Exec(ctx, `VACUUM (ANALYZE) "`+namespace+`".kv`)
 		return err
 	}
+	return pgSide{pgbench: pgbench, srv: srv, st: st, admin: admin, conn: conn, db: db, vacuum: vacuum}
+}
 
-	// The third row runs storebench's own statement on storebench's table
-	// through pgbench (-f): the same server work on both sides, so the
-	// ratio is the clients' alone. pgbench spells the key on the server
-	// (lpad, convert_to), a little more server work than storebench's bound
-	// bytea: if anything, this favours storebench. Its table is loaded by
-	// the rows before.
-	script := filepath.Join(b.TempDir(), "storebench-get.sql")
-	stmt := fmt.Sprintf("\\set i random(0, %d)\nSELECT v FROM %q.kv WHERE k = convert_to('key:' || lpad(:i::text, 10, '0'), 'UTF8') AND (expires_at IS NULL OR expires_at > now());\n",
-		pgKeyspace-1, namespace)
-	if err := os.WriteFile(script, []byte(stmt), 0o644); err != nil {
-		b.Fatal(err)
+// pgSide is a managed PostgreSQL with what both sides of its comparisons
+// use: pgbench and its connection flags, storebench's store, and an admin
+// connection that vacuums storebench's table after each load.
+type pgSide struct {
+	pgbench string
+	srv     *server.Server
+	st      *postgres.Store
+	admin   *pgx.Conn
+	conn    []string // -h -p -U
+	db      string
+	vacuum  func(context.Context) error
+}
+
+// row runs one comparison: pgbench -S (or -f script) -c clients with
+// opts (e.g. -M prepared -n -j 2; none: pgbench's defaults) -T 3 against
+// storebench's throughput get phase on as many clients, at the GOMAXPROCS
+// the caller set; placed says how both sides were placed.
+func (pg pgSide) row(b *testing.B, clients int, script string, opts []string, placed string) *comparison {
+	b.Helper()
+	secs := strconv.Itoa(int(pgDuration / time.Second))
+	what, sub, name := []string{"-S"}, fmt.Sprintf("c%d", clients), fmt.Sprintf("postgres point read -c %d", clients)
+	if script != "" {
+		what, sub, name = []string{"-f", script}, sub+"-same-statement", name+", same statement"
 	}
-	var rows []*comparison
-	for _, cs := range []struct {
-		clients int
-		script  string // "" is pgbench's built-in -S
-	}{{8, ""}, {50, ""}, {8, script}} {
-		clients := cs.clients
-		secs := strconv.Itoa(int(pgDuration / time.Second))
-		what, sub, name := []string{"-S"}, fmt.Sprintf("c%d", clients), fmt.Sprintf("postgres point read -c %d", clients)
-		if cs.script != "" {
-			what, sub, name = []string{"-f", cs.script}, sub+"-same-statement", name+", same statement"
-		}
-		args := append(append(append([]string{}, conn...), what...), "-M", "prepared", "-n",
-			"-c", strconv.Itoa(clients), "-j", strconv.Itoa(nThreads), "-T", secs, db)
-		baseArgs := append(append([]string{}, args[:len(args)-3]...), "-t", "1", db)
-		tool := fmt.Sprintf("pgbench %s -M prepared -n -c %d -j %d -T %s (scale %d)", what[0], clients, nThreads, secs, pgScale)
-		if cs.script != "" {
-			tool = fmt.Sprintf("pgbench -f (storebench's SELECT on its table, key random(0, %d)) -M prepared -n -c %d -j %d -T %s", pgKeyspace-1, clients, nThreads, secs)
-		}
-		c := &comparison{
-			name: name,
-			tool: tool,
-			ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, 4-byte values, VACUUM (ANALYZE) after the load, GOMAXPROCS %d; client CPUs %q, server CPUs %q", clients, pgDuration, pgKeyspace, nThreads, clientCPUs, serverCPUs),
-		}
-		rows = append(rows, c)
-		b.Run(sub, func(b *testing.B) {
-			p := throughput.Params{Keyspace: workload.Keyspace{Keys: pgKeyspace, ValueSize: 4}, Operations: []string{throughput.OpGet},
-				Load: workload.Load{Clients: clients, Duration: pgDuration}}
-			if cs.script != "" {
-				// Run alone (-bench .../c8-same-statement), nothing has
-				// loaded the table the script reads: load it, unmeasured.
-				var n int64
-				if err := admin.QueryRow(b.Context(), `SELECT count(*) FROM "`+namespace+`".kv`).Scan(&n); err != nil {
-					b.Fatal(err)
-				}
-				if n < pgKeyspace {
-					runOurs(b, srv, st, p, vacuum)
-				}
+	args := append(append(append(append([]string{}, pg.conn...), what...), opts...), "-c", strconv.Itoa(clients), "-T", secs, pg.db)
+	baseArgs := append(append([]string{}, args[:len(args)-3]...), "-t", "1", pg.db)
+	flags := strings.Join(append(append([]string{}, opts...), "-c", strconv.Itoa(clients), "-T", secs), " ")
+	tool := fmt.Sprintf("pgbench %s %s (scale %d)", what[0], flags, pgScale)
+	if script != "" {
+		tool = fmt.Sprintf("pgbench -f (storebench's SELECT on its table, key random(0, %d)) %s", pgKeyspace-1, flags)
+	}
+	c := &comparison{
+		name: name,
+		tool: tool,
+		ours: fmt.Sprintf("throughput get, %d clients, %s, keyspace %d, 4-byte values, VACUUM (ANALYZE) after the load, %s", clients, pgDuration, pgKeyspace, placed),
+	}
+	b.Run(sub, func(b *testing.B) {
+		p := throughput.Params{Keyspace: workload.Keyspace{Keys: pgKeyspace, ValueSize: 4}, Operations: []string{throughput.OpGet},
+			Load: workload.Load{Clients: clients, Duration: pgDuration}}
+		if script != "" {
+			// Run alone (-bench .../c8-same-statement), nothing has
+			// loaded the table the script reads: load it, unmeasured.
+			var n int64
+			if err := pg.admin.QueryRow(b.Context(), `SELECT count(*) FROM "`+namespace+`".kv`).Scan(&n); err != nil {
+				b.Fatal(err)
 			}
-			interleave(b, c, func() sample {
-				// The same connections doing one transaction each: what
-				// pgbench's connecting costs it and the server (50
-				// backends start and exit), taken off its run below.
-				base := runTool(b, srv, pgbench, baseArgs...)
-				r := runTool(b, srv, pgbench, args...)
-				tps, n := parsePgbench(b, r.out)
-				return toolSample(r.minus(base), tps, n)
-			}, func() sample {
-				return runOurs(b, srv, st, p, vacuum)
-			})
+			if n < pgKeyspace {
+				runOurs(b, pg.srv, pg.st, p, pg.vacuum)
+			}
+		}
+		interleave(b, c, func() sample {
+			// The same connections doing one transaction each: what
+			// pgbench's connecting costs it and the server (50
+			// backends start and exit), taken off its run below.
+			base := runTool(b, pg.srv, pg.pgbench, baseArgs...)
+			r := runTool(b, pg.srv, pg.pgbench, args...)
+			tps, n := parsePgbench(b, r.out)
+			return toolSample(r.minus(base), tps, n)
+		}, func() sample {
+			return runOurs(b, pg.srv, pg.st, p, pg.vacuum)
 		})
-	}
-	printTable(table("storebench throughput get vs pgbench -S", rows))
+	})
+	return c
 }
 
 // requirePgbench returns the pgbench beside the managed server's postgres

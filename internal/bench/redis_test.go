@@ -39,61 +39,81 @@ import (
 func BenchmarkVersusRedisBenchmark(b *testing.B) {
 	tool := requireTool(b, "redis-tools", "redis-benchmark")
 	clientCPUs, serverCPUs := placement("0", "1")
+	srv, st := startRedis(b, serverCPUs)
+	// redis-benchmark is one event loop unless given --threads; storebench
+	// gets as many threads (GOMAXPROCS).
+	nThreads := clientThreads(b, 1, clientCPUs)
+	var rows []*comparison
+	for _, depth := range []int{1, 16} {
+		for _, op := range throughput.Ops {
+			placed := fmt.Sprintf("GOMAXPROCS %d; client CPUs %q, server CPUs %q", nThreads, clientCPUs, serverCPUs)
+			rows = append(rows, redisRow(b, srv, st, tool, op, depth, nThreads, fmt.Sprintf("P%d/%s", depth, op), placed))
+		}
+	}
+	printTable(table("storebench throughput vs redis-benchmark", rows))
+}
+
+// startRedis starts a managed Redis without persistence on serverCPUs
+// ("": unpinned) and opens storebench's store on it.
+func startRedis(b *testing.B, serverCPUs string) (*server.Server, *redis.Store) {
+	b.Helper()
 	srv := servertest.Start(b, server.Redis, server.Options{Profile: "none", CPUs: serverCPUs})
 	st, err := redis.New(context.Background(), redis.Config{URL: srv.URL, Namespace: namespace})
 	if err != nil {
 		b.Fatal(err)
 	}
 	b.Cleanup(func() { st.Close(context.Background()) })
-	// redis-benchmark is one event loop unless given --threads; storebench
-	// gets as many threads (GOMAXPROCS).
-	nThreads := clientThreads(b, 1, clientCPUs)
+	return srv, st
+}
+
+// Redis comparisons' load: 50 connections, 3-byte values over 100,000 keys.
+const (
+	redisClients  = 50
+	redisKeyspace = 100000
+	redisValue    = 3
+)
+
+// redisRow runs one comparison, as sub-benchmark sub: redis-benchmark -t
+// op -c 50 [-P depth] [--threads threads, when above 1] against
+// storebench's throughput op phase on st, at the GOMAXPROCS the caller
+// set; placed says how both sides were placed, for the table.
+func redisRow(b *testing.B, srv *server.Server, st *redis.Store, tool, op string, depth, threads int, sub, placed string) *comparison {
+	b.Helper()
 	host, port, err := net.SplitHostPort(srv.Addr)
 	if err != nil {
 		b.Fatal(err)
 	}
-	const (
-		clients  = 50
-		keyspace = 100000
-		size     = 3
-	)
-	var rows []*comparison
-	for _, depth := range []int{1, 16} {
-		n := int64(100000) // requests per run: about 2-3 s here at P1
-		if depth > 1 {
-			n = 500000
-		}
-		for _, op := range throughput.Ops {
-			args := []string{"-h", host, "-p", port, "-t", op, "-c", strconv.Itoa(clients), "-n", strconv.FormatInt(n, 10),
-				"-r", strconv.Itoa(keyspace), "-d", strconv.Itoa(size), "--csv"}
-			if nThreads > 1 {
-				args = append(args, "--threads", strconv.Itoa(nThreads))
-			}
-			if depth > 1 {
-				args = append(args, "-P", strconv.Itoa(depth))
-			}
-			c := &comparison{
-				name: fmt.Sprintf("redis %s -c %d -P %d", strings.ToUpper(op), clients, depth),
-				tool: "redis-benchmark " + strings.Join(args[4:], " "),
-				ours: fmt.Sprintf("throughput %s, %d clients, pipeline %d, %d ops, keyspace %d, %d-byte values, GOMAXPROCS %d; client CPUs %q, server CPUs %q", op, clients, depth, n, keyspace, size, nThreads, clientCPUs, serverCPUs),
-			}
-			rows = append(rows, c)
-			b.Run(fmt.Sprintf("P%d/%s", depth, op), func(b *testing.B) {
-				if op == throughput.OpGet {
-					fillRedisBenchmarkKeys(b, srv.Addr, keyspace, size)
-				}
-				p := throughput.Params{Keyspace: workload.Keyspace{Keys: keyspace, ValueSize: size}, Operations: []string{op},
-					Load: workload.Load{Clients: clients, Pipeline: depth, Ops: n}}
-				interleave(b, c, func() sample {
-					r := runTool(b, srv, tool, args...)
-					return toolSample(r, parseRedisCSV(b, r.out, strings.ToUpper(op)), n)
-				}, func() sample {
-					return runOurs(b, srv, st, p, nil)
-				})
-			})
-		}
+	n := int64(100000) // requests per run: about 2-3 s here at P1
+	if depth > 1 {
+		n = 500000
 	}
-	printTable(table("storebench throughput vs redis-benchmark", rows))
+	args := []string{"-h", host, "-p", port, "-t", op, "-c", strconv.Itoa(redisClients), "-n", strconv.FormatInt(n, 10),
+		"-r", strconv.Itoa(redisKeyspace), "-d", strconv.Itoa(redisValue), "--csv"}
+	if threads > 1 {
+		args = append(args, "--threads", strconv.Itoa(threads))
+	}
+	if depth > 1 {
+		args = append(args, "-P", strconv.Itoa(depth))
+	}
+	c := &comparison{
+		name: fmt.Sprintf("redis %s -c %d -P %d", strings.ToUpper(op), redisClients, depth),
+		tool: "redis-benchmark " + strings.Join(args[4:], " "),
+		ours: fmt.Sprintf("throughput %s, %d clients, pipeline %d, %d ops, keyspace %d, %d-byte values, %s", op, redisClients, depth, n, redisKeyspace, redisValue, placed),
+	}
+	b.Run(sub, func(b *testing.B) {
+		if op == throughput.OpGet {
+			fillRedisBenchmarkKeys(b, srv.Addr, redisKeyspace, redisValue)
+		}
+		p := throughput.Params{Keyspace: workload.Keyspace{Keys: redisKeyspace, ValueSize: redisValue}, Operations: []string{op},
+			Load: workload.Load{Clients: redisClients, Pipeline: depth, Ops: n}}
+		interleave(b, c, func() sample {
+			r := runTool(b, srv, tool, args...)
+			return toolSample(r, parseRedisCSV(b, r.out, strings.ToUpper(op)), n)
+		}, func() sample {
+			return runOurs(b, srv, st, p, nil)
+		})
+	})
+	return c
 }
 
 // parseRedisCSV returns the requests per second of test in redis-benchmark's

@@ -104,7 +104,7 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.Int64Var(&f.warmupOps, "warmup-ops", 0, "ops run before each measured phase, not counted")
 	fl.StringVar(&f.serverCPUs, "server-cpus", "", "pin managed servers to these CPUs, e.g. 1 or 0-1, or \"none\" to leave them unpinned where the scenario pins them (recorded)")
 	fl.StringVar(&f.clientCPUs, "client-cpus", "", "pin storebench itself to these CPUs, e.g. 0, or \"none\" to leave it unpinned where the scenario pins it (recorded)")
-	fl.IntVar(&f.clientThreads, "client-threads", 0, "OS threads running storebench's Go code (GOMAXPROCS; default: one per CPU it may use); with servers on the same small machine, fewer can leave them more CPU (recorded)")
+	fl.IntVar(&f.clientThreads, "client-threads", 0, "OS threads running storebench's Go code (GOMAXPROCS) in every cell; default: chosen per cell, one per CPU it may use less the CPUs a one-threaded managed server (Redis, memcached -t 1) shares with it (recorded with why)")
 	fl.Uint64Var(&f.seed, "seed", 0, "seed of keys and values (default 42; recorded)")
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")

@@ -131,7 +131,7 @@ func environmentRows(r *result.Result, full bool) [][2]string {
 		rows = append(rows, [2]string{"memory", bytesIEC(e.MemoryBytes)})
 	}
 	rows = append(rows, [][2]string{{"OS", e.OS}, {"kernel", e.Kernel}, {"arch", e.Arch}, {"client CPUs", e.ClientCPUs},
-		{"server CPUs", e.ServerCPUs}, {"GOMAXPROCS", fmt.Sprint(e.GoMaxProcs)},
+		{"server CPUs", e.ServerCPUs}, threadsRow(r),
 		{"storebench", fmt.Sprintf("%s (commit %s, %s)", r.Storebench.Version, r.Storebench.Commit, r.Storebench.GoVersion)}, {"run", r.ID}}...)
 	if full {
 		rows = append(rows, [2]string{"status", r.Status}, [2]string{"started", r.StartedAt.UTC().Format(time.RFC3339)})
@@ -151,6 +151,15 @@ func environmentRows(r *result.Result, full bool) [][2]string {
 		}
 	}
 	return out
+}
+
+// threadsRow is the client threads: per cell where the cells record them,
+// else the run's one GOMAXPROCS.
+func threadsRow(r *result.Result) [2]string {
+	if lines := ClientThreadsLines(r); lines != nil {
+		return [2]string{"client threads (GOMAXPROCS)", strings.Join(lines, " · ")}
+	}
+	return [2]string{"GOMAXPROCS", fmt.Sprint(r.Environment.GoMaxProcs)}
 }
 
 func workloadOrder(r *result.Result, name string) int {

@@ -13,6 +13,7 @@ import (
 	"io"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -25,11 +26,17 @@ import (
 // one row per target), then per-cell
 // throughput and percentiles, and each target's durability.
 func Text(w io.Writer, r *result.Result) {
-	threads := ""
-	if e := r.Environment; e.GoMaxProcs > 0 && e.GoMaxProcs != e.Cores {
+	threads, perCell := "", ClientThreadsLines(r)
+	if e := r.Environment; e.GoMaxProcs > 0 && e.GoMaxProcs != e.Cores && perCell == nil {
 		threads = fmt.Sprintf(" · client threads %d (GOMAXPROCS)", e.GoMaxProcs)
 	}
 	fmt.Fprintf(w, "storebench %s · %s · %s · %d cores%s · %s\n", r.Storebench.Version, r.Environment.CPUModel, r.Environment.OS, r.Environment.Cores, threads, r.Status)
+	if perCell != nil {
+		fmt.Fprintln(w, "client threads (GOMAXPROCS) per cell:")
+		for _, l := range perCell {
+			fmt.Fprintln(w, "  "+l)
+		}
+	}
 	if n := RepeatNote(r); n != "" {
 		fmt.Fprintln(w, n)
 	}
@@ -231,6 +238,36 @@ func targetTable(w io.Writer, r *result.Result) {
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Version, where, t.Durability)
 	}
 	tw.Flush()
+}
+
+// ClientThreadsLines say how many client threads (GOMAXPROCS) the cells
+// ran with and why, one line per choice with the targets it was made for
+// ("redis: 1: redis (one-threaded) shares 2 CPUs with the client; …");
+// nil for a result whose cells do not record it (one GOMAXPROCS for the
+// whole run, the environment's).
+func ClientThreadsLines(r *result.Result) []string {
+	var whys []string
+	targets := map[string][]string{}
+	for _, c := range r.Cells {
+		if c.ClientThreads == 0 {
+			continue
+		}
+		why := c.ClientThreadsWhy
+		if !strings.HasPrefix(why, fmt.Sprintf("%d: ", c.ClientThreads)) {
+			why = fmt.Sprintf("%d: %s", c.ClientThreads, why)
+		}
+		if _, ok := targets[why]; !ok {
+			whys = append(whys, why)
+		}
+		if !slices.Contains(targets[why], c.Target) {
+			targets[why] = append(targets[why], c.Target)
+		}
+	}
+	var lines []string
+	for _, why := range whys {
+		lines = append(lines, strings.Join(targets[why], ", ")+": "+why)
+	}
+	return lines
 }
 
 // RepeatNote says how a run with --repeat is shown; "" for other runs.

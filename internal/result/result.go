@@ -122,10 +122,16 @@ type Cell struct {
 	Status string `json:"status"`
 	Error  string `json:"error,omitempty"`
 	// ServerLog is the tail of a managed server's log when it died in the cell.
-	ServerLog string          `json:"server_log,omitempty"`
-	StartedAt time.Time       `json:"started_at"`
-	Seconds   float64         `json:"seconds"`
-	Phases    []metrics.Phase `json:"phases"`
+	ServerLog string    `json:"server_log,omitempty"`
+	StartedAt time.Time `json:"started_at"`
+	Seconds   float64   `json:"seconds"`
+	// ClientThreads is the client's GOMAXPROCS during the cell, and
+	// ClientThreadsWhy how it was chosen ("--client-threads 2 (user)", or
+	// what the server's thread model and the CPUs led to); 0 and "" in
+	// results older than the choice per cell (Environment.GoMaxProcs).
+	ClientThreads    int             `json:"client_threads,omitempty"`
+	ClientThreadsWhy string          `json:"client_threads_why,omitempty"`
+	Phases           []metrics.Phase `json:"phases"`
 	// Payments is the payments workload's own result: committed
 	// transfers per second over time, declines, retries, durability as
 	// mapped to the engine, server statistics and the invariants.

@@ -24,9 +24,9 @@ type Options struct {
 	// ServerCPUs and ClientCPUs pin managed servers and this process: a CPU
 	// list such as "0-1", "" for the scenario's list, Unpinned for none.
 	ServerCPUs, ClientCPUs string
-	// ClientThreads is GOMAXPROCS during the run, 1 to
-	// scenario.MaxClientThreads; nil takes the scenario's, else one per
-	// pinned client CPU, else the runtime's.
+	// ClientThreads is GOMAXPROCS in every cell, 1 to
+	// scenario.MaxClientThreads; nil takes the scenario's, else each cell
+	// chooses its own (chooseClientThreads).
 	ClientThreads *int
 	// Repeat runs every cell this many times, 1 to scenario.MaxRepeat; nil
 	// takes the scenario's repeat, else once.

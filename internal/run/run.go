@@ -128,7 +128,13 @@ func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 			return nil, inputf("%s: %v", p.client.origin, err)
 		}
 	}
-	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(clientThreads(p.opts.ClientThreads, p.s.ClientThreads, len(p.clientCPUs))))
+	threads := threadPolicy{scenario: p.s.ClientThreads, clientCPUs: p.clientCPUs, runtimeDefault: runtime.GOMAXPROCS(0)}
+	if p.opts.ClientThreads != nil {
+		threads.asked = *p.opts.ClientThreads
+	}
+	// Outside cells (and in the environment's record) the client runs as
+	// beside an in-process store; each cell sets its own (runCells).
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads.outsideCells()))
 
 	started := time.Now().UTC()
 	w, err := result.Create(p.opts.Out, p.newResult(started))
@@ -144,7 +150,7 @@ func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 
 	obs.Begin(p.Cells())
 	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep, ServerBins: p.serverBins}
-	failed := runCells(ctx, p.reg, p.cells, w, args, obs, p.opts.FailFast, &barrier{at: p.startAt})
+	failed := runCells(ctx, p.reg, p.cells, w, args, threads, obs, p.opts.FailFast, &barrier{at: p.startAt})
 	return p.finish(ctx, w, failed)
 }
 
@@ -212,7 +218,7 @@ func writeHTMLReport(r *result.Result, dir string) (string, error) {
 // failed. A managed server that dies is recorded in its cell, and the next
 // cell of that target gets a fresh server; with failFast the run stops at
 // the first failed cell.
-func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, obs Observer, failFast bool, start *barrier) int {
+func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, threads threadPolicy, obs Observer, failFast bool, start *barrier) int {
 	logf := obs.Logf
 	failed := 0
 	var inst *target.Instance
@@ -271,9 +277,12 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 		if !start.wait(ctx, w, logf) {
 			break
 		}
+		// GOMAXPROCS is process-wide, and cells run one at a time.
+		n, why := chooseClientThreads(threads.facts(inst))
+		runtime.GOMAXPROCS(n)
 		obs.CellStarted(k)
 		rc := runCell(ctx, inst, c, obs.Second, companionStarter(reg, args, obs, w))
-		rc.Params = params
+		rc.Params, rc.ClientThreads, rc.ClientThreadsWhy = params, n, why
 		obs.CellDone(k, rc.Seconds)
 		if ctx.Err() != nil && rc.Status != result.CellOK {
 			break // interrupted half-way: keep only finished cells

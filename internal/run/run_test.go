@@ -7,6 +7,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -421,5 +422,59 @@ load: {clients: 2, ops: 400}
 	}
 	if !strings.Contains(strings.Join(obs.logs, "\n"), "starting cache beside it") {
 		t.Errorf("the log does not say the cache was started beside its cell: %v", obs.logs)
+	}
+}
+
+// Each cell runs with the client threads chosen for its target, and its
+// result records how many and why: all the client's CPUs beside an
+// in-process store, one fewer beside one-threaded Redis sharing them, and
+// --client-threads for every cell when given.
+func TestCellsRecordTheirClientThreads(t *testing.T) {
+	needServer(t, server.Redis)
+	procs := runtime.GOMAXPROCS(0)
+	if procs < 2 {
+		t.Fatalf("this test needs GOMAXPROCS 2 or more to tell the choices apart, got %d", procs)
+	}
+	const yaml = "name: t\ntargets: [memory, redis]\nworkloads:\n  - {type: kv, keys: [100]}\n"
+	one := 1
+	for _, c := range []struct {
+		name     string
+		opts     Options
+		memory   int
+		memWhy   string
+		redis    int
+		redisWhy string
+	}{
+		{"chosen", Options{}, procs, "one per client CPU; the store runs inside storebench",
+			procs - 1, fmt.Sprintf("redis (one-threaded) shares %d CPUs with the client; 1 CPU is left to it", procs)},
+		{"--client-threads", Options{ClientThreads: &one}, 1, "--client-threads 1 (user)", 1, "--client-threads 1 (user)"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			obs := &recorder{}
+			var during []int // GOMAXPROCS as each cell started
+			obs.onStart = func(int) { during = append(during, runtime.GOMAXPROCS(0)) }
+			o, err := plan(t, yaml, c.opts).Execute(context.Background(), obs)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(o.Result.Cells) != 2 || o.Failed != 0 {
+				t.Fatalf("%d cells, %d failed", len(o.Result.Cells), o.Failed)
+			}
+			for i, want := range []struct {
+				n   int
+				why string
+			}{{c.memory, c.memWhy}, {c.redis, c.redisWhy}} {
+				rc := o.Result.Cells[i]
+				if rc.ClientThreads != want.n || !strings.Contains(rc.ClientThreadsWhy, want.why) {
+					t.Errorf("%s: client threads %d %q, want %d …%q", rc.ID, rc.ClientThreads, rc.ClientThreadsWhy, want.n, want.why)
+				}
+				if during[i] != want.n {
+					t.Errorf("%s: GOMAXPROCS %d during the cell, want %d", rc.ID, during[i], want.n)
+				}
+			}
+			if got := runtime.GOMAXPROCS(0); got != procs {
+				t.Errorf("GOMAXPROCS %d after the run, want %d as before", got, procs)
+			}
+		})
 	}
 }

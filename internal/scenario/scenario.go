@@ -32,9 +32,10 @@ type Scenario struct {
 	Targets         []Target   `yaml:"targets" json:"targets"`
 	Workloads       []Workload `yaml:"workloads" json:"workloads"`
 	Load            Load       `yaml:"load,omitempty" json:"load"`
-	// ClientThreads is the client's GOMAXPROCS for the whole run (0: one
-	// per CPU it may use); --client-threads overrides it. A suite sets it
-	// to match the tool its article used (redis-benchmark: one thread).
+	// ClientThreads is the client's GOMAXPROCS in every cell (0: chosen
+	// per cell, see run's chooseClientThreads); --client-threads overrides
+	// it. A suite sets it to match the tool its article used
+	// (redis-benchmark: one thread).
 	ClientThreads int `yaml:"client_threads,omitempty" json:"client_threads,omitempty"`
 	// ClientCPUs and ServerCPUs pin the client and the managed servers to
 	// CPUs ("0", "0-1", "0,2"); --client-cpus and --server-cpus override

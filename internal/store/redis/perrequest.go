@@ -207,7 +207,7 @@ func appendCommand(b []byte, args ...[]byte) []byte {
 // kindNil is readReply's kind for a nil bulk string ($-1).
 const kindNil = 0
 
-// readReply reads one RESP2 reply that is not an array: its kind ('+' simple
+// readReply reads one RESP2 (or RESP3) reply that is not an array: its kind ('+' simple
 // string, ':' integer, '$' bulk string, kindNil) and its data appended to
 // dst. An error reply ('-') is returned as a *replyError.
 func readReply(br *bufio.Reader, dst []byte) (byte, []byte, error) {
@@ -220,6 +220,8 @@ func readReply(br *bufio.Reader, dst []byte) (byte, []byte, error) {
 	}
 	kind, body := line[0], line[1:len(line)-2]
 	switch kind {
+	case '_': // RESP3's null, on a connection rueidis said HELLO 3 on (batch.go)
+		return kindNil, dst, nil
 	case '+', ':':
 		return kind, append(dst, body...), nil
 	case '-':

@@ -18,7 +18,7 @@ func (s *Store) Reconnect(ctx context.Context) error {
 	if s.closed {
 		return errClosed
 	}
-	c, err := s.connect(ctx, "storebench-admin:"+s.cfg.Namespace, false)
+	c, err := s.connect(ctx, "storebench-admin:"+s.cfg.Namespace, false, nil)
 	if err != nil {
 		return err
 	}
