@@ -92,40 +92,36 @@ func (c *Client) setBatch(ctx context.Context, op string, keys, vals [][]byte, t
 // GetBatch sends one GET per key in one pipeline (not one MGET: the
 // pipeline of single commands is what redis-benchmark -P measures).
 func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool) ([][]byte, error) {
-	dst, err := store.BatchDst(dst, found, len(keys))
-	if err != nil {
-		return dst, opErr("get batch", err)
-	}
-	if len(keys) == 0 {
-		return dst, nil
-	}
-	if ctx, err = store.SyncContext(ctx); err != nil {
-		return dst, opErr("get batch", err)
-	}
-	c.reserve(keys)
-	for _, k := range keys {
-		c.cmds = append(c.cmds, c.getCmd(c.bkey(k)))
-	}
-	var first error
-	for i, r := range c.doMulti(ctx) {
-		v, err := r.ToString()
-		switch {
-		case err == nil:
-			dst[i], found[i] = append(dst[i][:0], v...), true
-		case rueidis.IsRedisNil(err):
-			dst[i], found[i] = dst[i][:0], false
-		default:
-			dst[i], found[i] = dst[i][:0], false
-			if first == nil {
-				first = err
+	return store.GetBatch(keys, dst, found, opErr, func(dst [][]byte) error {
+		ctx, err := store.SyncContext(ctx)
+		if err != nil {
+			return opErr("get batch", err)
+		}
+		c.reserve(keys)
+		for _, k := range keys {
+			c.cmds = append(c.cmds, c.getCmd(c.bkey(k)))
+		}
+		var first error
+		for i, r := range c.doMulti(ctx) {
+			v, err := r.ToString()
+			switch {
+			case err == nil:
+				dst[i], found[i] = append(dst[i][:0], v...), true
+			case rueidis.IsRedisNil(err):
+				dst[i], found[i] = dst[i][:0], false
+			default:
+				dst[i], found[i] = dst[i][:0], false
+				if first == nil {
+					first = err
+				}
 			}
 		}
-	}
-	if first != nil {
-		c.failed()
-		return dst, opErr("get batch", first)
-	}
-	return dst, nil
+		if first != nil {
+			c.failed()
+			return opErr("get batch", first)
+		}
+		return nil
+	})
 }
 
 // Load stores the pairs with pipelined SETs, LoadChunk per round trip.
