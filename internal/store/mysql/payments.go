@@ -276,13 +276,9 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 	if err := s.dropPayments(ctx, db); err != nil {
 		return fail("drop leftovers", err)
 	}
-	var ddl []string
-	for _, q := range paymentsDDL {
-		q = s.sql(q)
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return fail("create tables", err)
-		}
-		ddl = append(ddl, q)
+	ddl, err := paycheck.SQLDB{DB: db, Resolve: s.sql}.ExecAll(ctx, paymentsDDL)
+	if err != nil {
+		return fail("create tables", err)
 	}
 	if err := s.loadPayments(ctx, db, d); err != nil {
 		return store.PaymentsSetupInfo{}, err
