@@ -505,25 +505,32 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 }
 
 func (c *Client) write(fd, dirfd int, val []byte, ttl time.Duration) error {
-	for len(val) > 0 {
-		n, err := unix.Write(fd, val)
+	exp := unix.Timespec{Sec: noExpirySec}
+	if ttl > 0 {
+		exp = unix.NsecToTimespec(time.Now().Add(ttl).UnixNano())
+	}
+	return writeExpiring(fd, dirfd, c.tmp, val, exp, c.s.cfg.Fsync)
+}
+
+// writeExpiring writes data to fd, the open file name of directory dirfd,
+// stamps its expiry as its mtime (atime untouched) and, with fsync, syncs
+// it: a key's or a session's file before its rename into place.
+func writeExpiring(fd, dirfd int, name string, data []byte, expiry unix.Timespec, fsync bool) error {
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		val = val[n:]
+		data = data[n:]
 	}
-	exp := unix.Timespec{Sec: noExpirySec}
-	if ttl > 0 {
-		exp = unix.NsecToTimespec(time.Now().Add(ttl).UnixNano())
-	}
-	ts := [2]unix.Timespec{{Nsec: utimeOmit}, exp} // atime untouched, mtime = expiry
-	if err := unix.UtimesNanoAt(dirfd, c.tmp, ts[:], 0); err != nil {
+	ts := [2]unix.Timespec{{Nsec: utimeOmit}, expiry}
+	if err := unix.UtimesNanoAt(dirfd, name, ts[:], 0); err != nil {
 		return err
 	}
-	if c.s.cfg.Fsync {
+	if fsync {
 		return unix.Fsync(fd)
 	}
 	return nil

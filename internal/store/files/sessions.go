@@ -209,24 +209,7 @@ func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (i
 }
 
 func (h *sessionClient) write(fd, dirfd int, payload []byte) error {
-	for len(payload) > 0 {
-		n, err := unix.Write(fd, payload)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		payload = payload[n:]
-	}
-	ts := [2]unix.Timespec{{Nsec: utimeOmit}, unix.NsecToTimespec(time.Now().Add(h.d.TTL).UnixNano())}
-	if err := unix.UtimesNanoAt(dirfd, h.c.tmp, ts[:], 0); err != nil {
-		return err
-	}
-	if h.sync != SyncNone {
-		return unix.Fsync(fd)
-	}
-	return nil
+	return writeExpiring(fd, dirfd, h.c.tmp, payload, unix.NsecToTimespec(time.Now().Add(h.d.TTL).UnixNano()), h.sync != SyncNone)
 }
 
 // Read reads an unexpired session file into dst[:0], extending it afterwards
