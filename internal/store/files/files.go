@@ -424,19 +424,25 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 		return dst, false, opErr("get", err)
 	}
 	dirfd, name := c.fileName(key)
+	return c.readFile("get", dirfd, name, dst)
+}
+
+// readFile reads the file name of directory dirfd into dst[:0], a missing
+// or expired file being a miss; its errors are op's.
+func (c *Client) readFile(op string, dirfd int, name string, dst []byte) ([]byte, bool, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ENOENT {
 			return dst, false, nil
 		}
-		return dst, false, pathErr("get", "open", name, err)
+		return dst, false, pathErr(op, "open", name, err)
 	}
 	val, ok, err := c.read(fd, dst)
 	if cerr := unix.Close(fd); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
-		return dst, false, pathErr("get", "read", name, err)
+		return dst, false, pathErr(op, "read", name, err)
 	}
 	return val, ok, nil
 }

@@ -223,19 +223,9 @@ func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte,
 		return dst, false, err
 	}
 	dirfd, name := h.file(id)
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	val, ok, err := h.c.readFile("read session", dirfd, name, dst)
 	if err != nil {
-		if err == unix.ENOENT {
-			return dst, false, nil
-		}
-		return dst, false, pathErr("read session", "open", name, err)
-	}
-	val, ok, err := h.c.read(fd, dst)
-	if cerr := unix.Close(fd); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return dst, false, pathErr("read session", "read", name, err)
+		return val, ok, err
 	}
 	if ok && h.d.KeepaliveOnRead {
 		now := time.Now()
