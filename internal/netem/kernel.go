@@ -407,24 +407,20 @@ func (k *Kernel) untrack(cs ...net.Conn) {
 // namespace. When it returns, nothing of the path is left. It may be
 // called more than once.
 func (k *Kernel) Close() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closed {
-		return nil
-	}
-	k.closed = true
-	if k.ln != nil {
-		_ = k.ln.Close()
-	}
-	k.connMu.Lock()
-	k.done = true
-	for c := range k.conns {
-		_ = c.Close()
-	}
-	k.connMu.Unlock()
-	k.wg.Wait()
-	k.qdisc = false // they go with the links
-	return k.tearDown()
+	return k.closeOnce(func() error {
+		if k.ln != nil {
+			_ = k.ln.Close()
+		}
+		k.connMu.Lock()
+		k.done = true
+		for c := range k.conns {
+			_ = c.Close()
+		}
+		k.connMu.Unlock()
+		k.wg.Wait()
+		k.qdisc = false // they go with the links
+		return k.tearDown()
+	})
 }
 
 // tearDown deletes the veth pair, then the namespace. The link goes first:

@@ -74,6 +74,18 @@ func (s *pathState) calibrate(ctx context.Context, x Exchange, direct time.Durat
 		apply: func(offset time.Duration) error { return apply(c, offset) }}, x, direct, n)
 }
 
+// closeOnce is a path's Close: under mu, the first call marks the path
+// closed and runs end; later calls do nothing.
+func (s *pathState) closeOnce(end func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return end()
+}
+
 // StartPath starts the path m names in front of upstream: the Kernel's when
 // m.KernelNetem, otherwise the Proxy.
 func StartPath(m Mechanism, upstream string, c Config) (Path, error) {

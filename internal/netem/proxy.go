@@ -99,12 +99,8 @@ func (p *Proxy) add(name, typ, dir string, attrs any) error {
 // Close stops listening and closes every proxied connection. When it
 // returns, the listening socket is gone. It may be called more than once.
 func (p *Proxy) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	return p.closeOnce(func() error {
+		p.p.Stop()
 		return nil
-	}
-	p.closed = true
-	p.p.Stop()
-	return nil
+	})
 }
