@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -457,12 +456,7 @@ type paymentsConn struct {
 }
 
 func (c *paymentsConn) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.conn.Close(ctx); err != nil {
-		return opErr("payments: close", err)
-	}
-	return nil
+	return closeConn(c.conn, "payments: close")
 }
 
 func (c *paymentsConn) setInt(i int, v int64) {
