@@ -80,12 +80,7 @@ func stores() target.Registry {
 				return postgres.New(ctx, postgres.Config{URL: a.URL, Namespace: a.Namespace, Design: a.Options["design"]})
 			},
 			Namespace: "schema %s", CheapList: true,
-			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
-				return postgres.Namespaces(ctx, a.URL)
-			},
-			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
-				return postgres.DropNamespace(ctx, a.URL, a.Namespace)
-			},
+			Namespaces: listByURL(postgres.Namespaces), DropNamespace: dropByURL(postgres.DropNamespace),
 		},
 		{
 			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
@@ -94,13 +89,8 @@ func stores() target.Registry {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 			},
 			// Listing SCANs every key of the server: clean does it, a run does not.
-			Namespace: "keys " + redis.KeyPrefix + "%s:*",
-			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
-				return redis.Namespaces(ctx, a.URL)
-			},
-			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
-				return redis.DropNamespace(ctx, a.URL, a.Namespace)
-			},
+			Namespace:  "keys " + redis.KeyPrefix + "%s:*",
+			Namespaces: listByURL(redis.Namespaces), DropNamespace: dropByURL(redis.DropNamespace),
 		},
 		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
@@ -130,12 +120,7 @@ func stores() target.Registry {
 				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},
 			Namespace: "database %s", CheapList: true,
-			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
-				return mysql.Namespaces(ctx, a.URL)
-			},
-			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
-				return mysql.DropNamespace(ctx, a.URL, a.Namespace)
-			},
+			Namespaces: listByURL(mysql.Namespaces), DropNamespace: dropByURL(mysql.DropNamespace),
 		},
 		{
 			// Valkey speaks Redis's protocol: the redis store and driver, its
@@ -164,6 +149,16 @@ func stores() target.Registry {
 
 // maxValkeyIOThreads is valkey-server's IO_THREADS_MAX_NUM.
 const maxValkeyIOThreads = 256
+
+// listByURL and dropByURL are a server store's clean-up by the target's
+// URL: the server, not a path, holds its namespaces.
+func listByURL(list func(ctx context.Context, url string) ([]string, error)) func(context.Context, target.OpenArgs) ([]string, error) {
+	return func(ctx context.Context, a target.OpenArgs) ([]string, error) { return list(ctx, a.URL) }
+}
+
+func dropByURL(drop func(ctx context.Context, url, ns string) error) func(context.Context, target.OpenArgs) error {
+	return func(ctx context.Context, a target.OpenArgs) error { return drop(ctx, a.URL, a.Namespace) }
+}
 
 // fsyncOption reads the files store's fsync option (files.ParseFsync).
 func fsyncOption(opts map[string]string) (fsync, noDirFsync bool, err error) {

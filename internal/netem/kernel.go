@@ -26,17 +26,12 @@ import (
 // direction pays RTT/2 in the kernel, with its timers, not the Go runtime's.
 // It is safe for concurrent use.
 type Kernel struct {
-	mu       sync.Mutex
-	name     string // the namespace's and the host link's name: sb-<pid>-<n>
-	ns       bool   // the namespace exists
-	link     bool   // the veth pair exists
-	ln       net.Listener
-	addr     string
-	upstream string
-	cfg      Config
-	offset   time.Duration
-	qdisc    bool // netem qdiscs are installed
-	closed   bool
+	pathState
+	name  string // the namespace's and the host link's name: sb-<pid>-<n>
+	ns    bool   // the namespace exists
+	link  bool   // the veth pair exists
+	ln    net.Listener
+	qdisc bool // netem qdiscs are installed
 
 	connMu sync.Mutex
 	conns  map[net.Conn]struct{} // relayed connections, both sides
@@ -73,7 +68,7 @@ func StartKernel(upstream string, c Config) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	k := &Kernel{name: name, upstream: upstream, conns: map[net.Conn]struct{}{}}
+	k := &Kernel{pathState: pathState{upstream: upstream}, name: name, conns: map[net.Conn]struct{}{}}
 	if err := k.setUp(); err != nil {
 		return nil, errors.Join(fmt.Errorf("network namespace path in front of %s: %w", upstream, err), k.tearDown())
 	}
@@ -223,34 +218,14 @@ func usedPrefixes() ([]netip.Prefix, error) {
 	return used, nil
 }
 
-// Addr is where clients connect: the namespace's address and the relay's port.
-func (k *Kernel) Addr() string { return k.addr }
-
-// Upstream is the host:port the relay forwards to.
-func (k *Kernel) Upstream() string { return k.upstream }
-
 // Namespace is the name of the network namespace (and of the host's link).
 func (k *Kernel) Namespace() string { return k.name }
-
-// Config is the network the path applies now.
-func (k *Kernel) Config() Config {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.cfg
-}
 
 // Set replaces both ends' qdiscs with c's (or removes them when c delays
 // nothing); open connections get it at once. It undoes a calibration. On a
 // kernel without netem, any delay, jitter or bandwidth fails with
 // ErrNoKernelNetem and the path is left without a qdisc.
-func (k *Kernel) Set(c Config) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	return k.apply(c, 0)
-}
+func (k *Kernel) Set(c Config) error { return k.set(c, k.apply) }
 
 // apply installs c's netem on both ends, each delayed by (RTT-offset)/2.
 func (k *Kernel) apply(c Config, offset time.Duration) error {
@@ -356,11 +331,7 @@ func tcTime(d time.Duration) string {
 // wake-up per direction); Calibrate measures the round trip as the Proxy's
 // does and shortens the delays by the excess, never below 0.
 func (k *Kernel) Calibrate(ctx context.Context, x Exchange, direct time.Duration, n int) (Calibration, error) {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	c := k.cfg
-	return calibrate(ctx, calibration{addr: k.addr, cfg: c, offset: k.offset, maxOffset: c.RTT,
-		apply: func(offset time.Duration) error { return k.apply(c, offset) }}, x, direct, n)
+	return k.calibrate(ctx, x, direct, n, func(c Config) time.Duration { return c.RTT }, k.apply)
 }
 
 // serve accepts the clients' connections until the listener is closed.
@@ -436,24 +407,20 @@ func (k *Kernel) untrack(cs ...net.Conn) {
 // namespace. When it returns, nothing of the path is left. It may be
 // called more than once.
 func (k *Kernel) Close() error {
-	k.mu.Lock()
-	defer k.mu.Unlock()
-	if k.closed {
-		return nil
-	}
-	k.closed = true
-	if k.ln != nil {
-		_ = k.ln.Close()
-	}
-	k.connMu.Lock()
-	k.done = true
-	for c := range k.conns {
-		_ = c.Close()
-	}
-	k.connMu.Unlock()
-	k.wg.Wait()
-	k.qdisc = false // they go with the links
-	return k.tearDown()
+	return k.closeOnce(func() error {
+		if k.ln != nil {
+			_ = k.ln.Close()
+		}
+		k.connMu.Lock()
+		k.done = true
+		for c := range k.conns {
+			_ = c.Close()
+		}
+		k.connMu.Unlock()
+		k.wg.Wait()
+		k.qdisc = false // they go with the links
+		return k.tearDown()
+	})
 }
 
 // tearDown deletes the veth pair, then the namespace. The link goes first:

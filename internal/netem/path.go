@@ -2,6 +2,7 @@ package netem
 
 import (
 	"context"
+	"sync"
 	"time"
 )
 
@@ -26,6 +27,64 @@ var (
 	_ Path = (*Proxy)(nil)
 	_ Path = (*Kernel)(nil)
 )
+
+// pathState is what the Proxy and the Kernel path both keep, under mu:
+// where clients connect (addr: 127.0.0.1:port for the Proxy, the
+// namespace's address and the relay's port for the Kernel), the upstream
+// it forwards to, the network it applies and the calibration's offset.
+type pathState struct {
+	mu       sync.Mutex
+	addr     string
+	upstream string
+	cfg      Config
+	offset   time.Duration // taken off the asked RTT by Calibrate
+	closed   bool
+}
+
+// Addr is where clients connect instead of the upstream.
+func (s *pathState) Addr() string { return s.addr }
+
+// Upstream is the host:port the path forwards to.
+func (s *pathState) Upstream() string { return s.upstream }
+
+// Config is the network the path applies now.
+func (s *pathState) Config() Config {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.cfg
+}
+
+// set is a path's Set: c checked, then installed by apply with no offset.
+func (s *pathState) set(c Config, apply func(Config, time.Duration) error) error {
+	if err := c.Validate(); err != nil {
+		return err
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return apply(c, 0)
+}
+
+// calibrate is a path's Calibrate of its current network c, whose offset
+// may reach maxOffset(c); apply installs c with an offset.
+func (s *pathState) calibrate(ctx context.Context, x Exchange, direct time.Duration, n int, maxOffset func(Config) time.Duration, apply func(Config, time.Duration) error) (Calibration, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	c := s.cfg
+	return calibrate(ctx, calibration{addr: s.addr, cfg: c, offset: s.offset, maxOffset: maxOffset(c),
+		apply: func(offset time.Duration) error { return apply(c, offset) }}, x, direct, n)
+}
+
+// closeOnce is a path's Close: under mu, the first call marks the path
+// closed and runs end; later calls do nothing.
+func (s *pathState) closeOnce(end func() error) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil
+	}
+	s.closed = true
+	return end()
+}
 
 // StartPath starts the path m names in front of upstream: the Kernel's when
 // m.KernelNetem, otherwise the Proxy.

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
-	"sync"
 	"time"
 
 	toxiproxy "github.com/Shopify/toxiproxy/v2"
@@ -15,13 +14,8 @@ import (
 // Proxy is a delaying TCP proxy on 127.0.0.1 in front of one upstream
 // host:port. It is safe for concurrent use.
 type Proxy struct {
-	mu       sync.Mutex
-	p        *toxiproxy.Proxy
-	addr     string
-	upstream string
-	cfg      Config
-	offset   time.Duration // taken off the asked RTT by Calibrate
-	closed   bool
+	pathState
+	p *toxiproxy.Proxy
 }
 
 // Start listens on 127.0.0.1:0 and forwards every connection to upstream
@@ -36,7 +30,7 @@ func Start(upstream string, c Config) (*Proxy, error) {
 	if err := tp.Start(); err != nil {
 		return nil, fmt.Errorf("network proxy in front of %s: %w", upstream, err)
 	}
-	p := &Proxy{p: tp, addr: tp.Listen, upstream: upstream}
+	p := &Proxy{pathState: pathState{addr: tp.Listen, upstream: upstream}, p: tp}
 	if err := p.Set(c); err != nil {
 		tp.Stop()
 		return nil, err
@@ -44,31 +38,11 @@ func Start(upstream string, c Config) (*Proxy, error) {
 	return p, nil
 }
 
-// Addr is where clients connect instead of the upstream: 127.0.0.1:port.
-func (p *Proxy) Addr() string { return p.addr }
-
-// Upstream is the host:port the proxy forwards to.
-func (p *Proxy) Upstream() string { return p.upstream }
-
-// Config is the network the proxy applies now.
-func (p *Proxy) Config() Config {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.cfg
-}
-
 // Set applies c to new and open connections alike: the toxics are removed
 // and added anew (toxiproxy interrupts each link's chain to do it, without
 // dropping bytes). Meant for between cells, when the connections are idle.
 // It undoes a calibration.
-func (p *Proxy) Set(c Config) error {
-	if err := c.Validate(); err != nil {
-		return err
-	}
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	return p.apply(c, 0)
-}
+func (p *Proxy) Set(c Config) error { return p.set(c, p.apply) }
 
 // apply installs the toxics of c, each direction delayed by (RTT-offset)/2.
 func (p *Proxy) apply(c Config, offset time.Duration) error {
@@ -108,11 +82,7 @@ func (p *Proxy) apply(c Config, offset time.Duration) error {
 // round trip can fall short of the asked one by up to the offset.
 // Without a delay there is nothing to calibrate: it measures once.
 func (p *Proxy) Calibrate(ctx context.Context, x Exchange, direct time.Duration, n int) (Calibration, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	c := p.cfg
-	return calibrate(ctx, calibration{addr: p.addr, cfg: c, offset: p.offset, maxOffset: c.RTT / 2,
-		apply: func(offset time.Duration) error { return p.apply(c, offset) }}, x, direct, n)
+	return p.calibrate(ctx, x, direct, n, func(c Config) time.Duration { return c.RTT / 2 }, p.apply)
 }
 
 func (p *Proxy) add(name, typ, dir string, attrs any) error {
@@ -129,12 +99,8 @@ func (p *Proxy) add(name, typ, dir string, attrs any) error {
 // Close stops listening and closes every proxied connection. When it
 // returns, the listening socket is gone. It may be called more than once.
 func (p *Proxy) Close() error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
+	return p.closeOnce(func() error {
+		p.p.Stop()
 		return nil
-	}
-	p.closed = true
-	p.p.Stop()
-	return nil
+	})
 }

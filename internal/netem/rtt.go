@@ -101,13 +101,19 @@ func exchangeOn(ctx context.Context, addr string, x Exchange, n int, samples *[]
 	return nil
 }
 
-// readLine reads one reply line ending in \r\n.
-func readLine(r *bufio.Reader) (string, error) {
-	l, err := r.ReadString('\n')
-	if err != nil {
-		return "", err
+// lineReply reads a reply of one line ending in \r\n, which expected
+// must accept: a one-exchange protocol's Reply.
+func lineReply(expected func(line string) bool) func(*bufio.Reader, int) (bool, error) {
+	return func(r *bufio.Reader, _ int) (bool, error) {
+		l, err := r.ReadString('\n')
+		if err != nil {
+			return false, err
+		}
+		if !expected(l) {
+			return false, fmt.Errorf("unexpected reply %q", l)
+		}
+		return true, nil
 	}
-	return l, nil
 }
 
 // RedisExchange is PING → +PONG (or an error reply such as -NOAUTH: still
@@ -115,32 +121,14 @@ func readLine(r *bufio.Reader) (string, error) {
 var RedisExchange = Exchange{
 	Name:    "redis PING",
 	Request: func(int) []byte { return []byte("PING\r\n") },
-	Reply: func(r *bufio.Reader, _ int) (bool, error) {
-		l, err := readLine(r)
-		if err != nil {
-			return false, err
-		}
-		if l[0] != '+' && l[0] != '-' {
-			return false, fmt.Errorf("unexpected reply %q", l)
-		}
-		return true, nil
-	},
+	Reply:   lineReply(func(l string) bool { return l[0] == '+' || l[0] == '-' }),
 }
 
 // MemcachedExchange is version → VERSION x.y.z.
 var MemcachedExchange = Exchange{
 	Name:    "memcached version",
 	Request: func(int) []byte { return []byte("version\r\n") },
-	Reply: func(r *bufio.Reader, _ int) (bool, error) {
-		l, err := readLine(r)
-		if err != nil {
-			return false, err
-		}
-		if len(l) < 7 || (l[:7] != "VERSION" && l[:5] != "ERROR") {
-			return false, fmt.Errorf("unexpected reply %q", l)
-		}
-		return true, nil
-	},
+	Reply:   lineReply(func(l string) bool { return len(l) >= 7 && (l[:7] == "VERSION" || l[:5] == "ERROR") }),
 }
 
 // PostgreSQL's negotiation requests: answered with one byte before any

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
@@ -55,9 +54,7 @@ func ByOpText(w io.Writer, r *result.Result) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\nby operation: %s\n", byOpLede)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cell\tphase\top\tops\tshare\tops/s\tp50\tp99\tmax\terrors\t")
+	tw := textTable(w, "\nby operation: "+byOpLede, "cell\tphase\top\tops\tshare\tops/s\tp50\tp99\tmax\terrors\t")
 	for _, o := range rows {
 		l := o.f.LatencyUs
 		fmt.Fprintf(tw, "%s\t%s\t%s\t%d\t%s%%\t%s\t%s\t%s\t%s\t%s\t\n", o.cell, o.phase, o.op, o.f.Ops, fixed(100*o.share, 1),

@@ -31,12 +31,7 @@ const cacheAsideTitle = "cache-aside: does the cache pay off, and what does it c
 // newCacheAsideModel builds the section; nil without a cache-aside cell.
 // colorOf gives each target its colour on the HTML page (nil elsewhere).
 func newCacheAsideModel(r *result.Result, colorOf map[string]int) *cacheAsideModel {
-	var cells []*result.Cell
-	for i := range r.Cells {
-		if cacheAsideOf(&r.Cells[i]) != nil {
-			cells = append(cells, &r.Cells[i])
-		}
-	}
+	cells := cellsWith(r, cacheAsideOf)
 	if len(cells) == 0 {
 		return nil
 	}

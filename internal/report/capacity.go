@@ -43,12 +43,7 @@ const capacityLede = "A step is sustained when it achieves at least 99% of its o
 // newCapacityModel builds the section; nil without a capacity cell.
 // colorOf gives each target its colour on the HTML page (nil elsewhere).
 func newCapacityModel(r *result.Result, colorOf map[string]int) *capacityModel {
-	var cells []*result.Cell
-	for i := range r.Cells {
-		if capacityOf(&r.Cells[i]) != nil {
-			cells = append(cells, &r.Cells[i])
-		}
-	}
+	cells := cellsWith(r, capacityOf)
 	if len(cells) == 0 {
 		return nil
 	}

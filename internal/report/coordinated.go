@@ -5,7 +5,6 @@ import (
 	"io"
 	"slices"
 	"strings"
-	"text/tabwriter"
 	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
@@ -144,9 +143,8 @@ func CoordinatedOmissionText(w io.Writer, r *result.Result) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "\ncoordinated omission: the server stopped (SIGSTOP) for a while, open loop vs closed loop (latency in µs, client-side; slow = ops slower than %v, from the HdrHistogram)\n", over)
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cell\tphase\tloop\tclients\tstall\tops\tops/s\tp50\tp99\tp99.9\tmax\tslow\t")
+	tw := textTable(w, fmt.Sprintf("\ncoordinated omission: the server stopped (SIGSTOP) for a while, open loop vs closed loop (latency in µs, client-side; slow = ops slower than %v, from the HdrHistogram)", over),
+		"cell\tphase\tloop\tclients\tstall\tops\tops/s\tp50\tp99\tp99.9\tmax\tslow\t")
 	for _, row := range rows {
 		p := row.phase
 		l := p.LatencyUs

@@ -3,7 +3,6 @@ package report
 import (
 	"fmt"
 	"io"
-	"math"
 	"strings"
 
 	"github.com/storebench/storebench/internal/result"
@@ -189,7 +188,7 @@ func durabilityRow(c *result.Cell) []cell {
 		all = textCell(fmt.Sprintf("%d of %d", s.LostAllTrials, s.Trials))
 		window = textCell(fmt.Sprintf("%s s, %s writes", durSecs(s.WindowMaxS), thousands(s.WindowMaxWrites)))
 	}
-	return append(row, countCell(s.Acked), countCell(s.LostMax), figureCell(durMean(s.LostMean), s.LostMean),
+	return append(row, countCell(s.Acked), countCell(s.LostMax), figureCell(tenths(s.LostMean), s.LostMean),
 		textCell(perTrialLost(s.PerTrial)), all, window,
 		figureCell(durSecs(s.RecoveryMeanS)+" s", s.RecoveryMeanS), figureCell(durSecs(s.RecoveryMaxS)+" s", s.RecoveryMaxS))
 }
@@ -288,13 +287,6 @@ func durSecs(v float64) string {
 		return fixed(v, 2)
 	}
 	return fixed(v, 3)
-}
-
-func durMean(v float64) string {
-	if math.Abs(v) >= 100 {
-		return whole(v)
-	}
-	return fixed(v, 1)
 }
 
 func durFirstLine(s string) string {

@@ -129,8 +129,11 @@ func ms(v float64) string {
 	return fixed(v, 2)
 }
 
-// us prints microseconds: one decimal below 100, whole from 100 on.
-func us(v float64) string {
+// us prints microseconds, in tenths.
+func us(v float64) string { return tenths(v) }
+
+// tenths prints a figure with one decimal below 100, whole from 100 on.
+func tenths(v float64) string {
 	if math.Abs(v) >= 100 {
 		return whole(v)
 	}

@@ -84,7 +84,7 @@ func FuzzFormat(f *testing.F) {
 		texts := map[string]string{
 			"num": num(v), "whole": whole(v), "ms": ms(v), "us": us(v), "shortest": shortest(v),
 			"fixed0": fixed(v, 0), "fixed3": fixed(v, 3), "figure": figure(&v), "durationText": durationText(v),
-			"durSecs": durSecs(v), "durMean": durMean(v), "stUs": stUs(v),
+			"durSecs": durSecs(v), "tenths": tenths(v), "stUs": stUs(v),
 			"sessSeconds": sessSeconds(v), "sessScale": sessScale(v), "ratioText": ratioText(v),
 		}
 		for name, s := range texts {

@@ -39,12 +39,7 @@ const paymentsTitle = "payments (per-step latency is in the cells table: phases 
 // newPaymentsModel builds the section; nil without a payments cell.
 // colorOf gives each target its colour on the HTML page (nil elsewhere).
 func newPaymentsModel(r *result.Result, colorOf map[string]int) *paymentsModel {
-	var cells []*result.Cell
-	for i := range r.Cells {
-		if paymentsOf(&r.Cells[i]) != nil {
-			cells = append(cells, &r.Cells[i])
-		}
-	}
+	cells := cellsWith(r, paymentsOf)
 	if len(cells) == 0 {
 		return nil
 	}

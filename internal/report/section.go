@@ -55,6 +55,27 @@ func newTable(name, caption string, alignRight bool, cols ...column) *table {
 
 func (t *table) add(cells ...cell) { t.rows = append(t.rows, cells) }
 
+// textTable starts a terminal table: its title line on w, then the header
+// row of right-aligned columns on the tabwriter it returns (to Flush).
+func textTable(w io.Writer, title, header string) *tabwriter.Writer {
+	fmt.Fprintln(w, title)
+	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(tw, header)
+	return tw
+}
+
+// cellsWith are the cells of r that carry the summary of (a workload's
+// section is built from those alone).
+func cellsWith[S any](r *result.Result, of func(*result.Cell) *S) []*result.Cell {
+	var cells []*result.Cell
+	for i := range r.Cells {
+		if of(&r.Cells[i]) != nil {
+			cells = append(cells, &r.Cells[i])
+		}
+	}
+	return cells
+}
+
 // text writes the table for the terminal.
 func (t *table) text(w io.Writer) {
 	flags := uint(0)

@@ -6,7 +6,6 @@ import (
 	"maps"
 	"slices"
 	"strings"
-	"text/tabwriter"
 
 	"github.com/storebench/storebench/internal/result"
 )
@@ -30,9 +29,8 @@ func ServerTimeText(w io.Writer, r *result.Result) {
 	if len(sources) == 0 {
 		return
 	}
-	fmt.Fprintln(w, "\nserver-side time (µs per call: client mean latency vs the time the server counts; overhead = driver, network, scheduling and what the source leaves out)")
-	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "cell\tphase\tserver calls\tclient µs\tserver µs\toverhead µs\toverhead\tserver µs by op\tsource\t")
+	tw := textTable(w, "\nserver-side time (µs per call: client mean latency vs the time the server counts; overhead = driver, network, scheduling and what the source leaves out)",
+		"cell\tphase\tserver calls\tclient µs\tserver µs\toverhead µs\toverhead\tserver µs by op\tsource\t")
 	for _, c := range r.Cells {
 		for _, p := range c.Phases {
 			st := p.ServerTime

@@ -4,6 +4,7 @@ package scenario
 
 import (
 	"bytes"
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -176,36 +177,18 @@ func (l Load) Overlay(o *Load) Load {
 	if o == nil {
 		return l
 	}
-	if o.Clients != 0 {
-		l.Clients = o.Clients
-	}
-	if o.Pipeline != 0 {
-		l.Pipeline = o.Pipeline
-	}
-	if o.ConnectPerOp != nil {
-		l.ConnectPerOp = o.ConnectPerOp
-	}
-	if o.Rate != 0 {
-		l.Rate = o.Rate
-	}
+	l.Clients = cmp.Or(o.Clients, l.Clients)
+	l.Pipeline = cmp.Or(o.Pipeline, l.Pipeline)
+	l.ConnectPerOp = cmp.Or(o.ConnectPerOp, l.ConnectPerOp)
+	l.Rate = cmp.Or(o.Rate, l.Rate)
 	if o.Ops != 0 || o.Duration != 0 {
 		l.Ops, l.Duration = o.Ops, o.Duration
 	}
-	if o.Warmup != 0 {
-		l.Warmup = o.Warmup
-	}
-	if o.WarmupOps != 0 {
-		l.WarmupOps = o.WarmupOps
-	}
-	if o.RTT != nil {
-		l.RTT = o.RTT
-	}
-	if o.Jitter != 0 {
-		l.Jitter = o.Jitter
-	}
-	if o.Bandwidth != "" {
-		l.Bandwidth = o.Bandwidth
-	}
+	l.Warmup = cmp.Or(o.Warmup, l.Warmup)
+	l.WarmupOps = cmp.Or(o.WarmupOps, l.WarmupOps)
+	l.RTT = cmp.Or(o.RTT, l.RTT)
+	l.Jitter = cmp.Or(o.Jitter, l.Jitter)
+	l.Bandwidth = cmp.Or(o.Bandwidth, l.Bandwidth)
 	return l
 }
 

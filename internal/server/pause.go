@@ -41,10 +41,8 @@ func (s *Server) Pause() (string, error) {
 // at once. SIGCONT does nothing to a process that runs, so every way out of
 // a stall may call it, and Shutdown does before asking the server to stop.
 func (s *Server) Resume() error {
-	s.mu.Lock()
-	p := s.proc
-	s.mu.Unlock()
-	if p == nil || p.exited() {
+	p := s.live()
+	if p == nil {
 		return nil
 	}
 	root := p.cmd.Process.Pid

@@ -87,10 +87,8 @@ const clockTicks = 100
 
 // Stats samples the server's resource use from /proc (Linux only).
 func (s *Server) Stats() (ProcStats, error) {
-	s.mu.Lock()
-	p := s.proc
-	s.mu.Unlock()
-	if p == nil || p.exited() {
+	p := s.live()
+	if p == nil {
 		return ProcStats{}, fmt.Errorf("stats %s: server is not running", s.Kind)
 	}
 	var st ProcStats
@@ -120,10 +118,8 @@ func (s *Server) Stats() (ProcStats, error) {
 // PIDs returns the server process and its live descendants (PostgreSQL's
 // backends and workers), nil when it is not running.
 func (s *Server) PIDs() []int {
-	s.mu.Lock()
-	p := s.proc
-	s.mu.Unlock()
-	if p == nil || p.exited() {
+	p := s.live()
+	if p == nil {
 		return nil
 	}
 	var pids []int
@@ -143,10 +139,8 @@ func (s *Server) PIDs() []int {
 // lists are complete while children start or exit, so it is not for
 // signalling. Without them (no CONFIG_PROC_CHILDREN) it is PIDs.
 func (s *Server) SamplePIDs() []int {
-	s.mu.Lock()
-	p := s.proc
-	s.mu.Unlock()
-	if p == nil || p.exited() {
+	p := s.live()
+	if p == nil {
 		return nil
 	}
 	if pids, ok := childrenTree(p.cmd.Process.Pid); ok {

@@ -585,10 +585,8 @@ func (s *Server) withLog(err error) error {
 // fast shutdown), waits up to StopGrace, then SIGKILLs it and its children.
 // The data dir is kept, so Restart can start it again.
 func (s *Server) Shutdown(ctx context.Context) error {
-	s.mu.Lock()
-	p := s.proc
-	s.mu.Unlock()
-	if p == nil || p.exited() {
+	p := s.live()
+	if p == nil {
 		return nil
 	}
 	_ = s.Resume() // a server stopped by Pause cannot act on the stop signal
@@ -637,10 +635,8 @@ func (s *Server) Stop(ctx context.Context) error {
 // Kill SIGKILLs the server and all its processes, as a crash would, and
 // keeps the data dir for Restart or inspection. Stop still cleans up.
 func (s *Server) Kill() error {
-	s.mu.Lock()
-	p := s.proc
-	s.mu.Unlock()
-	if p == nil || p.exited() {
+	p := s.live()
+	if p == nil {
 		return nil
 	}
 	tree := processTree(p.cmd.Process.Pid)
@@ -675,6 +671,18 @@ func (s *Server) Describe() (kind string, pid int) { return string(s.Kind), s.PI
 
 // Dir is the server's data directory.
 func (s *Server) Dir() string { return s.DataDir }
+
+// live is the server's process while it runs, nil when there is none or
+// it has exited.
+func (s *Server) live() *process {
+	s.mu.Lock()
+	p := s.proc
+	s.mu.Unlock()
+	if p == nil || p.exited() {
+		return nil
+	}
+	return p
+}
 
 // Running reports whether the server process is alive, or being restarted on
 // purpose by Reconfigure.

@@ -19,6 +19,20 @@ func BatchDst(dst [][]byte, found []bool, n int) ([][]byte, error) {
 	return dst, nil
 }
 
+// GetBatch is the frame of a store's GetBatch: dst prepared for keys
+// (BatchDst, whose error opErr makes the store's), nothing to do for no
+// keys, else fill sets the slots of dst and found.
+func GetBatch(keys, dst [][]byte, found []bool, opErr func(op string, err error) error, fill func(dst [][]byte) error) ([][]byte, error) {
+	dst, err := BatchDst(dst, found, len(keys))
+	if err != nil {
+		return dst, opErr("get batch", err)
+	}
+	if len(keys) == 0 {
+		return dst, nil
+	}
+	return dst, fill(dst)
+}
+
 // CheckPairs fails when a batch's keys and values do not pair up.
 func CheckPairs(keys, vals [][]byte) error {
 	if len(keys) != len(vals) {

@@ -58,3 +58,19 @@ func RequireOwned(name, op, what, marker string, exists, owned bool, err error) 
 	}
 	return nil
 }
+
+// DropOwned is a server store's DropNamespace once it has looked at the
+// namespace (what, e.g. "schema sb_x"): a namespace that is not there is
+// not an error (nothing is left to drop), one without storebench's marker
+// is refused with ErrNotOwned, and drop removes an owned one.
+func DropOwned(name, what, marker string, exists, owned bool, err error, drop func() error) error {
+	switch {
+	case err != nil:
+		return err
+	case !exists:
+		return nil
+	case !owned:
+		return fmt.Errorf("%s: %s has no %s: %w", name, what, marker, ErrNotOwned)
+	}
+	return drop()
+}

@@ -188,3 +188,12 @@ func FreshClients(ctx context.Context, name string, st store.Store, l Load) ([]s
 	}
 	return clients, closeAll, nil
 }
+
+// ValueOr is *v when a section sets v, def when it leaves it out: the
+// pointer fields of a section tell "unset" from a meaningful zero.
+func ValueOr[T any](v *T, def T) T {
+	if v == nil {
+		return def
+	}
+	return *v
+}

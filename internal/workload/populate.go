@@ -50,6 +50,24 @@ func (ks Keyspace) WithDefaults(def Keyspace) Keyspace {
 	return ks
 }
 
+// KeyspaceSpec is a scenario entry's keyspace as written (inline in the
+// entries of mix and throughput); zero fields take the workload's defaults.
+type KeyspaceSpec struct {
+	Keyspace  int64  `yaml:"keyspace,omitempty" json:"keyspace,omitempty"`
+	ValueSize int    `yaml:"value_size,omitempty" json:"value_size,omitempty"`
+	KeyMode   string `yaml:"key_mode,omitempty" json:"key_mode,omitempty"`
+}
+
+// Seeded is the entry's keyspace under the run's seed.
+func (k KeyspaceSpec) Seeded(seed uint64) Keyspace {
+	return Keyspace{Keys: k.Keyspace, ValueSize: k.ValueSize, KeyMode: KeyMode(k.KeyMode), Seed: seed}
+}
+
+// Written is ks as an entry writes it (a Spec's Defaults).
+func (ks Keyspace) Written() KeyspaceSpec {
+	return KeyspaceSpec{Keyspace: ks.Keys, ValueSize: ks.ValueSize, KeyMode: string(ks.KeyMode)}
+}
+
 // Check lists what is wrong with ks, once a workload has applied its defaults.
 func (ks Keyspace) Check() []error {
 	var errs []error

@@ -229,6 +229,17 @@ func ClientSupports[C any](k target.Kind) bool {
 	return ok
 }
 
+// Requires is a workload's check (Define's supports) that a store has
+// capability C; what says why the workload needs it.
+func Requires[C any](workload, what string) func(k target.Kind) error {
+	return func(k target.Kind) error {
+		if !Supports[C](k) {
+			return Unsupported(workload, k, what)
+		}
+		return nil
+	}
+}
+
 // Unsupported is the error for a store that lacks what a workload needs.
 func Unsupported(workload string, k target.Kind, what string) error {
 	return fmt.Errorf("store %s does not support workload %s (%s)", k.Name, workload, what)

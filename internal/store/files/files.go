@@ -459,19 +459,25 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 		return dst, false, opErr("get", err)
 	}
 	dirfd, name := c.fileName(key)
+	return c.readFile("get", dirfd, name, dst)
+}
+
+// readFile reads the file name of directory dirfd into dst[:0], a missing
+// or expired file being a miss; its errors are op's.
+func (c *Client) readFile(op string, dirfd int, name string, dst []byte) ([]byte, bool, error) {
 	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ENOENT {
 			return dst, false, nil
 		}
-		return dst, false, pathErr("get", "open", name, err)
+		return dst, false, pathErr(op, "open", name, err)
 	}
 	val, ok, err := c.read(fd, dst)
 	if cerr := unix.Close(fd); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
-		return dst, false, pathErr("get", "read", name, err)
+		return dst, false, pathErr(op, "read", name, err)
 	}
 	return val, ok, nil
 }
@@ -540,25 +546,32 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 }
 
 func (c *Client) write(fd, dirfd int, val []byte, ttl time.Duration) error {
-	for len(val) > 0 {
-		n, err := unix.Write(fd, val)
+	exp := unix.Timespec{Sec: noExpirySec}
+	if ttl > 0 {
+		exp = unix.NsecToTimespec(time.Now().Add(ttl).UnixNano())
+	}
+	return writeExpiring(fd, dirfd, c.tmp, val, exp, c.s.cfg.Fsync)
+}
+
+// writeExpiring writes data to fd, the open file name of directory dirfd,
+// stamps its expiry as its mtime (atime untouched) and, with fsync, syncs
+// it: a key's or a session's file before its rename into place.
+func writeExpiring(fd, dirfd int, name string, data []byte, expiry unix.Timespec, fsync bool) error {
+	for len(data) > 0 {
+		n, err := unix.Write(fd, data)
 		if err == unix.EINTR {
 			continue
 		}
 		if err != nil {
 			return err
 		}
-		val = val[n:]
+		data = data[n:]
 	}
-	exp := unix.Timespec{Sec: noExpirySec}
-	if ttl > 0 {
-		exp = unix.NsecToTimespec(time.Now().Add(ttl).UnixNano())
-	}
-	ts := [2]unix.Timespec{{Nsec: utimeOmit}, exp} // atime untouched, mtime = expiry
-	if err := unix.UtimesNanoAt(dirfd, c.tmp, ts[:], 0); err != nil {
+	ts := [2]unix.Timespec{{Nsec: utimeOmit}, expiry}
+	if err := unix.UtimesNanoAt(dirfd, name, ts[:], 0); err != nil {
 		return err
 	}
-	if c.s.cfg.Fsync {
+	if fsync {
 		return unix.Fsync(fd)
 	}
 	return nil

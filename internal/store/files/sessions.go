@@ -213,24 +213,7 @@ func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (i
 }
 
 func (h *sessionClient) write(fd, dirfd int, payload []byte) error {
-	for len(payload) > 0 {
-		n, err := unix.Write(fd, payload)
-		if err == unix.EINTR {
-			continue
-		}
-		if err != nil {
-			return err
-		}
-		payload = payload[n:]
-	}
-	ts := [2]unix.Timespec{{Nsec: utimeOmit}, unix.NsecToTimespec(time.Now().Add(h.d.TTL).UnixNano())}
-	if err := unix.UtimesNanoAt(dirfd, h.c.tmp, ts[:], 0); err != nil {
-		return err
-	}
-	if h.sync != SyncNone {
-		return unix.Fsync(fd)
-	}
-	return nil
+	return writeExpiring(fd, dirfd, h.c.tmp, payload, unix.NsecToTimespec(time.Now().Add(h.d.TTL).UnixNano()), h.sync != SyncNone)
 }
 
 // Read reads an unexpired session file into dst[:0], extending it afterwards
@@ -244,19 +227,9 @@ func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte,
 		return dst, false, err
 	}
 	dirfd, name := h.file(id)
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	val, ok, err := h.c.readFile("read session", dirfd, name, dst)
 	if err != nil {
-		if err == unix.ENOENT {
-			return dst, false, nil
-		}
-		return dst, false, pathErr("read session", "open", name, err)
-	}
-	val, ok, err := h.c.read(fd, dst)
-	if cerr := unix.Close(fd); err == nil && cerr != nil {
-		err = cerr
-	}
-	if err != nil {
-		return dst, false, pathErr("read session", "read", name, err)
+		return val, ok, err
 	}
 	if ok && h.d.KeepaliveOnRead {
 		now := time.Now()

@@ -268,18 +268,13 @@ var errServer = errors.New("server error")
 
 // GetBatch is one multi-get, "get" with every key (getMulti).
 func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool) ([][]byte, error) {
-	dst, err := store.BatchDst(dst, found, len(keys))
-	if err != nil {
-		return dst, opErr("get batch", err)
-	}
-	if len(keys) == 0 {
-		return dst, nil
-	}
-	if err := ctx.Err(); err != nil {
-		return dst, opErr("get batch", err)
-	}
-	if err := c.getMulti(keys, dst, found); err != nil {
-		return dst, opErr("get batch", err)
-	}
-	return dst, nil
+	return store.GetBatch(keys, dst, found, opErr, func(dst [][]byte) error {
+		if err := ctx.Err(); err != nil {
+			return opErr("get batch", err)
+		}
+		if err := c.getMulti(keys, dst, found); err != nil {
+			return opErr("get batch", err)
+		}
+		return nil
+	})
 }

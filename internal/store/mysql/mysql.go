@@ -695,16 +695,25 @@ func (c *Client) get1(key []byte, dst *[]byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ok := false
-	switch err = rows.Next(c.dest[:]); err {
+	return appendValue(rows, &c.dest, dst)
+}
+
+// appendValue appends the value of rows' one column of at most one row to
+// *dst, a copy (the driver's slice points into its read buffer), through
+// dest; ok says there was a row. It closes rows.
+func appendValue(rows driver.Rows, dest *[1]driver.Value, dst *[]byte) (ok bool, err error) {
+	switch err = rows.Next(dest[:]); err {
 	case nil:
-		// The driver's slice points into its read buffer: copy it now.
-		b, _ := c.dest[0].([]byte)
-		*dst, ok = append(*dst, b...), true
+		switch v := dest[0].(type) {
+		case []byte:
+			*dst, ok = append(*dst, v...), true
+		case string:
+			*dst, ok = append(*dst, v...), true
+		}
 	case io.EOF:
 		err = nil
 	}
-	c.dest[0] = nil
+	dest[0] = nil
 	if e := rows.Close(); err == nil {
 		err = e
 	}

@@ -87,16 +87,10 @@ func DropNamespace(ctx context.Context, url, ns string) error {
 	}
 	defer s.Detach(ctx)
 	exists, owned, err := s.owned(ctx)
-	switch {
-	case err != nil:
-		return err
-	case !exists:
+	return store.DropOwned("mysql", "database "+s.db, fmt.Sprintf("table %s holding %q", OwnerTable, Marker), exists, owned, err, func() error {
+		if _, err := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); err != nil {
+			return opErr("drop database", err)
+		}
 		return nil
-	case !owned:
-		return fmt.Errorf("mysql: database %s has no table %s holding %q: %w", s.db, OwnerTable, Marker, store.ErrNotOwned)
-	}
-	if _, err := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); err != nil {
-		return opErr("drop database", err)
-	}
-	return nil
+	})
 }

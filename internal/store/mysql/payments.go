@@ -222,10 +222,16 @@ func (s *Store) setupDB(ctx context.Context) (*sql.DB, error) {
 	return db, nil
 }
 
-func (s *Store) paymentsOwned(ctx context.Context, op string) error {
+// paymentsDB checks the database's marker under the store's lock, then
+// opens setupDB for op.
+func (s *Store) paymentsDB(ctx context.Context, op string) (*sql.DB, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.checkOwned(ctx, op)
+	err := s.checkOwned(ctx, op)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.setupDB(ctx)
 }
 
 func (s *Store) dropPayments(ctx context.Context, db *sql.DB) error {
@@ -246,10 +252,7 @@ func (s *Store) dropPayments(ctx context.Context, db *sql.DB) error {
 
 // PaymentsDrop drops the payments tables and procedure.
 func (s *Store) PaymentsDrop(ctx context.Context) error {
-	if err := s.paymentsOwned(ctx, "payments drop"); err != nil {
-		return err
-	}
-	db, err := s.setupDB(ctx)
+	db, err := s.paymentsDB(ctx, "payments drop")
 	if err != nil {
 		return err
 	}
@@ -262,10 +265,7 @@ func (s *Store) PaymentsDrop(ctx context.Context) error {
 
 // PaymentsSetup creates and loads the tables on a connection of its own.
 func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store.PaymentsSetupInfo, error) {
-	if err := s.paymentsOwned(ctx, "payments setup"); err != nil {
-		return store.PaymentsSetupInfo{}, err
-	}
-	db, err := s.setupDB(ctx)
+	db, err := s.paymentsDB(ctx, "payments setup")
 	if err != nil {
 		return store.PaymentsSetupInfo{}, err
 	}
@@ -276,13 +276,9 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 	if err := s.dropPayments(ctx, db); err != nil {
 		return fail("drop leftovers", err)
 	}
-	var ddl []string
-	for _, q := range paymentsDDL {
-		q = s.sql(q)
-		if _, err := db.ExecContext(ctx, q); err != nil {
-			return fail("create tables", err)
-		}
-		ddl = append(ddl, q)
+	ddl, err := paycheck.SQLDB{DB: db, Resolve: s.sql}.ExecAll(ctx, paymentsDDL)
+	if err != nil {
+		return fail("create tables", err)
 	}
 	if err := s.loadPayments(ctx, db, d); err != nil {
 		return store.PaymentsSetupInfo{}, err
@@ -414,10 +410,7 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 // PaymentsCheck loads the delete journal into a table of the namespace and
 // reads back what the invariants need (paycheck.Check).
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
-	if err := s.paymentsOwned(ctx, "payments check"); err != nil {
-		return store.PaymentsFacts{}, err
-	}
-	db, err := s.setupDB(ctx)
+	db, err := s.paymentsDB(ctx, "payments check")
 	if err != nil {
 		return store.PaymentsFacts{}, err
 	}

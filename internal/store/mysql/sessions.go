@@ -249,23 +249,7 @@ func (h *sessionClient) read1(dst *[]byte) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	ok := false
-	switch err = rows.Next(h.dest[:]); err {
-	case nil:
-		switch v := h.dest[0].(type) {
-		case []byte:
-			*dst, ok = append(*dst, v...), true
-		case string:
-			*dst, ok = append(*dst, v...), true
-		}
-	case io.EOF:
-		err = nil
-	}
-	h.dest[0] = nil
-	if e := rows.Close(); err == nil {
-		err = e
-	}
-	return ok, err
+	return appendValue(rows, &h.dest, dst)
 }
 
 // KeepAlive extends the live sessions among ids, SessionChunk per statement.

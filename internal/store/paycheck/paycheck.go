@@ -192,6 +192,20 @@ type SQLDB struct {
 	Resolve func(q string) string
 }
 
+// ExecAll runs stmts in order, each resolved into the store's names, and
+// returns them as they ran (the DDL a setup reports).
+func (c SQLDB) ExecAll(ctx context.Context, stmts []string) ([]string, error) {
+	var ran []string
+	for _, q := range stmts {
+		q = c.Resolve(q)
+		if _, err := c.DB.ExecContext(ctx, q); err != nil {
+			return ran, err
+		}
+		ran = append(ran, q)
+	}
+	return ran, nil
+}
+
 // Exec runs one statement.
 func (c SQLDB) Exec(ctx context.Context, q string) error {
 	_, err := c.DB.ExecContext(ctx, c.Resolve(q))

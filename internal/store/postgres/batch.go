@@ -72,50 +72,46 @@ func (c *Client) SetBatch(ctx context.Context, keys, vals [][]byte, ttl time.Dur
 
 // GetBatch looks up every key in one round trip.
 func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool) ([][]byte, error) {
-	dst, err := store.BatchDst(dst, found, len(keys))
-	if err != nil {
-		return dst, opErr("get batch", err)
-	}
-	if len(keys) == 0 {
-		return dst, nil
-	}
-	var b pgconn.Batch
-	for _, k := range keys {
-		c.params[0] = store.NonNil(k)
-		b.ExecStatement(c.get, c.params[:1], binary1, binary1)
-	}
-	c.params[0] = nil
-	mrr := c.pg.ExecBatch(ctx, &b)
-	n := 0
-	for mrr.NextResult() {
-		rr := mrr.ResultReader()
-		if n >= len(keys) {
-			rr.Close()
-			continue
+	return store.GetBatch(keys, dst, found, opErr, func(dst [][]byte) error {
+		var err error
+		var b pgconn.Batch
+		for _, k := range keys {
+			c.params[0] = store.NonNil(k)
+			b.ExecStatement(c.get, c.params[:1], binary1, binary1)
 		}
-		d, ok := dst[n][:0], false
-		for rr.NextRow() {
-			d, ok = append(d, rr.Values()[0]...), true
+		c.params[0] = nil
+		mrr := c.pg.ExecBatch(ctx, &b)
+		n := 0
+		for mrr.NextResult() {
+			rr := mrr.ResultReader()
+			if n >= len(keys) {
+				rr.Close()
+				continue
+			}
+			d, ok := dst[n][:0], false
+			for rr.NextRow() {
+				d, ok = append(d, rr.Values()[0]...), true
+			}
+			if _, err = rr.Close(); err != nil {
+				d, ok = d[:0], false
+			}
+			dst[n], found[n] = d, ok
+			n++
 		}
-		if _, err = rr.Close(); err != nil {
-			d, ok = d[:0], false
+		if cerr := mrr.Close(); err == nil {
+			err = cerr
 		}
-		dst[n], found[n] = d, ok
-		n++
-	}
-	if cerr := mrr.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil && n != len(keys) {
-		err = fmt.Errorf("%d results for %d keys", n, len(keys))
-	}
-	if err != nil {
-		for i := range keys {
-			dst[i], found[i] = dst[i][:0], false
+		if err == nil && n != len(keys) {
+			err = fmt.Errorf("%d results for %d keys", n, len(keys))
 		}
-		return dst, opErr("get batch", err)
-	}
-	return dst, nil
+		if err != nil {
+			for i := range keys {
+				dst[i], found[i] = dst[i][:0], false
+			}
+			return opErr("get batch", err)
+		}
+		return nil
+	})
 }
 
 var kvColumns = []string{"k", "v"}

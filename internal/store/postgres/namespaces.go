@@ -69,16 +69,10 @@ func DropNamespace(ctx context.Context, url, ns string) error {
 	}
 	defer s.Detach(context.WithoutCancel(ctx))
 	exists, owned, err := s.owned(ctx)
-	switch {
-	case err != nil:
-		return err
-	case !exists:
+	return store.DropOwned("postgres", "schema "+s.schema, fmt.Sprintf("%q comment", Marker), exists, owned, err, func() error {
+		if _, err := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); err != nil {
+			return opErr("drop schema", err)
+		}
 		return nil
-	case !owned:
-		return fmt.Errorf("postgres: schema %s has no %q comment: %w", s.schema, Marker, store.ErrNotOwned)
-	}
-	if _, err := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); err != nil {
-		return opErr("drop schema", err)
-	}
-	return nil
+	})
 }

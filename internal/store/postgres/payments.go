@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -142,10 +141,7 @@ func (s *Store) PaymentsPrepare(ctx context.Context, cfg store.PaymentsConfig) (
 
 // PaymentsSetup creates and loads the tables on a connection of its own.
 func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store.PaymentsSetupInfo, error) {
-	if err := s.paymentsOwned(ctx, "payments setup"); err != nil {
-		return store.PaymentsSetupInfo{}, err
-	}
-	conn, err := s.connect(ctx, false)
+	conn, err := s.paymentsConn(ctx, "payments setup")
 	if err != nil {
 		return store.PaymentsSetupInfo{}, err
 	}
@@ -251,11 +247,16 @@ func (s *Store) dropPayments(ctx context.Context, conn *pgx.Conn) error {
 	return err
 }
 
-// paymentsOwned checks the schema's marker under the store's lock.
-func (s *Store) paymentsOwned(ctx context.Context, op string) error {
+// paymentsConn checks the schema's marker under the store's lock, then
+// opens a connection of its own for op.
+func (s *Store) paymentsConn(ctx context.Context, op string) (*pgx.Conn, error) {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.checkOwned(ctx, op)
+	err := s.checkOwned(ctx, op)
+	s.mu.Unlock()
+	if err != nil {
+		return nil, err
+	}
+	return s.connect(ctx, false)
 }
 
 // PaymentsDrop drops the payments tables and function.
@@ -307,10 +308,7 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 // PaymentsCheck loads the delete journal into a table of the schema and
 // reads back what the invariants need (paycheck.Check).
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
-	if err := s.paymentsOwned(ctx, "payments check"); err != nil {
-		return store.PaymentsFacts{}, err
-	}
-	conn, err := s.connect(ctx, false)
+	conn, err := s.paymentsConn(ctx, "payments check")
 	if err != nil {
 		return store.PaymentsFacts{}, err
 	}
@@ -458,12 +456,7 @@ type paymentsConn struct {
 }
 
 func (c *paymentsConn) Close() error {
-	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-	defer cancel()
-	if err := c.conn.Close(ctx); err != nil {
-		return opErr("payments: close", err)
-	}
-	return nil
+	return closeConn(c.conn, "payments: close")
 }
 
 func (c *paymentsConn) setInt(i int, v int64) {

@@ -548,11 +548,15 @@ var (
 )
 
 // Close closes the connection.
-func (c *Client) Close() error {
+func (c *Client) Close() error { return closeConn(c.conn, "close client") }
+
+// closeConn closes a connection within 5 s, so an unresponsive server
+// cannot hold the caller; its error is op's.
+func closeConn(conn *pgx.Conn, op string) error {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := c.conn.Close(ctx); err != nil {
-		return opErr("close client", err)
+	if err := conn.Close(ctx); err != nil {
+		return opErr(op, err)
 	}
 	return nil
 }

@@ -209,13 +209,9 @@ func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store
 	if err := s.dropPayments(ctx, tx); err != nil {
 		return fail("drop leftovers", err)
 	}
-	var ddl []string
-	for _, q := range paymentsDDL {
-		q = s.psql(q)
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fail("create tables", err)
-		}
-		ddl = append(ddl, q)
+	ddl, err := paycheck.SQLDB{DB: tx, Resolve: s.psql}.ExecAll(ctx, paymentsDDL)
+	if err != nil {
+		return fail("create tables", err)
 	}
 	for _, t := range paycheck.DataTables {
 		if _, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO storebench_owned (name, created_at) VALUES (?, datetime('now'))`, s.cfg.Namespace+"_"+t); err != nil {

@@ -30,11 +30,7 @@ func RunAdd(t *testing.T, open Opener) {
 func AdderClient(t testing.TB, s store.Store) (store.KV, store.Adder) {
 	t.Helper()
 	kv := KVClient(t, s)
-	a, ok := kv.(store.Adder)
-	if !ok {
-		t.Fatalf("%T is not a store.Adder", kv)
-	}
-	return kv, a
+	return kv, mustImplement[store.Adder](t, kv)
 }
 
 func mustAdd(t *testing.T, a store.Adder, k, v []byte, ttl time.Duration, want bool) {

@@ -39,11 +39,7 @@ func RunBatchOptions(t *testing.T, open Opener, o Options) {
 func BatchClient(t testing.TB, s store.Store) (store.KV, store.Batcher) {
 	t.Helper()
 	kv := KVClient(t, s)
-	b, ok := kv.(store.Batcher)
-	if !ok {
-		t.Fatalf("%T does not implement store.Batcher", kv)
-	}
-	return kv, b
+	return kv, mustImplement[store.Batcher](t, kv)
 }
 
 func bytesOf(ss ...string) [][]byte {

@@ -47,11 +47,7 @@ func RunNamespaces(t *testing.T, n Namespaces) {
 			}
 			t.Cleanup(func() { _ = s.Close(context.Background()) })
 			mustSet(t, KVClient(t, s), []byte("k"), []byte("v"), 0)
-			d, ok := s.(store.Detacher)
-			if !ok {
-				t.Fatalf("%T does not implement store.Detacher", s)
-			}
-			if err := d.Detach(ctxT(t)); err != nil {
+			if err := mustImplement[store.Detacher](t, s).Detach(ctxT(t)); err != nil {
 				t.Fatalf("Detach: %v", err)
 			}
 			if err := s.Close(ctxT(t)); err != nil {

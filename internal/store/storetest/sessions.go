@@ -142,11 +142,7 @@ func sessionReap(t *testing.T, h store.SessionClient, old []int64, long store.Se
 // sessionHandle opens a session handle, closed at the end of the test.
 func sessionHandle(t *testing.T, st store.Store, d store.SessionDesign) store.SessionClient {
 	t.Helper()
-	ss, ok := st.(store.Sessions)
-	if !ok {
-		t.Fatalf("%T does not implement store.Sessions", st)
-	}
-	h, err := ss.OpenSessions(context.Background(), d)
+	h, err := mustImplement[store.Sessions](t, st).OpenSessions(context.Background(), d)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -11,6 +11,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"reflect"
 	"strconv"
 	"sync"
 	"testing"
@@ -95,11 +96,17 @@ func KVClient(t testing.TB, s store.Store) store.KV {
 			t.Errorf("client Close: %v", err)
 		}
 	})
-	kv, ok := c.(store.KV)
+	return mustImplement[store.KV](t, c)
+}
+
+// mustImplement is v as capability C; the test fails when v lacks it.
+func mustImplement[C any](t testing.TB, v any) C {
+	t.Helper()
+	c, ok := v.(C)
 	if !ok {
-		t.Fatalf("%T does not implement store.KV", c)
+		t.Fatalf("%T does not implement %v", v, reflect.TypeFor[C]())
 	}
-	return kv
+	return c
 }
 
 func mustSet(t *testing.T, kv store.KV, k, v []byte, ttl time.Duration) {
@@ -455,10 +462,7 @@ func BenchSet(b *testing.B, s store.Store) {
 // -d 3; ns/op and allocs/op are per batch.
 func BenchGetBatch(b *testing.B, s store.Store) {
 	kv := KVClient(b, s)
-	bt, ok := kv.(store.Batcher)
-	if !ok {
-		b.Fatalf("%T has no GetBatch", kv)
-	}
+	bt := mustImplement[store.Batcher](b, kv)
 	ctx := benchCtx(b)
 	const depth = 16
 	keys, vals, dst := make([][]byte, depth), make([][]byte, depth), make([][]byte, depth)

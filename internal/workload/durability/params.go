@@ -1,6 +1,7 @@
 package durability
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -105,26 +106,12 @@ func (p Params) Memory() workload.Estimate {
 
 // WithDefaults returns p with every zero field set to its default.
 func (p Params) WithDefaults() Params {
-	if p.Trials == 0 {
-		p.Trials = DefaultTrials
-	}
-	if p.Writers == 0 {
-		p.Writers = DefaultWriters
-	}
-	if p.ValueSize == 0 {
-		p.ValueSize = DefaultValueSize
-	}
-	if p.MinAcked == 0 {
-		p.MinAcked = DefaultMinAcked
-	}
-	if p.KillWindow == 0 {
-		p.KillWindow = DefaultKillWindow
-	}
-	if p.TrialTimeout == 0 {
-		p.TrialTimeout = DefaultTrialTimeout
-	}
-	if p.RecoveryTimeout == 0 {
-		p.RecoveryTimeout = DefaultRecoveryTimeout
-	}
+	p.Trials = cmp.Or(p.Trials, DefaultTrials)
+	p.Writers = cmp.Or(p.Writers, DefaultWriters)
+	p.ValueSize = cmp.Or(p.ValueSize, DefaultValueSize)
+	p.MinAcked = cmp.Or(p.MinAcked, DefaultMinAcked)
+	p.KillWindow = cmp.Or(p.KillWindow, DefaultKillWindow)
+	p.TrialTimeout = cmp.Or(p.TrialTimeout, DefaultTrialTimeout)
+	p.RecoveryTimeout = cmp.Or(p.RecoveryTimeout, DefaultRecoveryTimeout)
 	return p
 }

@@ -17,23 +17,21 @@ var Type = workload.Define("mix",
 // Spec is a mix entry of a scenario: one cell, named by its read ratio and
 // key distribution (two mixes of one run differ by them).
 type Spec struct {
-	Keyspace  int64    `yaml:"keyspace,omitempty" json:"keyspace,omitempty"`
-	ValueSize int      `yaml:"value_size,omitempty" json:"value_size,omitempty"`
-	KeyMode   string   `yaml:"key_mode,omitempty" json:"key_mode,omitempty"`
-	ReadRatio *float64 `yaml:"read_ratio,omitempty" json:"read_ratio,omitempty"`
-	KeyDist   string   `yaml:"key_dist,omitempty" json:"key_dist,omitempty"`
+	workload.KeyspaceSpec `yaml:",inline"`
+	ReadRatio             *float64 `yaml:"read_ratio,omitempty" json:"read_ratio,omitempty"`
+	KeyDist               string   `yaml:"key_dist,omitempty" json:"key_dist,omitempty"`
 }
 
 // Params are the entry's cell parameters under load l, defaults applied
 // (also capacity's op mix).
 func (s *Spec) Params(l workload.Load, seed uint64) Params {
-	return Params{Keyspace: workload.Keyspace{Keys: s.Keyspace, ValueSize: s.ValueSize, KeyMode: workload.KeyMode(s.KeyMode), Seed: seed}, ReadRatio: s.ReadRatio, KeyDist: keydist.Dist(s.KeyDist), Load: l}.WithDefaults()
+	return Params{Keyspace: s.Seeded(seed), ReadRatio: s.ReadRatio, KeyDist: keydist.Dist(s.KeyDist), Load: l}.WithDefaults()
 }
 
 // Defaults are Params.WithDefaults'.
 func (s *Spec) Defaults() {
 	p := s.Params(workload.Load{}, 0)
-	s.Keyspace, s.ValueSize, s.KeyMode, s.ReadRatio, s.KeyDist = p.Keys, p.ValueSize, string(p.KeyMode), p.ReadRatio, string(p.KeyDist)
+	s.KeyspaceSpec, s.ReadRatio, s.KeyDist = p.Keyspace.Written(), p.ReadRatio, string(p.KeyDist)
 }
 
 func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.Params(l, seed).Validate() }

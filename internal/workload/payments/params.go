@@ -1,6 +1,7 @@
 package payments
 
 import (
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -254,53 +255,26 @@ func (s Spec) Overlay(o *Spec) Spec {
 	if o == nil {
 		return s
 	}
-	set := func(dst *int64, v int64) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	set(&s.Accounts, o.Accounts)
-	set(&s.InitialBalance, o.InitialBalance)
-	set(&s.AmountMax, o.AmountMax)
-	if o.Orgs != 0 {
-		s.Orgs = o.Orgs
-	}
-	if o.UsersPerOrg != 0 {
-		s.UsersPerOrg = o.UsersPerOrg
-	}
-	if o.AmountMin != nil {
-		s.AmountMin = o.AmountMin
-	}
-	if o.Selection != "" {
-		s.Selection = o.Selection
-	}
+	s.Accounts = cmp.Or(o.Accounts, s.Accounts)
+	s.InitialBalance = cmp.Or(o.InitialBalance, s.InitialBalance)
+	s.AmountMax = cmp.Or(o.AmountMax, s.AmountMax)
+	s.Orgs = cmp.Or(o.Orgs, s.Orgs)
+	s.UsersPerOrg = cmp.Or(o.UsersPerOrg, s.UsersPerOrg)
+	s.AmountMin = cmp.Or(o.AmountMin, s.AmountMin)
+	s.Selection = cmp.Or(o.Selection, s.Selection)
 	if len(o.Modes) > 0 {
 		s.Modes = o.Modes
 	}
 	if len(o.Durabilities) > 0 {
 		s.Durabilities = o.Durabilities
 	}
-	if o.Isolation != "" {
-		s.Isolation = o.Isolation
-	}
-	if o.MaxTries != 0 {
-		s.MaxTries = o.MaxTries
-	}
-	if o.LockOrder != "" {
-		s.LockOrder = o.LockOrder
-	}
-	if o.DeleteFraction != nil {
-		s.DeleteFraction = o.DeleteFraction
-	}
-	if o.Faults != nil {
-		s.Faults = o.Faults
-	}
-	if o.SteadyWindow != 0 {
-		s.SteadyWindow = o.SteadyWindow
-	}
-	if o.StatsInterval != 0 {
-		s.StatsInterval = o.StatsInterval
-	}
+	s.Isolation = cmp.Or(o.Isolation, s.Isolation)
+	s.MaxTries = cmp.Or(o.MaxTries, s.MaxTries)
+	s.LockOrder = cmp.Or(o.LockOrder, s.LockOrder)
+	s.DeleteFraction = cmp.Or(o.DeleteFraction, s.DeleteFraction)
+	s.Faults = cmp.Or(o.Faults, s.Faults)
+	s.SteadyWindow = cmp.Or(o.SteadyWindow, s.SteadyWindow)
+	s.StatsInterval = cmp.Or(o.StatsInterval, s.StatsInterval)
 	s.Keep = s.Keep || o.Keep
 	return s
 }
@@ -352,60 +326,28 @@ func PlanParams(s Spec, v Variant, seed uint64, l workload.Load) (Params, error)
 	if l.Pipeline > 1 || l.ConnectPerOp || l.Rate != 0 {
 		return p, errors.New("payments: pipeline, connect_per_op and rate do not apply (a transfer is four dependent round trips on one connection, in a closed loop)")
 	}
-	if s.Accounts != 0 {
-		p.Accounts = s.Accounts
-	}
-	if s.Orgs != 0 {
-		p.Orgs = s.Orgs
-	}
-	if s.UsersPerOrg != 0 {
-		p.UsersPerOrg = s.UsersPerOrg
-	}
-	if s.InitialBalance != 0 {
-		p.InitialBalance = s.InitialBalance
-	}
-	if s.AmountMin != nil {
-		p.AmountMin = *s.AmountMin
-	}
-	if s.AmountMax != 0 {
-		p.AmountMax = s.AmountMax
-	}
-	if s.Selection != "" {
-		p.Selection = s.Selection
-	}
+	p.Accounts = cmp.Or(s.Accounts, p.Accounts)
+	p.Orgs = cmp.Or(s.Orgs, p.Orgs)
+	p.UsersPerOrg = cmp.Or(s.UsersPerOrg, p.UsersPerOrg)
+	p.InitialBalance = cmp.Or(s.InitialBalance, p.InitialBalance)
+	p.AmountMin = workload.ValueOr(s.AmountMin, p.AmountMin)
+	p.AmountMax = cmp.Or(s.AmountMax, p.AmountMax)
+	p.Selection = cmp.Or(s.Selection, p.Selection)
 	p.Isolation = s.Isolation
-	if s.MaxTries != 0 {
-		p.MaxTries = s.MaxTries
-	}
-	if s.LockOrder != "" {
-		p.LockOrder = s.LockOrder
-	}
-	if s.DeleteFraction != nil {
-		p.DeleteFraction = *s.DeleteFraction
-	}
-	if s.Faults != nil {
-		p.Faults = *s.Faults
-	}
-	if s.SteadyWindow != 0 {
-		p.SteadyWindow = s.SteadyWindow
-	}
-	if s.StatsInterval != 0 {
-		p.StatsInterval = s.StatsInterval
-	}
+	p.MaxTries = cmp.Or(s.MaxTries, p.MaxTries)
+	p.LockOrder = cmp.Or(s.LockOrder, p.LockOrder)
+	p.DeleteFraction = workload.ValueOr(s.DeleteFraction, p.DeleteFraction)
+	p.Faults = workload.ValueOr(s.Faults, p.Faults)
+	p.SteadyWindow = cmp.Or(s.SteadyWindow, p.SteadyWindow)
+	p.StatsInterval = cmp.Or(s.StatsInterval, p.StatsInterval)
 	p.Keep = s.Keep
 	p.Mode, p.Durability, p.Note = v.Mode, v.Durability, v.Note
-	if seed != 0 {
-		p.Seed = seed
-	}
-	if l.Clients != 0 {
-		p.Workers = l.Clients
-	}
+	p.Seed = cmp.Or(seed, p.Seed)
+	p.Workers = cmp.Or(l.Clients, p.Workers)
 	if l.Ops != 0 || l.Duration != 0 {
 		p.Transfers, p.Duration, p.Warmup = l.Ops, l.Duration, 0
 	}
-	if l.Warmup != 0 {
-		p.Warmup = l.Warmup
-	}
+	p.Warmup = cmp.Or(l.Warmup, p.Warmup)
 	p.WarmupTransfers = l.WarmupOps
 	return p, p.Validate()
 }

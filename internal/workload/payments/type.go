@@ -6,7 +6,6 @@ import (
 
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/store"
-	tgt "github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
 
@@ -14,12 +13,7 @@ import (
 var Type = workload.Define("payments",
 	"payments OLTP: four round trips per transfer, many workers, invariants checked after every run",
 	workload.Load{}, func() workload.Spec { return &Entry{} },
-	func(k tgt.Kind) error {
-		if !workload.Supports[store.Payments](k) {
-			return workload.Unsupported("payments", k, "it has no transactions over several tables")
-		}
-		return nil
-	})
+	workload.Requires[store.Payments]("payments", "it has no transactions over several tables"))
 
 // Entry is a payments entry of a scenario: one cell per transaction mode ×
 // durability level the store offers.

@@ -350,6 +350,18 @@ func (w *reader) Do(ctx context.Context, _ int64) error {
 // measured part.
 func (c *churn) measured(t1 time.Time) bool { return !t1.Before(c.mStart) }
 
+// record records a background call of [t1, t2] that ended with err, if it
+// belongs to the measured part.
+func (c *churn) record(rec *metrics.Recorder, t1, t2 time.Time, err error) {
+	switch {
+	case !c.measured(t1):
+	case err != nil:
+		rec.RecordError(err, t2.Sub(t1))
+	default:
+		rec.Record(t2.Sub(t1))
+	}
+}
+
 // flusher is the application's keepalive buffer: every KeepaliveEvery it
 // extends the sessions read since the last flush, in chunks.
 func (c *churn) flusher(ctx context.Context, h store.SessionClient, rec *metrics.Recorder) {
@@ -386,13 +398,7 @@ func (c *churn) flusher(ctx context.Context, h store.SessionClient, rec *metrics
 				c.kaExt += n
 			}
 			c.mu.Unlock()
-			if c.measured(t1) {
-				if err != nil {
-					rec.RecordError(err, t2.Sub(t1))
-				} else {
-					rec.Record(t2.Sub(t1))
-				}
-			}
+			c.record(rec, t1, t2, err)
 		}
 	}
 }
@@ -427,13 +433,7 @@ func (c *churn) reaper(ctx context.Context, h store.SessionClient, rec *metrics.
 				c.reapErr++
 			}
 			c.mu.Unlock()
-			if c.measured(t1) {
-				if err != nil {
-					rec.RecordError(err, t2.Sub(t1))
-				} else {
-					rec.Record(t2.Sub(t1))
-				}
-			}
+			c.record(rec, t1, t2, err)
 			if err != nil || limit == 0 || n < int64(limit) || c.p.ReapMaxBatches > 0 && b >= c.p.ReapMaxBatches {
 				break
 			}

@@ -1,6 +1,7 @@
 package sessions
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"time"
@@ -65,38 +66,20 @@ func (s Spec) Overlay(o *Spec) Spec {
 	if len(o.ReplicaDesigns) > 0 {
 		s.ReplicaDesigns = o.ReplicaDesigns
 	}
-	setInt := func(dst *int, v int) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	setDur := func(dst *time.Duration, v time.Duration) {
-		if v != 0 {
-			*dst = v
-		}
-	}
-	setInt(&s.PayloadSize, o.PayloadSize)
-	setDur(&s.TTL, o.TTL)
-	setDur(&s.RefreshBelow, o.RefreshBelow)
-	setDur(&s.KeepaliveEvery, o.KeepaliveEvery)
-	setInt(&s.KeepaliveChunk, o.KeepaliveChunk)
-	setDur(&s.ReapEvery, o.ReapEvery)
-	setInt(&s.ReapBatch, o.ReapBatch)
-	if o.ReapMaxBatches != nil {
-		s.ReapMaxBatches = o.ReapMaxBatches
-	}
-	setDur(&s.ActiveMean, o.ActiveMean)
-	if o.CreateRate != 0 {
-		s.CreateRate = o.CreateRate
-	}
-	setInt(&s.CreateClients, o.CreateClients)
-	if o.ExpiredReads != nil {
-		s.ExpiredReads = o.ExpiredReads
-	}
-	if o.TimeScale != 0 {
-		s.TimeScale = o.TimeScale
-	}
-	setDur(&s.ObserveEvery, o.ObserveEvery)
+	s.PayloadSize = cmp.Or(o.PayloadSize, s.PayloadSize)
+	s.TTL = cmp.Or(o.TTL, s.TTL)
+	s.RefreshBelow = cmp.Or(o.RefreshBelow, s.RefreshBelow)
+	s.KeepaliveEvery = cmp.Or(o.KeepaliveEvery, s.KeepaliveEvery)
+	s.KeepaliveChunk = cmp.Or(o.KeepaliveChunk, s.KeepaliveChunk)
+	s.ReapEvery = cmp.Or(o.ReapEvery, s.ReapEvery)
+	s.ReapBatch = cmp.Or(o.ReapBatch, s.ReapBatch)
+	s.ReapMaxBatches = cmp.Or(o.ReapMaxBatches, s.ReapMaxBatches)
+	s.ActiveMean = cmp.Or(o.ActiveMean, s.ActiveMean)
+	s.CreateRate = cmp.Or(o.CreateRate, s.CreateRate)
+	s.CreateClients = cmp.Or(o.CreateClients, s.CreateClients)
+	s.ExpiredReads = cmp.Or(o.ExpiredReads, s.ExpiredReads)
+	s.TimeScale = cmp.Or(o.TimeScale, s.TimeScale)
+	s.ObserveEvery = cmp.Or(o.ObserveEvery, s.ObserveEvery)
 	return s
 }
 
@@ -224,58 +207,30 @@ func PlanParams(s Spec, c Cell, seed uint64, l workload.Load) (Params, error) {
 		return p, errors.New("sessions: pipeline and connect_per_op do not apply")
 	}
 	p.Phase, p.Variant, p.Design, p.Replica = c.Phase, c.Variant, c.Design, c.Replica
-	if seed != 0 {
-		p.Seed = seed
-	}
-	if s.PayloadSize != 0 {
-		p.PayloadSize = s.PayloadSize
-	}
+	p.Seed = cmp.Or(seed, p.Seed)
+	p.PayloadSize = cmp.Or(s.PayloadSize, p.PayloadSize)
 	if c.Phase == PhaseInsert {
 		if l.Clients > 1 || l.Rate != 0 {
 			return p, errors.New("sessions: phase A (insert) is the article's one connection, one insert at a time: clients 1, no rate")
 		}
-		if l.Ops != 0 {
-			p.Inserts = l.Ops
-		}
+		p.Inserts = cmp.Or(l.Ops, p.Inserts)
 		p.WarmupOps = l.WarmupOps
 		return p, p.Validate()
 	}
-	durs := []struct {
-		dst *time.Duration
-		v   time.Duration
-	}{
-		{&p.TTL, s.TTL}, {&p.RefreshBelow, s.RefreshBelow}, {&p.KeepaliveEvery, s.KeepaliveEvery}, {&p.ReapEvery, s.ReapEvery},
-		{&p.ActiveMean, s.ActiveMean}, {&p.ObserveEvery, s.ObserveEvery},
-	}
-	for _, d := range durs {
-		if d.v != 0 {
-			*d.dst = d.v
-		}
-	}
-	if s.KeepaliveChunk != 0 {
-		p.KeepaliveChunk = s.KeepaliveChunk
-	}
-	if s.ReapBatch != 0 {
-		p.ReapBatch = s.ReapBatch
-	}
-	if s.ReapMaxBatches != nil {
-		p.ReapMaxBatches = *s.ReapMaxBatches
-	}
-	if s.CreateRate != 0 {
-		p.CreateRate = s.CreateRate
-	}
-	if s.CreateClients != 0 {
-		p.CreateClients = s.CreateClients
-	}
-	if s.ExpiredReads != nil {
-		p.ExpiredReads = *s.ExpiredReads
-	}
-	if s.TimeScale != 0 {
-		p.TimeScale = s.TimeScale
-	}
-	if l.Clients != 0 {
-		p.Clients = l.Clients
-	}
+	p.TTL = cmp.Or(s.TTL, p.TTL)
+	p.RefreshBelow = cmp.Or(s.RefreshBelow, p.RefreshBelow)
+	p.KeepaliveEvery = cmp.Or(s.KeepaliveEvery, p.KeepaliveEvery)
+	p.ReapEvery = cmp.Or(s.ReapEvery, p.ReapEvery)
+	p.ActiveMean = cmp.Or(s.ActiveMean, p.ActiveMean)
+	p.ObserveEvery = cmp.Or(s.ObserveEvery, p.ObserveEvery)
+	p.KeepaliveChunk = cmp.Or(s.KeepaliveChunk, p.KeepaliveChunk)
+	p.ReapBatch = cmp.Or(s.ReapBatch, p.ReapBatch)
+	p.ReapMaxBatches = workload.ValueOr(s.ReapMaxBatches, p.ReapMaxBatches)
+	p.CreateRate = cmp.Or(s.CreateRate, p.CreateRate)
+	p.CreateClients = cmp.Or(s.CreateClients, p.CreateClients)
+	p.ExpiredReads = workload.ValueOr(s.ExpiredReads, p.ExpiredReads)
+	p.TimeScale = cmp.Or(s.TimeScale, p.TimeScale)
+	p.Clients = cmp.Or(l.Clients, p.Clients)
 	p.ReadRate = l.Rate
 	p.Duration, p.Warmup = l.Duration, l.Warmup
 	return p, p.Validate()

@@ -8,7 +8,6 @@ import (
 
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
 
@@ -16,12 +15,7 @@ import (
 var Type = workload.Define("sessions",
 	"web sessions: create, read, keepalive, expiry and reaping; naive vs tuned PostgreSQL knob by knob",
 	workload.Load{}, func() workload.Spec { return &Entry{} },
-	func(k target.Kind) error {
-		if !workload.Supports[store.Sessions](k) {
-			return workload.Unsupported("sessions", k, "it cannot keep sessions")
-		}
-		return nil
-	})
+	workload.Requires[store.Sessions]("sessions", "it cannot keep sessions"))
 
 // Entry is a sessions entry of a scenario: one cell per phase-A variant or
 // phase-B design of the store (and per replica design with replica).

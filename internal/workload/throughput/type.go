@@ -15,20 +15,18 @@ var Type = workload.Define("throughput",
 
 // Spec is a throughput entry of a scenario: one cell.
 type Spec struct {
-	Keyspace   int64    `yaml:"keyspace,omitempty" json:"keyspace,omitempty"`
-	ValueSize  int      `yaml:"value_size,omitempty" json:"value_size,omitempty"`
-	KeyMode    string   `yaml:"key_mode,omitempty" json:"key_mode,omitempty"`
-	Operations []string `yaml:"operations,omitempty" json:"operations,omitempty"`
+	workload.KeyspaceSpec `yaml:",inline"`
+	Operations            []string `yaml:"operations,omitempty" json:"operations,omitempty"`
 }
 
 func (s *Spec) params(l workload.Load, seed uint64) Params {
-	return Params{Keyspace: workload.Keyspace{Keys: s.Keyspace, ValueSize: s.ValueSize, KeyMode: workload.KeyMode(s.KeyMode), Seed: seed}, Operations: s.Operations, Load: l}.WithDefaults()
+	return Params{Keyspace: s.Seeded(seed), Operations: s.Operations, Load: l}.WithDefaults()
 }
 
 // Defaults are Params.WithDefaults': redis-benchmark's.
 func (s *Spec) Defaults() {
 	p := s.params(workload.Load{}, 0)
-	s.Keyspace, s.ValueSize, s.KeyMode, s.Operations = p.Keys, p.ValueSize, string(p.KeyMode), p.Operations
+	s.KeyspaceSpec, s.Operations = p.Keyspace.Written(), p.Operations
 }
 
 func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.params(l, seed).Validate() }
