@@ -69,3 +69,28 @@ func ProcessesUnder(dir string) []string {
 	}
 	return found
 }
+
+// StartCluster starts a managed cluster (server.StartCluster) for a test
+// under t.TempDir(), stopped in t.Cleanup; a missing binary fails the test
+// with the install hint, as Start does.
+func StartCluster(t testing.TB, k server.Kind, opts server.Options, co server.ClusterOptions) *server.Cluster {
+	t.Helper()
+	if _, err := server.LocateFor(k, opts); err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	if opts.BaseDir == "" {
+		opts.BaseDir = BaseDir(t)
+	}
+	c, err := server.StartCluster(context.Background(), k, opts, co)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	t.Cleanup(func() {
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		if err := c.Stop(ctx); err != nil {
+			t.Errorf("servertest: %v", err)
+		}
+	})
+	return c
+}
