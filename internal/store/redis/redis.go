@@ -125,16 +125,7 @@ func (s *Store) connect(ctx context.Context, name string, block bool) (rueidis.C
 	opt := s.opt
 	opt.InitAddress = append([]string(nil), s.opt.InitAddress...)
 	opt.ForceSingleClient = true
-	opt.PipelineMultiplex = -1
-	opt.DisableCache = true
-	opt.DisableRetry = true
-	// The ring only queues commands for the background pipeline, which this
-	// client avoids: 2 slots instead of 1024 (each a mutex, two sync.Conds
-	// and a channel) make a connection about 0.8 ms cheaper to open.
-	opt.RingScaleEachConn = 1
-	opt.ClientName = name
-	opt.Dialer = net.Dialer{Timeout: s.cfg.Timeout, KeepAlive: -1}
-	opt.ConnWriteTimeout = s.cfg.Timeout
+	synchronous(&opt, name, s.cfg.Timeout)
 	if block {
 		opt.DialCtxFn = func(ctx context.Context, dst string, d *net.Dialer, _ *tls.Config) (net.Conn, error) {
 			c, err := d.DialContext(ctx, "tcp", dst)
@@ -144,10 +135,32 @@ func (s *Store) connect(ctx context.Context, name string, block bool) (rueidis.C
 			return blockio.Wrap(c)
 		}
 	}
+	return dial(ctx, opt, s.addr())
+}
+
+// synchronous sets what every client of ours has (see the package doc):
+// one pipe per node, no client-side cache, no retry, small ring and
+// buffers, its name, the store's timeouts and no TCP keepalive.
+func synchronous(opt *rueidis.ClientOption, name string, timeout time.Duration) {
+	opt.PipelineMultiplex = -1
+	opt.DisableCache = true
+	opt.DisableRetry = true
+	// The ring only queues commands for the background pipeline, which this
+	// client avoids: 2 slots instead of 1024 (each a mutex, two sync.Conds
+	// and a channel) make a connection about 0.8 ms cheaper to open.
+	opt.RingScaleEachConn = 1
+	opt.ClientName = name
+	opt.Dialer = net.Dialer{Timeout: timeout, KeepAlive: -1}
+	opt.ConnWriteTimeout = timeout
 	// Small buffers: the default 0.5 MiB each way per connection adds up to
 	// hundreds of MiB at high client counts; large values bypass bufio anyway.
 	opt.ReadBufferEachConn = 64 << 10
 	opt.WriteBufferEachConn = 64 << 10
+}
+
+// dial makes the rueidis client of opt, within ctx; addr names the server
+// in its errors.
+func dial(ctx context.Context, opt rueidis.ClientOption, addr string) (rueidis.Client, error) {
 	type result struct {
 		c   rueidis.Client
 		err error
@@ -167,13 +180,13 @@ func (s *Store) connect(ctx context.Context, name string, block bool) (rueidis.C
 				r.c.Close()
 			}
 		}()
-		return nil, errclass.WithClass(errclass.ClassTimeout, fmt.Errorf("redis: connect %s: %w", s.addr(), ctx.Err()))
+		return nil, errclass.WithClass(errclass.ClassTimeout, fmt.Errorf("redis: connect %s: %w", addr, ctx.Err()))
 	}
 	if r.err != nil {
 		if r.c != nil { // ForceSingleClient returns a client even when the dial failed
 			r.c.Close()
 		}
-		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", s.addr(), r.err))
+		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", addr, r.err))
 	}
 	return r.c, nil
 }
@@ -347,6 +360,9 @@ type Client struct {
 	n        int    // length of the prefix
 	blocking bool   // its socket blocks (blockio.Wrap)
 	limit    valueLimit
+	// cluster: rc is a Redis Cluster client, which routes a command by the
+	// slot of its key, so every command names its key as one (Keys).
+	cluster bool
 
 	// Batches (batch.go): every prefixed key of the batch, back to back,
 	// and the commands, both reused from batch to batch.
@@ -384,15 +400,25 @@ func (c *Client) done(err error) {
 // builder: the typed builders hash every key (CRC16) for a cluster slot that
 // a single node never uses, which cost ~0.2 µs per op of client CPU.
 func (c *Client) getCmd(key string) rueidis.Completed {
-	return c.rc.B().Arbitrary("GET").Args(key).Build()
+	return c.keyed("GET", key)
 }
 
 // setCmd builds SET key val, with PX px when px > 0.
 func (c *Client) setCmd(key, val string, px int64) rueidis.Completed {
 	if px > 0 {
-		return c.rc.B().Arbitrary("SET").Args(key, val, "PX", strconv.FormatInt(px, 10)).Build()
+		return c.keyed("SET", key, val, "PX", strconv.FormatInt(px, 10))
 	}
-	return c.rc.B().Arbitrary("SET").Args(key, val).Build()
+	return c.keyed("SET", key, val)
+}
+
+// keyed builds command name on key, then args: the key as a plain argument
+// for one node (no slot hashing), as the key whose slot routes the command
+// for a cluster.
+func (c *Client) keyed(name, key string, args ...string) rueidis.Completed {
+	if c.cluster {
+		return c.rc.B().Arbitrary(name).Keys(key).Args(args...).Build()
+	}
+	return c.rc.B().Arbitrary(name).Args(key).Args(args...).Build()
 }
 
 // pxOf is ttl in whole milliseconds, rounded up; 0 means no expiry.
@@ -448,11 +474,11 @@ func (c *Client) Add(ctx context.Context, key, val []byte, ttl time.Duration) (b
 	if err != nil {
 		return false, opErr("add", err)
 	}
-	args := []string{c.prefixed(key), rueidis.BinaryString(val), "NX"}
+	args := []string{rueidis.BinaryString(val), "NX"}
 	if px := pxOf(ttl); px > 0 {
 		args = append(args, "PX", strconv.FormatInt(px, 10))
 	}
-	err = c.rc.Do(ctx, c.rc.B().Arbitrary("SET").Args(args...).Build()).Error()
+	err = c.rc.Do(ctx, c.keyed("SET", c.prefixed(key), args...)).Error()
 	c.done(err)
 	switch {
 	case rueidis.IsRedisNil(err): // NX refused: the key holds a value
