@@ -103,6 +103,21 @@ func stores() target.Registry {
 			},
 		},
 		{
+			// Clients use every node; the managed form is storebench's own
+			// cluster on loopback (server.StartCluster).
+			Name: "redis-cluster", Batches: true, Cluster: true, Server: server.Redis,
+			Description: "Redis Cluster through rueidis's cluster client: managed (nodes on loopback, slots assigned by storebench) or its seed nodes by URL",
+			Schemes:     []string{redis.ClusterScheme}, Prototype: (*redis.ClusterStore)(nil), ClientPrototype: (*redis.Client)(nil), CheckURL: redis.CheckClusterURL,
+			ServerOptions: clusterOptions,
+			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Redis, o) },
+			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+				return redis.NewCluster(ctx, redis.ClusterConfig{URL: a.URL, Namespace: a.Namespace})
+			},
+			// Listing would SCAN every node: a cluster's keys go when its
+			// store closes (and a managed cluster with its nodes).
+			Namespace: "keys " + redis.KeyPrefix + "%s:*",
+		},
+		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
 			Schemes: []string{"memcached"}, Prototype: (*memcached.Store)(nil), ClientPrototype: (*memcached.Client)(nil),
 			CheckURL:      func(raw string) error { return memcached.Config{URL: raw, Namespace: "check"}.Validate() },
@@ -160,6 +175,12 @@ func stores() target.Registry {
 			Namespace: "keys " + redis.KeyPrefix + "%s:*",
 		},
 	}
+}
+
+// clusterOptions size a managed cluster (target.ClusterOptionNames).
+var clusterOptions = map[string]string{
+	"nodes":    "primaries (a pool's servers), default 3",
+	"replicas": "replicas per primary, default 0, at most 2 (redis-cluster)",
 }
 
 // maxValkeyIOThreads is valkey-server's IO_THREADS_MAX_NUM.

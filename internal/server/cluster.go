@@ -393,3 +393,31 @@ func respCall(ctx context.Context, addr string, f func(*respConn) error) error {
 	defer rc.Close()
 	return f(rc)
 }
+
+// Stats sums the nodes' resource use (Server.Stats): CPU, memory and I/O
+// of every process of every node; the device's own counter once, as the
+// nodes' dirs share one base dir. A dead node fails it, as one server's
+// death fails Server.Stats.
+func (c *Cluster) Stats() (ProcStats, error) {
+	var sum ProcStats
+	for i, n := range c.Nodes {
+		st, err := n.Stats()
+		if err != nil {
+			return ProcStats{}, err
+		}
+		if i == 0 {
+			sum.Device, sum.DeviceWriteBytes = st.Device, st.DeviceWriteBytes
+		}
+		sum.Processes += st.Processes
+		sum.CPUSeconds += st.CPUSeconds
+		sum.CPUCoarse = sum.CPUCoarse || st.CPUCoarse
+		sum.UserSeconds += st.UserSeconds
+		sum.SystemSeconds += st.SystemSeconds
+		sum.RSSBytes += st.RSSBytes
+		sum.PSSBytes += st.PSSBytes
+		sum.PeakRSSBytes += st.PeakRSSBytes
+		sum.ReadBytes += st.ReadBytes
+		sum.WriteBytes += st.WriteBytes
+	}
+	return sum, nil
+}
