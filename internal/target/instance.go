@@ -22,7 +22,7 @@ type Instance struct {
 	Server *server.Server // nil for external and in-process targets, and clusters
 	// Cluster is a managed cluster's nodes (Kind.Cluster); nil otherwise.
 	Cluster *server.Cluster
-	Info   store.Info
+	Info    store.Info
 
 	url  string     // the server's own URL: a managed server's or the spec's
 	args StartArgs  // what the store was opened with, to reopen it (network.go)
