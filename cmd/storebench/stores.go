@@ -139,6 +139,17 @@ func stores() target.Registry {
 			Namespace: "keys sb:%s:*",
 		},
 		{
+			Name: "memcached-pool", Batches: true, Cluster: true, Server: server.Memcached,
+			Description: "memcached servers with client-side hashing (gomemcache's ServerList choice): managed (servers on loopback) or by URL",
+			Schemes:     []string{memcached.PoolScheme}, Prototype: (*memcached.PoolStore)(nil), ClientPrototype: (*memcached.PoolClient)(nil), CheckURL: memcached.CheckPoolURL,
+			ServerOptions: map[string]string{"nodes": clusterOptions["nodes"]},
+			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Memcached, o) },
+			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+				return memcached.NewPool(ctx, memcached.PoolConfig{URL: a.URL, Namespace: a.Namespace})
+			},
+			Namespace: "keys sb:%s:*",
+		},
+		{
 			Name: "mariadb", Description: "MariaDB/MySQL (InnoDB) through go-sql-driver/mysql, its own database", Server: server.MariaDB,
 			Schemes: []string{"mysql", "mariadb"}, Prototype: (*mysql.Store)(nil), ClientPrototype: (*mysql.Client)(nil), CheckURL: mysql.CheckURL,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {

@@ -256,6 +256,51 @@ func (r Registry) Parse(s string) (Spec, error) {
 	return spec, r.Check(spec)
 }
 
+// SplitList splits a comma-separated list of targets (--stores), keeping
+// together what a cluster target holds commas for: its seed list
+// ("redis-cluster://h1:7000,h2:7001/") and its size
+// ("redis-cluster:nodes=6,replicas=1"). After a cluster target, a piece
+// joins it unless it starts a target of its own: a URL, or a store's name
+// (so a seed host must not be named like a store; a scenario file's
+// targets list has no such limit).
+func (r Registry) SplitList(list string) []string {
+	var out []string
+	for _, piece := range strings.Split(list, ",") {
+		if n := len(out); n > 0 && r.clusterTarget(out[n-1]) && !r.startsTarget(piece) {
+			out[n-1] += "," + piece
+			continue
+		}
+		out = append(out, piece)
+	}
+	return out
+}
+
+// startsTarget says whether piece begins a target: a URL, or a known
+// store's name (with a version or profile).
+func (r Registry) startsTarget(piece string) bool {
+	piece = strings.TrimSpace(piece)
+	if strings.Contains(piece, "://") {
+		return true
+	}
+	name, _, _ := strings.Cut(piece, ":")
+	name, _, _ = strings.Cut(name, "@")
+	_, ok := r.Lookup(name)
+	return ok || piece == ""
+}
+
+// clusterTarget says whether a target of the list is of a cluster kind.
+func (r Registry) clusterTarget(t string) bool {
+	t = strings.TrimSpace(t)
+	if scheme, _, ok := strings.Cut(t, "://"); ok {
+		k, known := r.byScheme(strings.ToLower(scheme))
+		return known && k.Cluster
+	}
+	name, _, _ := strings.Cut(t, ":")
+	name, _, _ = strings.Cut(name, "@")
+	k, ok := r.Lookup(name)
+	return ok && k.Cluster
+}
+
 var errConnString = errors.New("a key=value connection string is not a target: write it as a URL, e.g. postgres://user:password@host:5432/db (percent-encode / ? # @ % and spaces in the password)")
 
 // clusterShape reads what follows a cluster kind's ':' when it sizes the

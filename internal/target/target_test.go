@@ -237,3 +237,22 @@ func TestClusterLabel(t *testing.T) {
 		t.Errorf("nodes=3 and the default share label %q", got)
 	}
 }
+
+// SplitList keeps a cluster's seed list and size together and splits the
+// rest at every comma.
+func TestSplitList(t *testing.T) {
+	r := testRegistry()
+	for in, want := range map[string][]string{
+		"memory,redis":                                     {"memory", "redis"},
+		"redis-cluster:nodes=6,replicas=1,redis":           {"redis-cluster:nodes=6,replicas=1", "redis"},
+		"redis-cluster://h1:7000,h2:7001/,redis":           {"redis-cluster://h1:7000,h2:7001/", "redis"},
+		"redis://h:1,redis-cluster://u:pw@h1:1,h2:2,h3:3/": {"redis://h:1", "redis-cluster://u:pw@h1:1,h2:2,h3:3/"},
+		"redis-cluster,replicas=1":                         {"redis-cluster,replicas=1"},
+		"redis-cluster,,memory":                            {"redis-cluster", "", "memory"},
+		"redis,nodes=3":                                    {"redis", "nodes=3"},
+	} {
+		if got := r.SplitList(in); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("SplitList(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
