@@ -310,33 +310,40 @@ func (s *ClusterStore) Reset(ctx context.Context) error {
 // keys again: unlinking twice is harmless) and UNLINKs what it finds through
 // the cluster client, one key per command (keys of a batch lie in different
 // slots), every key checked against the prefix first.
+// A node that does not answer (killed) is reported, and the others are
+// still cleaned.
 func (s *ClusterStore) deleteAll(ctx context.Context) error {
-	pattern := s.prefix + "*"
+	var errs []error
 	for addr, node := range s.admin.Nodes() {
-		var cursor uint64
-		for {
-			e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
-			if err != nil {
-				return opErr("reset: scan "+addr, err)
+		errs = append(errs, s.deleteOn(ctx, addr, node))
+	}
+	return errors.Join(errs...)
+}
+
+func (s *ClusterStore) deleteOn(ctx context.Context, addr string, node rueidis.Client) error {
+	pattern := s.prefix + "*"
+	var cursor uint64
+	for {
+		e, err := node.Do(ctx, node.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
+		if err != nil {
+			return opErr("reset: scan "+addr, err)
+		}
+		cmds := make(rueidis.Commands, 0, len(e.Elements))
+		for _, k := range e.Elements {
+			if !strings.HasPrefix(k, s.prefix) {
+				return fmt.Errorf("redis: reset: SCAN returned %q outside %q: %w", k, s.prefix, store.ErrNotOwned)
 			}
-			cmds := make(rueidis.Commands, 0, len(e.Elements))
-			for _, k := range e.Elements {
-				if !strings.HasPrefix(k, s.prefix) {
-					return fmt.Errorf("redis: reset: SCAN returned %q outside %q: %w", k, s.prefix, store.ErrNotOwned)
-				}
-				cmds = append(cmds, s.admin.B().Unlink().Key(k).Build())
-			}
-			for _, r := range s.admin.DoMulti(ctx, cmds...) {
-				if err := r.Error(); err != nil {
-					return opErr("reset: unlink", err)
-				}
-			}
-			if cursor = e.Cursor; cursor == 0 {
-				break
+			cmds = append(cmds, s.admin.B().Unlink().Key(k).Build())
+		}
+		for _, r := range s.admin.DoMulti(ctx, cmds...) {
+			if err := r.Error(); err != nil {
+				return opErr("reset: unlink", err)
 			}
 		}
+		if cursor = e.Cursor; cursor == 0 {
+			return nil
+		}
 	}
-	return nil
 }
 
 // Close deletes the namespace's keys and disconnects. Closing twice is not an error.

@@ -29,6 +29,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -514,7 +515,9 @@ func classify(err error) errclass.Class {
 		}
 		return ""
 	}
-	if errors.Is(err, rueidis.ErrClosing) {
+	// ErrClosing: our client is closing; EOF: the server closed the
+	// connection under a command (it died, or a cluster node was killed).
+	if errors.Is(err, rueidis.ErrClosing) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errclass.ClassUnavailable
 	}
 	return ""
