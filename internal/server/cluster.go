@@ -179,15 +179,6 @@ func (c *Cluster) Describe() (kind string, pid int) {
 	return kind, pid
 }
 
-// Dirs are the nodes' data dirs.
-func (c *Cluster) Dirs() []string {
-	out := make([]string, len(c.Nodes))
-	for i, n := range c.Nodes {
-		out[i] = n.DataDir
-	}
-	return out
-}
-
 // Kill SIGKILLs node i, as a crash would; Stop still removes its dir.
 func (c *Cluster) Kill(i int) error {
 	if i < 0 || i >= len(c.Nodes) {

@@ -180,23 +180,13 @@ func (s *ClusterStore) Info(ctx context.Context) (store.Info, error) {
 	if s.closed {
 		return store.Info{}, errClosed
 	}
-	raw, err := s.admin.Do(ctx, s.admin.B().Info().Section("server").Build()).ToString()
-	if err != nil {
-		return store.Info{}, opErr("info", err)
-	}
 	info := store.Info{Kind: "redis-cluster", Location: s.loc, Namespace: s.cfg.Namespace, Settings: map[string]string{
 		"client": "rueidis cluster client: one connection per node per client, commands routed by key slot, batches split by slot; no client-side cache, synchronous round trips",
 	}}
-	for k, v := range infoFields(raw) {
-		switch k {
-		case "redis_version", "valkey_version":
-			if info.Version == "" || k == "valkey_version" {
-				info.Version = v
-			}
-		case "redis_mode", "multiplexing_api", "arch_bits", "server_name":
-			info.Settings[k] = v
-		}
+	if err := readServer(ctx, s.admin, &info); err != nil {
+		return store.Info{}, err
 	}
+	info.Durability += ", on each primary"
 	ci, err := s.admin.Do(ctx, s.admin.B().ClusterInfo().Build()).ToString()
 	if err != nil {
 		return store.Info{}, opErr("info: CLUSTER INFO", err)
@@ -205,36 +195,7 @@ func (s *ClusterStore) Info(ctx context.Context) (store.Info, error) {
 	for _, k := range []string{"cluster_state", "cluster_size", "cluster_known_nodes", "cluster_slots_assigned"} {
 		info.Settings[k] = fields[k]
 	}
-	conf := map[string]string{}
-	for _, name := range configNames {
-		m, err := s.admin.Do(ctx, s.admin.B().ConfigGet().Parameter(name).Build()).AsStrMap()
-		if err != nil {
-			if _, isRedis := rueidis.IsRedisErr(err); !isRedis {
-				return store.Info{}, opErr("info: CONFIG GET "+name, err)
-			}
-			conf = nil
-			break
-		}
-		if v, ok := m[name]; ok {
-			conf[name] = v
-			info.Settings[name] = v
-		}
-	}
-	info.Durability = durability(conf) + ", on each primary"
 	return info, nil
-}
-
-// infoFields reads INFO-style "key:value" lines (under RESP3 a verbatim
-// string, whose "txt:" prefix would glue onto the first key).
-func infoFields(raw string) map[string]string {
-	raw = strings.TrimPrefix(raw, "txt:")
-	m := map[string]string{}
-	for _, line := range strings.Split(raw, "\n") {
-		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-			m[k] = v
-		}
-	}
-	return m
 }
 
 // NodeCounts reads every node's INFO commandstats: GETs are reads, SETs

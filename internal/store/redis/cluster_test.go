@@ -2,7 +2,6 @@ package redis
 
 import (
 	"context"
-	"fmt"
 	"strings"
 	"testing"
 
@@ -91,44 +90,11 @@ func TestRedisCluster(t *testing.T) {
 	// Keys spread over every node's slots; each node's counters see its
 	// share of the writes and of the reads.
 	t.Run("EveryNodeServes", func(t *testing.T) {
-		ctx := context.Background()
 		s := openCluster(t, url)
-		before, err := s.NodeCounts(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		cl, err := s.Open(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer cl.Close()
-		kv := cl.(store.KV)
-		const n = 3000
-		for i := range n {
-			k := fmt.Appendf(nil, "user:%d", i)
-			if err := kv.Set(ctx, k, k, 0); err != nil {
-				t.Fatal(err)
-			}
-			if v, ok, err := kv.Get(ctx, k, nil); err != nil || !ok || string(v) != string(k) {
-				t.Fatalf("Get(%s) = %q, %v, %v", k, v, ok, err)
-			}
-		}
-		after, err := s.NodeCounts(ctx)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if len(after) != 3 || len(before) != 3 {
-			t.Fatalf("%d nodes counted (%d before), want 3", len(after), len(before))
-		}
-		stored := keysOn(t, rawCluster(t, c.Addrs()), s.prefix+"*")
-		for i, a := range after {
-			reads, writes := a.Reads-before[i].Reads, a.Writes-before[i].Writes
-			// 3 equal slot ranges: each node gets a third, give or take.
-			if reads < n/5 || writes < n/5 || reads != writes || a.Role != "primary" {
-				t.Errorf("node %s (%s): %d reads, %d writes of %d", a.Addr, a.Role, reads, writes, n)
-			}
-			if int64(stored[a.Addr]) != writes {
-				t.Errorf("node %s holds %d keys, counted %d writes", a.Addr, stored[a.Addr], writes)
+		stored := storetest.NodeSpread(t, s, 3)
+		for addr, n := range keysOn(t, rawCluster(t, c.Addrs()), s.prefix+"*") {
+			if int64(n) != stored[addr] {
+				t.Errorf("node %s holds %d keys, counted %d writes", addr, n, stored[addr])
 			}
 		}
 	})

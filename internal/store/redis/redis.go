@@ -227,30 +227,38 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 // configNames are read back with CONFIG GET for the result file.
 var configNames = []string{"save", "appendonly", "appendfsync", "aof-use-rdb-preamble", "maxmemory", "maxmemory-policy", "io-threads"}
 
-// Info reads the server version (INFO server) and its persistence settings
-// (CONFIG GET). Servers that forbid CONFIG get durability "unknown".
+// Info reads the server version and its persistence settings (readServer).
 func (s *Store) Info(ctx context.Context) (store.Info, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return store.Info{}, errClosed
 	}
-	raw, err := s.admin.Do(ctx, s.admin.B().Info().Section("server").Build()).ToString()
-	if err != nil {
-		return store.Info{}, opErr("info", err)
-	}
 	info := store.Info{Kind: "redis", Location: s.loc, Namespace: s.cfg.Namespace, Settings: map[string]string{
 		"client": "rueidis, one connection per client, no client-side cache, synchronous round trips; a connection per op: RESP2 on a bare connection, its one command only (no HELLO, no closing PING)",
 	}}
+	if err := readServer(ctx, s.admin, &info); err != nil {
+		return store.Info{}, err
+	}
+	return info, nil
+}
+
+// readServer reads into info what a Redis server says of itself: its
+// version (INFO server), its persistence settings (CONFIG GET) and so its
+// durability. Servers that forbid CONFIG get durability "unknown".
+func readServer(ctx context.Context, admin rueidis.Client, info *store.Info) error {
+	raw, err := admin.Do(ctx, admin.B().Info().Section("server").Build()).ToString()
+	if err != nil {
+		return opErr("info", err)
+	}
 	valkey := ""
-	for _, line := range strings.Split(raw, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		switch {
-		case ok && k == "redis_version":
+	for k, v := range infoFields(raw) {
+		switch k {
+		case "redis_version":
 			info.Version = v
-		case ok && k == "valkey_version":
+		case "valkey_version":
 			valkey = v
-		case ok && (k == "redis_mode" || k == "multiplexing_api" || k == "arch_bits" || k == "server_name"):
+		case "redis_mode", "multiplexing_api", "arch_bits", "server_name":
 			info.Settings[k] = v
 		}
 	}
@@ -261,10 +269,10 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 	}
 	conf := map[string]string{}
 	for _, name := range configNames {
-		m, err := s.admin.Do(ctx, s.admin.B().ConfigGet().Parameter(name).Build()).AsStrMap()
+		m, err := admin.Do(ctx, admin.B().ConfigGet().Parameter(name).Build()).AsStrMap()
 		if err != nil {
 			if _, isRedis := rueidis.IsRedisErr(err); !isRedis {
-				return store.Info{}, opErr("info: CONFIG GET "+name, err)
+				return opErr("info: CONFIG GET "+name, err)
 			}
 			conf = nil // CONFIG disabled or renamed, as on managed services
 			break
@@ -275,7 +283,20 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 		}
 	}
 	info.Durability = durability(conf)
-	return info, nil
+	return nil
+}
+
+// infoFields reads INFO-style "key:value" lines (under RESP3 a verbatim
+// string, whose "txt:" prefix would glue onto the first key).
+func infoFields(raw string) map[string]string {
+	raw = strings.TrimPrefix(raw, "txt:")
+	m := map[string]string{}
+	for _, line := range strings.Split(raw, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // durability says in words what a crash loses under the CONFIG GET values.
