@@ -95,7 +95,7 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 		return nil, fmt.Errorf("target %s: read version and settings: %w", spec.Label(), err)
 	}
 	if srv := inst.Server; srv != nil || inst.Cluster != nil {
-		settings := map[string]string{}
+		var settings map[string]string
 		if srv != nil {
 			settings = srv.Settings
 		} else {
