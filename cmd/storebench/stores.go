@@ -103,21 +103,6 @@ func stores() target.Registry {
 			},
 		},
 		{
-			// Clients use every node; the managed form is storebench's own
-			// cluster on loopback (server.StartCluster).
-			Name: "redis-cluster", Batches: true, Cluster: true, Server: server.Redis,
-			Description: "Redis Cluster through rueidis's cluster client: managed (nodes on loopback, slots assigned by storebench) or its seed nodes by URL",
-			Schemes:     []string{redis.ClusterScheme}, Prototype: (*redis.ClusterStore)(nil), ClientPrototype: (*redis.Client)(nil), CheckURL: redis.CheckClusterURL,
-			ServerOptions: clusterOptions,
-			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Redis, o) },
-			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
-				return redis.NewCluster(ctx, redis.ClusterConfig{URL: a.URL, Namespace: a.Namespace})
-			},
-			// Listing would SCAN every node: a cluster's keys go when its
-			// store closes (and a managed cluster with its nodes).
-			Namespace: "keys " + redis.KeyPrefix + "%s:*",
-		},
-		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
 			Schemes: []string{"memcached"}, Prototype: (*memcached.Store)(nil), ClientPrototype: (*memcached.Client)(nil),
 			CheckURL:      func(raw string) error { return memcached.Config{URL: raw, Namespace: "check"}.Validate() },
@@ -136,17 +121,6 @@ func stores() target.Registry {
 				return memcached.New(ctx, memcached.Config{URL: a.URL, Namespace: a.Namespace})
 			},
 			// Memcached cannot list its keys: no Namespaces, nothing to drop.
-			Namespace: "keys sb:%s:*",
-		},
-		{
-			Name: "memcached-pool", Batches: true, Cluster: true, Server: server.Memcached,
-			Description: "memcached servers with client-side hashing (gomemcache's ServerList choice): managed (servers on loopback) or by URL",
-			Schemes:     []string{memcached.PoolScheme}, Prototype: (*memcached.PoolStore)(nil), ClientPrototype: (*memcached.PoolClient)(nil), CheckURL: memcached.CheckPoolURL,
-			ServerOptions: map[string]string{"nodes": clusterOptions["nodes"]},
-			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Memcached, o) },
-			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
-				return memcached.NewPool(ctx, memcached.PoolConfig{URL: a.URL, Namespace: a.Namespace})
-			},
 			Namespace: "keys sb:%s:*",
 		},
 		{
@@ -184,6 +158,32 @@ func stores() target.Registry {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 			},
 			Namespace: "keys " + redis.KeyPrefix + "%s:*",
+		},
+		{
+			// Clients use every node; the managed form is storebench's own
+			// cluster on loopback (server.StartCluster).
+			Name: "redis-cluster", Batches: true, Cluster: true, Server: server.Redis,
+			Description: "Redis Cluster through rueidis's cluster client: managed (nodes on loopback, slots assigned by storebench) or its seed nodes by URL",
+			Schemes:     []string{redis.ClusterScheme}, Prototype: (*redis.ClusterStore)(nil), ClientPrototype: (*redis.Client)(nil), CheckURL: redis.CheckClusterURL,
+			ServerOptions: clusterOptions,
+			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Redis, o) },
+			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+				return redis.NewCluster(ctx, redis.ClusterConfig{URL: a.URL, Namespace: a.Namespace})
+			},
+			// Listing would SCAN every node: a cluster's keys go when its
+			// store closes (and a managed cluster with its nodes).
+			Namespace: "keys " + redis.KeyPrefix + "%s:*",
+		},
+		{
+			Name: "memcached-pool", Batches: true, Cluster: true, Server: server.Memcached,
+			Description: "memcached servers with client-side hashing (gomemcache's ServerList choice): managed (servers on loopback) or by URL",
+			Schemes:     []string{memcached.PoolScheme}, Prototype: (*memcached.PoolStore)(nil), ClientPrototype: (*memcached.PoolClient)(nil), CheckURL: memcached.CheckPoolURL,
+			ServerOptions: map[string]string{"nodes": clusterOptions["nodes"]},
+			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Memcached, o) },
+			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+				return memcached.NewPool(ctx, memcached.PoolConfig{URL: a.URL, Namespace: a.Namespace})
+			},
+			Namespace: "keys sb:%s:*",
 		},
 	}
 }
