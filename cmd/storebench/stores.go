@@ -144,7 +144,39 @@ func stores() target.Registry {
 			},
 			Namespace: "keys " + redis.KeyPrefix + "%s:*",
 		},
+		{
+			// Clients use every node; the managed form is storebench's own
+			// cluster on loopback (server.StartCluster).
+			Name: "redis-cluster", Batches: true, Cluster: true, Server: server.Redis,
+			Description: "Redis Cluster through rueidis's cluster client: managed (nodes on loopback, slots assigned by storebench) or its seed nodes by URL",
+			Schemes:     []string{redis.ClusterScheme}, Prototype: (*redis.ClusterStore)(nil), ClientPrototype: (*redis.Client)(nil), CheckURL: redis.CheckClusterURL,
+			ServerOptions: clusterOptions,
+			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Redis, o) },
+			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+				return redis.NewCluster(ctx, redis.ClusterConfig{URL: a.URL, Namespace: a.Namespace})
+			},
+			// Listing would SCAN every node: a cluster's keys go when its
+			// store closes (and a managed cluster with its nodes).
+			Namespace: "keys " + redis.KeyPrefix + "%s:*",
+		},
+		{
+			Name: "memcached-pool", Batches: true, Cluster: true, Server: server.Memcached,
+			Description: "memcached servers with client-side hashing (gomemcache's ServerList choice): managed (servers on loopback) or by URL",
+			Schemes:     []string{memcached.PoolScheme}, Prototype: (*memcached.PoolStore)(nil), ClientPrototype: (*memcached.PoolClient)(nil), CheckURL: memcached.CheckPoolURL,
+			ServerOptions: map[string]string{"nodes": clusterOptions["nodes"]},
+			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Memcached, o) },
+			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+				return memcached.NewPool(ctx, memcached.PoolConfig{URL: a.URL, Namespace: a.Namespace})
+			},
+			Namespace: "keys sb:%s:*",
+		},
 	}
+}
+
+// clusterOptions size a managed cluster (target.ClusterOptionNames).
+var clusterOptions = map[string]string{
+	"nodes":    "primaries (a pool's servers), default 3",
+	"replicas": "replicas per primary, default 0, at most 2 (redis-cluster)",
 }
 
 // maxValkeyIOThreads is valkey-server's IO_THREADS_MAX_NUM.

@@ -81,7 +81,7 @@ func listVersions(out io.Writer, reg target.Registry) {
 	fmt.Fprintln(out, "\nSERVER VERSIONS (a target picks one with store@version, e.g. postgres@18; make deps installs Valkey 9.1 and PostgreSQL 18)")
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', 0)
 	for _, k := range reg {
-		if k.Server == "" {
+		if k.Server == "" || k.Cluster { // a cluster runs its server kind's binaries, listed under that kind
 			continue
 		}
 		all := server.Installed(k.Server)

@@ -27,7 +27,7 @@ func (a *App) planRun(cmd *cobra.Command, name string, f runFlags) (*run.Plan, e
 			return nil, usagef("--quick: %v", err)
 		}
 	}
-	if err := applyFlags(cmd, s, f); err != nil {
+	if err := a.applyFlags(cmd, s, f); err != nil {
 		return nil, err
 	}
 	p, err := run.NewPlan(cmd.Context(), a.Registry, a.Workloads, s, a.runOptions(cmd, suite, f))

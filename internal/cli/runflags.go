@@ -158,9 +158,9 @@ func (a *App) loadScenario(name string, f runFlags) (*scenario.Scenario, string,
 
 // applyFlags lets the command line override the scenario. Its parts run in
 // this order, so that of several bad flags the first is the one reported.
-func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
+func (a *App) applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 	changed := cmd.Flags().Changed
-	if err := applyStores(changed, s, f); err != nil {
+	if err := applyStores(changed, s, f, a.Registry.SplitList); err != nil {
 		return err
 	}
 	if err := overrideFields(changed, s, f); err != nil {
@@ -190,10 +190,10 @@ func applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
 	return nil
 }
 
-func applyStores(changed func(flag string) bool, s *scenario.Scenario, f runFlags) error {
+func applyStores(changed func(flag string) bool, s *scenario.Scenario, f runFlags, split func(string) []string) error {
 	if changed("stores") {
 		s.Targets = nil
-		for _, t := range strings.Split(f.stores, ",") {
+		for _, t := range split(f.stores) {
 			if strings.TrimSpace(t) == "" {
 				return usagef("--stores: empty entry in %q", store.RedactURL(f.stores))
 			}

@@ -89,6 +89,26 @@ type Phase struct {
 	// open-loop phase times each op from its intended start. nil when the
 	// workload does not report kinds.
 	ByOp map[string]OpFigures `json:"by_op,omitempty"`
+	// Nodes is which server of a cluster or pool (redis-cluster,
+	// memcached-pool) served how many commands over the measured part,
+	// managed or external: the difference of each node's own counters
+	// (Redis INFO commandstats, memcached stats). nil for single servers.
+	Nodes []NodeOps `json:"nodes,omitempty"`
+}
+
+// NodeOps is one node's share of a phase, by its own counters. They count
+// every client's commands, storebench's only when no one else uses the
+// node; a replica counts the writes its primary streams to it.
+type NodeOps struct {
+	Addr string `json:"addr"`
+	Role string `json:"role"` // primary, replica, or server (a pool's)
+	// Reads and Writes are its GET and SET commands (memcached: cmd_get,
+	// cmd_set, a multi-get counting each key); Other any other command.
+	Reads  int64 `json:"reads"`
+	Writes int64 `json:"writes"`
+	Other  int64 `json:"other,omitempty"`
+	// Share is Reads+Writes over the sum of every node's Reads+Writes.
+	Share float64 `json:"share"`
 }
 
 // OpFigures are one kind of operation's share of a phase.

@@ -46,7 +46,8 @@ import (
 // phase recorded where client and server ran; server_time_calls, server_time_mean_us,
 // server_time_per_call_us, server_time_client_overhead_us and, per operation,
 // server_time_<op>_calls and server_time_<op>_mean_us where the store reports
-// its own execution time. Every cell also has cell_seconds (phase empty): the wall
+// its own execution time; node_<host:port>_reads, _writes and _share per
+// node of a cluster or pool (redis-cluster, memcached-pool). Every cell also has cell_seconds (phase empty): the wall
 // time of the whole cell, preparation included.
 //
 // Cell-level figures of the workloads with sections of their own (phase
@@ -181,6 +182,12 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 				f("server_time_"+op+"_mean_us", st.Ops[op].MeanUs, "us"),
 			)
 		}
+	}
+	for _, n := range p.Nodes { // a cluster's or pool's nodes: node_<host:port>_reads …
+		out = append(out,
+			i("node_"+n.Addr+"_reads", n.Reads, "count"),
+			i("node_"+n.Addr+"_writes", n.Writes, "count"),
+			f("node_"+n.Addr+"_share", n.Share, "fraction"))
 	}
 	return append(out, scheduleMetrics(p)...)
 }

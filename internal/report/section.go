@@ -312,6 +312,9 @@ func workloadSections(r *result.Result, colorOf map[string]int) []workloadSectio
 	if m := newNetworkModel(r, colorOf); m != nil {
 		out = append(out, workloadSection{"network", "Network: latency against round-trip time", "network", m.render})
 	}
+	if m := newNodesModel(r); m != nil {
+		out = append(out, workloadSection{"nodes", "Ops per node", "nodes", m.render})
+	}
 	if m := newDurabilityModel(r); m != nil {
 		out = append(out, workloadSection{"durability", "Durability: " + strings.TrimPrefix(m.title(), "durability: "), "durability", m.render})
 	}

@@ -47,6 +47,7 @@ func Text(w io.Writer, r *result.Result) {
 	cellTable(w, r)
 	ByOpText(w, r)
 	ServerTimeText(w, r)
+	NodesText(w, r)
 	NetworkText(w, r)
 	CoordinatedOmissionText(w, r)
 	PaymentsText(w, r)

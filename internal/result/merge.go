@@ -329,6 +329,9 @@ func mergePhases(ps []*metrics.Phase, hosts []string) (metrics.Phase, string, er
 	if first.ServerTime != nil {
 		out.Notes = appendNew(out.Notes, "server time not merged: a shared server's counters count every shard's ops in each shard")
 	}
+	if first.Nodes != nil {
+		out.Notes = appendNew(out.Notes, "ops per node not merged: a node's counters count every shard's ops in each shard")
+	}
 	if first.Placement != nil {
 		out.Notes = appendNew(out.Notes, "placement not merged: each shard's machine has its own CPUs")
 	}

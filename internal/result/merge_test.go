@@ -82,3 +82,20 @@ func TestMergeRefusesWindowsApart(t *testing.T) {
 		t.Fatalf("err %v, want windows that do not overlap refused", err)
 	}
 }
+
+// A cluster's ops per node are the nodes' own counters, which count every
+// shard's ops in each shard: not summed, said so.
+func TestMergeLeavesNodesOut(t *testing.T) {
+	t0 := time.Date(2026, 11, 24, 7, 0, 0, 0, time.UTC)
+	a, b := shardPhase(t, t0, 100, 1, []int64{100}), shardPhase(t, t0, 100, 1, []int64{100})
+	a.Nodes = []metrics.NodeOps{{Addr: "127.0.0.1:7000", Role: "primary", Reads: 200, Share: 1}}
+	b.Nodes = a.Nodes
+	m, _, err := Merge(Shards{Results: []*Result{shardResult(0, a), shardResult(1, b)}, Names: []string{"a", "b"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := m.Cells[0].Phases[0]
+	if p.Nodes != nil || !strings.Contains(strings.Join(p.Notes, "\n"), "ops per node not merged") {
+		t.Errorf("merged nodes %+v, notes %q", p.Nodes, p.Notes)
+	}
+}

@@ -438,8 +438,11 @@ func targetRecord(inst *target.Instance) result.Target {
 	if t.Managed && inst.Kind.Server != "" && t.Profile == "" {
 		t.Profile = "default"
 	}
-	if inst.Server != nil {
+	switch {
+	case inst.Server != nil:
 		t.ServerPID = inst.Server.PID
+	case inst.Cluster != nil: // its first node's: the record says it is managed
+		_, t.ServerPID = inst.Cluster.Describe()
 	}
 	t.Location = store.RedactURL(t.Location)
 	t.Kept = inst.Kept()

@@ -386,8 +386,8 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 				return fail(fmt.Errorf("%s: %v", w.Label(), err))
 			}
 		}
-		if net != nil && !k.NetworkCapable() {
-			return fail(fmt.Errorf("%s: store %s %v", w.Label(), k.Name, target.ErrNoNetwork))
+		if err := k.NoNetwork(); net != nil && err != nil {
+			return fail(fmt.Errorf("%s: store %s %v", w.Label(), k.Name, err))
 		}
 		if err := typ.Supports(k); err != nil {
 			return fail(err)

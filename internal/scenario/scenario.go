@@ -147,6 +147,8 @@ func checkStallTarget(k target.Kind, spec target.Spec) error {
 		return fmt.Errorf("stall: target %s is an in-process store, with no server to stop; stall a managed server such as redis or postgres", spec.Label())
 	case !spec.Managed():
 		return fmt.Errorf("stall: target %s is an external server, which storebench does not stop; stall a managed one (give the store without a URL)", spec.Label())
+	case k.Cluster:
+		return fmt.Errorf("stall: target %s is a cluster; a stall stops one managed server (stall %s instead)", spec.Label(), k.Server)
 	}
 	return nil
 }

@@ -119,6 +119,9 @@ func authoritySecret(tok string) (span, bool) {
 	hostStart := at + 1
 	hostEnd := hostStart + indexAnyOrLen(tok[hostStart:], "/?# \t\n")
 	host := tok[hostStart:hostEnd]
+	if hostList(host) {
+		return span{}, false
+	}
 	portAt := strings.IndexByte(host, ':')
 	if strings.HasPrefix(host, "[") { // an IPv6 literal: the port follows ']'
 		portAt = -1
@@ -137,6 +140,21 @@ func authoritySecret(tok string) (span, bool) {
 		portAt++
 	}
 	return span{hostStart + portAt, len(tok)}, true
+}
+
+// hostList says s is a list of two or more host:port (a cluster's seed
+// nodes, "h1:7000,h2:7001"), every port a number: no password in it.
+func hostList(s string) bool {
+	hosts := strings.Split(s, ",")
+	if len(hosts) < 2 {
+		return false
+	}
+	for _, h := range hosts {
+		if !hostPort.MatchString(h) || !strings.Contains(h[max(strings.LastIndexByte(h, ']'), 0):], ":") {
+			return false
+		}
+	}
+	return true
 }
 
 // userinfoEnd is the index of the '@' that ends the user information in

@@ -14,6 +14,10 @@ func TestRedactURL(t *testing.T) {
 		{"postgres://me:" + secret + "@db:5432/app", "postgres://me:xxxxx@db:5432/app"},
 		{"redis://:" + secret + "@127.0.0.1:6379", "redis://:xxxxx@127.0.0.1:6379"},
 		{"redis://127.0.0.1:6379", "redis://127.0.0.1:6379"},
+		// A cluster's seed list is hosts, not a password; its password is one.
+		{"redis-cluster://127.0.0.1:7000,127.0.0.1:7001/", "redis-cluster://127.0.0.1:7000,127.0.0.1:7001/"},
+		{"redis-cluster://u:" + secret + "@h1:7000,h2:7001,[::1]:7002/", "redis-cluster://u:xxxxx@h1:7000,h2:7001,[::1]:7002/"},
+		{"redis-cluster://h1:7000,u:" + secret + "/", "redis-cluster://h1:xxxxx"},
 		{"--stores=redis://u:" + secret + "@h:1,memory", "--stores=redis://u:xxxxx@h:1,memory"},
 		{"postgres://u:" + secret + "@h:%zz", "postgres://u:xxxxx@h:%zz"},
 		{"postgres://h/db?password=" + secret + "&x=1", "postgres://h/db?password=xxxxx&x=1"},
@@ -140,6 +144,8 @@ func TestSafeURL(t *testing.T) {
 		"redis://:" + secret + "@127.0.0.1:6379":            "redis://127.0.0.1:6379",
 		"postgres://bench:" + secret:                        "postgres://…",
 		"host=db password=" + secret:                        "the URL",
+		"memcached-pool://h1:1,h2:2/":                       "memcached-pool://h1:1,h2:2/…",
+		"redis-cluster://u:" + secret + "@h1:1,h2:2":        "redis-cluster://h1:1,h2:2",
 	} {
 		if got := SafeURL(raw); got != want {
 			t.Errorf("SafeURL(%q) = %q, want %q", raw, got, want)

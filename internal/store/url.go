@@ -118,7 +118,8 @@ func isHex(c byte) bool {
 // optional numeric port: what URLHost may print.
 var hostPort = regexp.MustCompile(`^([A-Za-z0-9._-]+|\[[0-9A-Fa-f:.]+\])(:[0-9]{1,5})?$`)
 
-// URLHost returns the host:port of a URL for a message when it can be told
+// URLHost returns the host:port of a URL (or its list of them, a
+// cluster's seeds) for a message when it can be told
 // for sure, and "" otherwise: a message about a malformed URL can name the
 // server without quoting anything that might be part of a password.
 func URLHost(raw string) string {
@@ -128,7 +129,7 @@ func URLHost(raw string) string {
 	}
 	rest = rest[userinfoEnd(rest)+1:]
 	host := rest[:indexAnyOrLen(rest, "/?#")]
-	if !hostPort.MatchString(host) {
+	if !hostPort.MatchString(host) && !hostList(host) {
 		return ""
 	}
 	return host

@@ -68,6 +68,17 @@ var plantings = func() []func(string) string {
 			},
 		)
 	}
+	// A cluster's seed list after the password.
+	p = append(p,
+		func(pw string) string { return "redis-cluster://bench:" + pw + "@h1.example:7000,h2.example:7001/" },
+		func(pw string) string {
+			return "redis-cluster://:" + pw + "@h1.example:7000,h2.example:7001/?protocol=9"
+		},
+		func(pw string) string { return "redis-cluster://h1.example:7000,h2.example:7001/?password=" + pw },
+		func(pw string) string {
+			return "redis-cluster://" + url.UserPassword("bench", pw).String() + "@h1.example:7000/app"
+		},
+	)
 	// A version's "@" where a URL's user information would be. Digits and
 	// dots there are a version, which a label shows, not a password.
 	atVersion := func(pw, rest string) string {
@@ -133,6 +144,8 @@ func FuzzParseVersion(f *testing.F) {
 		"postgres@", "postgres@abc", "postgres@99", "memory@1", "postgres@18", "postgres@15", "redis@7.0",
 		"valkey@9.1", "valkey", "valkey@9.1:aof-always", "pg@18:async-commit", "postgres@18.6.1.2",
 		"redis@7.0@x", "postgres:async-commit@18", "mysql@10.11:relaxed", "redis:default", "@18", "postgres@@",
+		"redis-cluster:replicas=1", "redis-cluster@7.0:none,nodes=2", "redis-cluster:nodes=,replicas=", "redis-cluster:=1",
+		"redis-cluster:replicas=1,replicas=2", "redis-cluster:nodes=99999999999999999999",
 	} {
 		f.Add(in)
 	}

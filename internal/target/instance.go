@@ -4,6 +4,8 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
+	"strconv"
 	"time"
 
 	"github.com/storebench/storebench/internal/netem"
@@ -17,8 +19,10 @@ type Instance struct {
 	Spec   Spec
 	Kind   Kind
 	Store  store.Store
-	Server *server.Server // nil for external and in-process targets
-	Info   store.Info
+	Server *server.Server // nil for external and in-process targets, and clusters
+	// Cluster is a managed cluster's nodes (Kind.Cluster); nil otherwise.
+	Cluster *server.Cluster
+	Info    store.Info
 
 	url  string     // the server's own URL: a managed server's or the spec's
 	args StartArgs  // what the store was opened with, to reopen it (network.go)
@@ -56,7 +60,15 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 	}
 	inst := &Instance{Spec: spec, Kind: k, args: a}
 	url := spec.URL
-	if spec.Managed() && k.Server != "" {
+	switch {
+	case spec.Managed() && k.Cluster:
+		c, err := server.StartCluster(ctx, k.Server, k.ServerOptionsFor(spec, a), k.ClusterOptionsFor(spec))
+		if err != nil {
+			return nil, fmt.Errorf("target %s: %w", spec.Label(), err)
+		}
+		inst.Cluster = c
+		url = c.URL()
+	case spec.Managed() && k.Server != "":
 		srv, err := server.Start(ctx, k.Server, k.ServerOptionsFor(spec, a))
 		if err != nil {
 			return nil, fmt.Errorf("target %s: %w", spec.Label(), err)
@@ -82,11 +94,19 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 		_ = inst.Stop(context.WithoutCancel(ctx))
 		return nil, fmt.Errorf("target %s: read version and settings: %w", spec.Label(), err)
 	}
-	if inst.Server != nil {
+	if srv := inst.Server; srv != nil || inst.Cluster != nil {
+		var settings map[string]string
+		if srv != nil {
+			settings = srv.Settings
+		} else {
+			// Every node read back; the first one's binary and version
+			// stand for all (one plan started them).
+			settings, srv = inst.Cluster.Settings, inst.Cluster.Nodes[0]
+		}
 		// The server manager reads settings back right after start; the store adds its own
 		// (schema, table design), so both go into the record.
 		merged := map[string]string{}
-		for k, v := range inst.Server.Settings {
+		for k, v := range settings {
 			merged[k] = v
 		}
 		for k, v := range info.Settings {
@@ -94,10 +114,10 @@ func (r Registry) Start(ctx context.Context, spec Spec, a StartArgs) (*Instance,
 		}
 		// The binary that ran: which build was measured (--server-bin, a
 		// version's dir, the distribution's).
-		merged["server_binary"] = inst.Server.Binary
+		merged["server_binary"] = srv.Binary
 		info.Settings = merged
 		if info.Version == "" {
-			info.Version = inst.Server.Version
+			info.Version = srv.Version
 		}
 	}
 	inst.Info = info
@@ -133,6 +153,14 @@ func (i *Instance) Stop(ctx context.Context) error {
 }
 
 func (i *Instance) stopServer(ctx context.Context) error {
+	if i.Cluster != nil {
+		err := i.Cluster.Stop(ctx)
+		i.Cluster = nil
+		if err != nil {
+			return fmt.Errorf("stop %s cluster: %w", i.Spec.Label(), err)
+		}
+		return nil
+	}
 	if i.Server == nil {
 		return nil
 	}
@@ -157,7 +185,7 @@ func (i *Instance) Kept() string {
 func (k Kind) ServerOptionsFor(spec Spec, a StartArgs) server.Options {
 	o := server.Options{Profile: spec.Profile, Version: spec.Version, BinDir: a.ServerBins[k.Server], BaseDir: a.BaseDir, CPUs: a.CPUs}
 	for name, v := range spec.Options {
-		if _, ok := k.ServerOptions[name]; ok {
+		if _, ok := k.ServerOptions[name]; ok && !(k.Cluster && slices.Contains(ClusterOptionNames, name)) {
 			if o.Settings == nil {
 				o.Settings = map[string]string{}
 			}
@@ -165,4 +193,33 @@ func (k Kind) ServerOptionsFor(spec Spec, a StartArgs) server.Options {
 		}
 	}
 	return o
+}
+
+// ClusterOptionsFor sizes a managed cluster of this target from its
+// options nodes and replicas (checked by CheckClusterOptions).
+func (k Kind) ClusterOptionsFor(spec Spec) server.ClusterOptions {
+	var co server.ClusterOptions
+	co.Primaries, _ = strconv.Atoi(spec.Options["nodes"])
+	co.Replicas, _ = strconv.Atoi(spec.Options["replicas"])
+	return co
+}
+
+// CheckClusterOptions checks a cluster target's nodes and replicas options
+// (numbers, within server.CheckCluster's bounds) before any work.
+func CheckClusterOptions(k server.Kind, opts map[string]string) error {
+	var co server.ClusterOptions
+	for name, n := range map[string]*int{"nodes": &co.Primaries, "replicas": &co.Replicas} {
+		v, ok := opts[name]
+		if !ok {
+			continue
+		}
+		var err error
+		if *n, err = strconv.Atoi(v); err != nil {
+			return fmt.Errorf("option %s=%s: want a whole number", name, quoteWord(v))
+		}
+		if name == "nodes" && *n < 1 { // 0 would mean the default
+			return fmt.Errorf("option nodes=%d: want at least 1", *n)
+		}
+	}
+	return server.CheckCluster(k, co)
 }

@@ -77,12 +77,26 @@ func (n *Network) Params() map[string]any {
 
 func ms(d time.Duration) float64 { return float64(d.Microseconds()) / 1000 }
 
-// NetworkCapable reports whether a network can be put between the clients
-// and a store of this kind: in-process stores (memory, files, sqlite) have none.
-func (k Kind) NetworkCapable() bool { return k.Server != "" }
-
 // ErrNoNetwork is returned when a network is asked for an in-process store.
 var ErrNoNetwork = errors.New("runs inside storebench's process: it has no network to delay (rtt, jitter and bandwidth apply to server stores)")
+
+// ErrClusterNetwork is returned when a network is asked for a cluster: the
+// network path stands in front of one server, and a cluster's clients
+// reach every node at the address the nodes announce.
+var ErrClusterNetwork = errors.New("is a cluster, whose clients reach each node at the address it announces: a network path stands in front of one server (rtt, jitter and bandwidth apply to single-server stores)")
+
+// NoNetwork says why no network can be put between the clients and a store
+// of this kind (in-process stores have none, a cluster several); nil when
+// one can.
+func (k Kind) NoNetwork() error {
+	switch {
+	case k.Cluster:
+		return ErrClusterNetwork
+	case k.Server == "":
+		return ErrNoNetwork
+	}
+	return nil
+}
 
 // SetNetwork puts the target behind net (nil: reached directly, as
 // started) before a cell. The first time, it starts a network path in
@@ -103,8 +117,8 @@ func (i *Instance) SetNetwork(ctx context.Context, net *netem.Config) (*Network,
 		i.path = nil
 		return nil, errors.Join(err, cerr)
 	}
-	if !i.Kind.NetworkCapable() {
-		return nil, fmt.Errorf("store %s %w", i.Kind.Name, ErrNoNetwork)
+	if err := i.Kind.NoNetwork(); err != nil {
+		return nil, fmt.Errorf("store %s %w", i.Kind.Name, err)
 	}
 	upstream, err := upstreamAddr(i.url)
 	if err != nil {

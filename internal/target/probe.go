@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/storebench/storebench/internal/store"
 )
@@ -33,16 +34,35 @@ func Probe(ctx context.Context, k Kind, raw string) error {
 		}
 		return nil
 	}
+	ctx, cancel := context.WithTimeout(ctx, ExternalTimeout)
+	defer cancel()
+	if seeds := strings.Split(u.Host, ","); len(seeds) > 1 {
+		// A cluster's seeds: the client needs one that answers.
+		var errs []string
+		for _, seed := range seeds {
+			err := dialOnce(ctx, seed)
+			if err == nil {
+				return nil
+			}
+			errs = append(errs, err.Error())
+		}
+		return fmt.Errorf("%s: none of the %d seed nodes answers (%s); are they running and reachable?", k.Name, len(seeds), strings.Join(errs, "; "))
+	}
 	host := u.Host
 	if u.Port() == "" {
 		host = net.JoinHostPort(u.Hostname(), defaultPorts[u.Scheme])
 	}
-	ctx, cancel := context.WithTimeout(ctx, ExternalTimeout)
-	defer cancel()
+	if err := dialOnce(ctx, host); err != nil {
+		return fmt.Errorf("%s server at %s does not answer (%v); is it running and reachable?", k.Name, host, err)
+	}
+	return nil
+}
+
+func dialOnce(ctx context.Context, host string) error {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", host)
 	if err != nil {
-		return fmt.Errorf("%s server at %s does not answer (%v); is it running and reachable?", k.Name, host, err)
+		return err
 	}
 	return c.Close()
 }

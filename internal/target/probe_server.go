@@ -20,9 +20,15 @@ func (i *Instance) Probe(string) load.Probe {
 	if st, ok := i.Store.(store.ServerTimer); ok {
 		ps = append(ps, &timeProbe{st: st})
 	}
-	if i.Server != nil {
+	if nc, ok := i.Store.(store.NodeCounter); ok {
+		ps = append(ps, &nodeProbe{nc: nc})
+	}
+	switch {
+	case i.Server != nil:
 		// Last, so it begins right before the measured ops and ends first.
 		ps = append(ps, &serverProbe{srv: i.Server}, &placementProbe{srv: i.Server})
+	case i.Cluster != nil:
+		ps = append(ps, &serverProbe{srv: i.Cluster})
 	}
 	switch len(ps) {
 	case 0:
@@ -33,8 +39,13 @@ func (i *Instance) Probe(string) load.Probe {
 	return ps
 }
 
+// statser is a managed server's or cluster's resource use (Stats).
+type statser interface {
+	Stats() (server.ProcStats, error)
+}
+
 type serverProbe struct {
-	srv    *server.Server
+	srv    statser
 	before server.ProcStats
 	ok     bool
 	// companion: the cost goes to Phase.Companion, not Phase.Server.
@@ -51,8 +62,11 @@ func (i *Instance) Beside(main func(string) load.Probe) func(string) load.Probe 
 				ps = append(ps, p)
 			}
 		}
-		if i.Server != nil {
+		switch {
+		case i.Server != nil:
 			ps = append(ps, &serverProbe{srv: i.Server, companion: true})
+		case i.Cluster != nil:
+			ps = append(ps, &serverProbe{srv: i.Cluster, companion: true})
 		}
 		return ps
 	}

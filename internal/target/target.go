@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -49,8 +50,19 @@ func (s Spec) Label() string {
 	if s.Version != "" {
 		label += "@" + s.Version
 	}
+	var shape []string
 	if s.Profile != "" && s.Profile != "default" {
-		label += ":" + s.Profile
+		shape = append(shape, s.Profile)
+	}
+	// A cluster's size tells two targets of one store apart, as a profile
+	// does, and is written the way Parse reads it.
+	for _, o := range ClusterOptionNames {
+		if v, ok := s.Options[o]; ok && wordRE.MatchString(v) {
+			shape = append(shape, o+"="+v)
+		}
+	}
+	if len(shape) > 0 {
+		label += ":" + strings.Join(shape, ",")
 	}
 	return label
 }
@@ -85,6 +97,10 @@ type Kind struct {
 	Description string
 	// Server is the managed server kind; "" for in-process stores (memory, files, sqlite).
 	Server server.Kind
+	// Cluster says its managed form is a group of Server nodes
+	// (server.StartCluster) that the store's clients use together, sized
+	// by the options nodes and replicas (ClusterOptions).
+	Cluster bool
 	// Schemes are the URL schemes that select this kind, e.g. "postgres", "postgresql".
 	Schemes []string
 	// Prototype is a nil store of the kind's concrete type: the workloads
@@ -209,14 +225,24 @@ func (r Registry) Parse(s string) (Spec, error) {
 	if strings.Contains(s, "://") {
 		return r.parseURL(s)
 	}
-	if strings.Contains(s, "=") {
-		return Spec{}, errors.New("a key=value connection string is not a target: write it as a URL, e.g. postgres://user:password@host:5432/db (percent-encode / ? # @ % and spaces in the password)")
-	}
 	name, profile, _ := strings.Cut(s, ":")
+	if strings.Contains(name, "=") {
+		return Spec{}, errConnString
+	}
 	name, version, versioned := strings.Cut(name, "@")
 	k, ok := r.Lookup(name)
 	if !ok {
 		return Spec{}, r.unknownStore(name)
+	}
+	var opts map[string]string
+	if k.Cluster && strings.Contains(profile, "=") {
+		var err error
+		if profile, opts, err = clusterShape(k, profile); err != nil {
+			return Spec{}, err
+		}
+	}
+	if strings.Contains(profile, "=") {
+		return Spec{}, errConnString
 	}
 	if versioned {
 		if err := checkVersion(k, version); err != nil {
@@ -226,9 +252,83 @@ func (r Registry) Parse(s string) (Spec, error) {
 	if profile != "" && !wordRE.MatchString(profile) {
 		return Spec{}, fmt.Errorf("target %s:…: a profile is a name (%s); a URL starts with scheme://", k.Name, profileNames(k))
 	}
-	spec := Spec{Store: k.Name, Profile: profile, Version: version}
+	spec := Spec{Store: k.Name, Profile: profile, Version: version, Options: opts}
 	return spec, r.Check(spec)
 }
+
+// SplitList splits a comma-separated list of targets (--stores), keeping
+// together what a cluster target holds commas for: its seed list
+// ("redis-cluster://h1:7000,h2:7001/") and its size
+// ("redis-cluster:nodes=6,replicas=1"). After a cluster target, a piece
+// joins it unless it starts a target of its own: a URL, or a store's name
+// (so a seed host must not be named like a store; a scenario file's
+// targets list has no such limit).
+func (r Registry) SplitList(list string) []string {
+	var out []string
+	for _, piece := range strings.Split(list, ",") {
+		if n := len(out); n > 0 && r.clusterTarget(out[n-1]) && !r.startsTarget(piece) {
+			out[n-1] += "," + piece
+			continue
+		}
+		out = append(out, piece)
+	}
+	return out
+}
+
+// startsTarget says whether piece begins a target: a URL, or a known
+// store's name (with a version or profile).
+func (r Registry) startsTarget(piece string) bool {
+	piece = strings.TrimSpace(piece)
+	if strings.Contains(piece, "://") {
+		return true
+	}
+	name, _, _ := strings.Cut(piece, ":")
+	name, _, _ = strings.Cut(name, "@")
+	_, ok := r.Lookup(name)
+	return ok || piece == ""
+}
+
+// clusterTarget says whether a target of the list is of a cluster kind.
+func (r Registry) clusterTarget(t string) bool {
+	t = strings.TrimSpace(t)
+	if scheme, _, ok := strings.Cut(t, "://"); ok {
+		k, known := r.byScheme(strings.ToLower(scheme))
+		return known && k.Cluster
+	}
+	name, _, _ := strings.Cut(t, ":")
+	name, _, _ = strings.Cut(name, "@")
+	k, ok := r.Lookup(name)
+	return ok && k.Cluster
+}
+
+var errConnString = errors.New("a key=value connection string is not a target: write it as a URL, e.g. postgres://user:password@host:5432/db (percent-encode / ? # @ % and spaces in the password)")
+
+// clusterShape reads what follows a cluster kind's ':' when it sizes the
+// cluster, "replicas=1" or "aof-always,nodes=6,replicas=1": its options,
+// and at most one profile among them. Values are checked by Check.
+func clusterShape(k Kind, text string) (profile string, opts map[string]string, err error) {
+	opts = map[string]string{}
+	for _, item := range strings.Split(text, ",") {
+		name, value, isOption := strings.Cut(item, "=")
+		switch {
+		case !isOption && profile != "":
+			return "", nil, fmt.Errorf("target %s:…: one profile at most, then options such as nodes=3,replicas=1", k.Name)
+		case !isOption:
+			profile = item
+		case !slices.Contains(ClusterOptionNames, name):
+			return "", nil, fmt.Errorf("target %s:…: unknown option %s (valid: %s)", k.Name, quoteWord(name), strings.Join(ClusterOptionNames, ", "))
+		case !wordRE.MatchString(value):
+			return "", nil, fmt.Errorf("target %s:…: option %s wants a number", k.Name, name)
+		default:
+			opts[name] = value
+		}
+	}
+	return profile, opts, nil
+}
+
+// ClusterOptionNames are the options that size a managed cluster: its
+// primaries (nodes) and each one's replicas.
+var ClusterOptionNames = []string{"nodes", "replicas"}
 
 // checkVersion checks a version a target names for kind k: only managed
 // servers have versions, and a version is a number. The version is quoted

@@ -26,34 +26,51 @@ func testRegistry() Registry {
 		{Name: "redis", Server: server.Redis, Schemes: []string{"redis", "rediss"}, Open: open, CheckURL: redis.CheckURL},
 		{Name: "mariadb", Server: server.MariaDB, Schemes: []string{"mysql", "mariadb"}, Open: open, CheckURL: mysql.CheckURL},
 		{Name: "valkey", Server: server.Valkey, Open: open, ServerOptions: map[string]string{"io-threads": ""}},
+		{Name: "redis-cluster", Server: server.Redis, Cluster: true, Schemes: []string{"redis-cluster"}, Open: open, CheckURL: redis.CheckClusterURL,
+			ServerOptions: map[string]string{"nodes": "", "replicas": ""}, CheckOptions: func(o map[string]string) error { return CheckClusterOptions(server.Redis, o) }},
 	}
 }
 
 func TestParse(t *testing.T) {
 	r := testRegistry()
 	for in, want := range map[string]Spec{
-		"memory":                        {Store: "memory"},
-		"redis:aof-always":              {Store: "redis", Profile: "aof-always"},
-		"postgresql://u@h:5432/db":      {Store: "postgres", URL: "postgresql://u@h:5432/db"},
-		"sqlite:///tmp/x.db":            {Store: "sqlite", URL: "sqlite:///tmp/x.db"},
-		"  redis://127.0.0.1:6379  ":    {Store: "redis", URL: "redis://127.0.0.1:6379"},
-		"postgres:async-commit":         {Store: "postgres", Profile: "async-commit"},
-		"redis://:pw@127.0.0.1:6379/0 ": {Store: "redis", URL: "redis://:pw@127.0.0.1:6379/0"},
+		"memory":                                      {Store: "memory"},
+		"redis:aof-always":                            {Store: "redis", Profile: "aof-always"},
+		"postgresql://u@h:5432/db":                    {Store: "postgres", URL: "postgresql://u@h:5432/db"},
+		"sqlite:///tmp/x.db":                          {Store: "sqlite", URL: "sqlite:///tmp/x.db"},
+		"  redis://127.0.0.1:6379  ":                  {Store: "redis", URL: "redis://127.0.0.1:6379"},
+		"postgres:async-commit":                       {Store: "postgres", Profile: "async-commit"},
+		"redis://:pw@127.0.0.1:6379/0 ":               {Store: "redis", URL: "redis://:pw@127.0.0.1:6379/0"},
+		"redis-cluster":                               {Store: "redis-cluster"},
+		"redis-cluster:replicas=1":                    {Store: "redis-cluster", Options: map[string]string{"replicas": "1"}},
+		"redis-cluster:aof-always,nodes=6,replicas=1": {Store: "redis-cluster", Profile: "aof-always", Options: map[string]string{"nodes": "6", "replicas": "1"}},
+		"redis-cluster://h1:7000,h2:7001/":            {Store: "redis-cluster", URL: "redis-cluster://h1:7000,h2:7001/"},
 	} {
 		got, err := r.Parse(in)
-		if err != nil || got.Store != want.Store || got.Profile != want.Profile || got.URL != want.URL {
+		if err != nil || got.Store != want.Store || got.Profile != want.Profile || got.URL != want.URL || fmt.Sprint(got.Options) != fmt.Sprint(want.Options) {
 			t.Errorf("Parse(%q) = %+v, %v; want %+v", in, got, err, want)
 		}
 	}
 	for in, wantErr := range map[string]string{
 		"":                     "empty target",
-		"mongo":                `unknown store "mongo" (valid: memory, sqlite, postgres, redis, mariadb, valkey)`,
+		"mongo":                `unknown store "mongo" (valid: memory, sqlite, postgres, redis, mariadb, valkey, redis-cluster)`,
 		"redis:turbo":          `unknown profile "turbo" for redis`,
 		"memory:fast":          "store memory has no profiles",
 		"ftp://h/x":            `unknown URL scheme "ftp"`,
 		"redis:///x":           "no host:port",
 		"sqlite://":            "no path",
 		"postgres://u:pw@h:%z": "malformed URL",
+		// A cluster's size, after its ':' like a profile.
+		"redis:replicas=1":                    "key=value connection string",
+		"redis-cluster:password=pw":           `unknown option "password"`,
+		"redis-cluster:replicas=x":            "option replicas=\"x\": want a whole number",
+		"redis-cluster:replicas=3":            "want 0 to 2 per primary",
+		"redis-cluster:nodes=0":               "want at least 1",
+		"redis-cluster:nodes=17":              "at most 16",
+		"redis-cluster:none,rdb":              "a profile is a name",
+		"redis-cluster:none,rdb,replicas=1":   "one profile at most",
+		"redis-cluster:turbo,replicas=1":      `unknown profile "turbo"`,
+		"redis-cluster://h1:7000,h2:7001/app": "database 0 only",
 	} {
 		_, err := r.Parse(in)
 		if err == nil || !strings.Contains(err.Error(), wantErr) {
@@ -199,5 +216,43 @@ func TestProbe(t *testing.T) {
 	sq, _ := r.Lookup("sqlite")
 	if err := Probe(context.Background(), sq, "sqlite:///nonexistent-dir/x.db"); err == nil {
 		t.Error("probe of a sqlite file in a missing directory succeeded")
+	}
+}
+
+// A cluster's size is part of its label, written as Parse reads it, so two
+// sizes of one store are two targets.
+func TestClusterLabel(t *testing.T) {
+	r := testRegistry()
+	for _, in := range []string{"redis-cluster", "redis-cluster:replicas=1", "redis-cluster:aof-always,nodes=6,replicas=1", "redis-cluster@7.0:nodes=2"} {
+		spec, err := r.Parse(in)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if spec.Label() != in {
+			t.Errorf("Parse(%q).Label() = %q", in, spec.Label())
+		}
+	}
+	plain := Spec{Store: "redis-cluster"}
+	if got := (Spec{Store: "redis-cluster", Options: map[string]string{"nodes": "3"}}).Label(); got == plain.Label() {
+		t.Errorf("nodes=3 and the default share label %q", got)
+	}
+}
+
+// SplitList keeps a cluster's seed list and size together and splits the
+// rest at every comma.
+func TestSplitList(t *testing.T) {
+	r := testRegistry()
+	for in, want := range map[string][]string{
+		"memory,redis":                                     {"memory", "redis"},
+		"redis-cluster:nodes=6,replicas=1,redis":           {"redis-cluster:nodes=6,replicas=1", "redis"},
+		"redis-cluster://h1:7000,h2:7001/,redis":           {"redis-cluster://h1:7000,h2:7001/", "redis"},
+		"redis://h:1,redis-cluster://u:pw@h1:1,h2:2,h3:3/": {"redis://h:1", "redis-cluster://u:pw@h1:1,h2:2,h3:3/"},
+		"redis-cluster,replicas=1":                         {"redis-cluster,replicas=1"},
+		"redis-cluster,,memory":                            {"redis-cluster", "", "memory"},
+		"redis,nodes=3":                                    {"redis", "nodes=3"},
+	} {
+		if got := r.SplitList(in); fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("SplitList(%q) = %q, want %q", in, got, want)
+		}
 	}
 }

@@ -18,24 +18,35 @@ import (
 // would pass CI without ever being measured.
 func Start(t testing.TB, k server.Kind, opts server.Options) *server.Server {
 	t.Helper()
+	s, err := server.Start(context.Background(), k, prepare(t, k, opts))
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	stopAtCleanup(t, s.Stop)
+	return s
+}
+
+// prepare fails t when k's binary is missing, and puts the data dirs under
+// the test's BaseDir unless opts says where.
+func prepare(t testing.TB, k server.Kind, opts server.Options) server.Options {
+	t.Helper()
 	if _, err := server.LocateFor(k, opts); err != nil {
 		t.Fatalf("servertest: %v", err) // the MissingError quotes InstallHint
 	}
 	if opts.BaseDir == "" {
 		opts.BaseDir = BaseDir(t)
 	}
-	s, err := server.Start(context.Background(), k, opts)
-	if err != nil {
-		t.Fatalf("servertest: %v", err)
-	}
+	return opts
+}
+
+func stopAtCleanup(t testing.TB, stop func(context.Context) error) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		if err := s.Stop(ctx); err != nil {
+		if err := stop(ctx); err != nil {
 			t.Errorf("servertest: %v", err)
 		}
 	})
-	return s
 }
 
 // BaseDir returns t.TempDir() made searchable by other users: as root the
@@ -68,4 +79,17 @@ func ProcessesUnder(dir string) []string {
 		}
 	}
 	return found
+}
+
+// StartCluster starts a managed cluster (server.StartCluster) for a test
+// under t.TempDir(), stopped in t.Cleanup; a missing binary fails the test
+// with the install hint, as Start does.
+func StartCluster(t testing.TB, k server.Kind, opts server.Options, co server.ClusterOptions) *server.Cluster {
+	t.Helper()
+	c, err := server.StartCluster(context.Background(), k, prepare(t, k, opts), co)
+	if err != nil {
+		t.Fatalf("servertest: %v", err)
+	}
+	stopAtCleanup(t, c.Stop)
+	return c
 }

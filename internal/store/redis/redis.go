@@ -33,6 +33,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"strconv"
 	"strings"
@@ -132,16 +133,7 @@ func (s *Store) connect(ctx context.Context, name string, block bool, dialed *at
 	opt := s.opt
 	opt.InitAddress = append([]string(nil), s.opt.InitAddress...)
 	opt.ForceSingleClient = true
-	opt.PipelineMultiplex = -1
-	opt.DisableCache = true
-	opt.DisableRetry = true
-	// The ring only queues commands for the background pipeline, which this
-	// client avoids: 2 slots instead of 1024 (each a mutex, two sync.Conds
-	// and a channel) make a connection about 0.8 ms cheaper to open.
-	opt.RingScaleEachConn = 1
-	opt.ClientName = name
-	opt.Dialer = net.Dialer{Timeout: s.cfg.Timeout, KeepAlive: -1}
-	opt.ConnWriteTimeout = s.cfg.Timeout
+	synchronous(&opt, name, s.cfg.Timeout)
 	if block || dialed != nil {
 		base := opt.DialCtxFn // unix:// URLs
 		opt.DialCtxFn = func(ctx context.Context, dst string, d *net.Dialer, tc *tls.Config) (net.Conn, error) {
@@ -161,10 +153,32 @@ func (s *Store) connect(ctx context.Context, name string, block bool, dialed *at
 			return c, err
 		}
 	}
+	return dial(ctx, opt, s.addr())
+}
+
+// synchronous sets what every client of ours has (see the package doc):
+// one pipe per node, no client-side cache, no retry, small ring and
+// buffers, its name, the store's timeouts and no TCP keepalive.
+func synchronous(opt *rueidis.ClientOption, name string, timeout time.Duration) {
+	opt.PipelineMultiplex = -1
+	opt.DisableCache = true
+	opt.DisableRetry = true
+	// The ring only queues commands for the background pipeline, which this
+	// client avoids: 2 slots instead of 1024 (each a mutex, two sync.Conds
+	// and a channel) make a connection about 0.8 ms cheaper to open.
+	opt.RingScaleEachConn = 1
+	opt.ClientName = name
+	opt.Dialer = net.Dialer{Timeout: timeout, KeepAlive: -1}
+	opt.ConnWriteTimeout = timeout
 	// Small buffers: the default 0.5 MiB each way per connection adds up to
 	// hundreds of MiB at high client counts; large values bypass bufio anyway.
 	opt.ReadBufferEachConn = 64 << 10
 	opt.WriteBufferEachConn = 64 << 10
+}
+
+// dial makes the rueidis client of opt, within ctx; addr names the server
+// in its errors.
+func dial(ctx context.Context, opt rueidis.ClientOption, addr string) (rueidis.Client, error) {
 	type result struct {
 		c   rueidis.Client
 		err error
@@ -184,13 +198,13 @@ func (s *Store) connect(ctx context.Context, name string, block bool, dialed *at
 				r.c.Close()
 			}
 		}()
-		return nil, errclass.WithClass(errclass.ClassTimeout, fmt.Errorf("redis: connect %s: %w", s.addr(), ctx.Err()))
+		return nil, errclass.WithClass(errclass.ClassTimeout, fmt.Errorf("redis: connect %s: %w", addr, ctx.Err()))
 	}
 	if r.err != nil {
 		if r.c != nil { // ForceSingleClient returns a client even when the dial failed
 			r.c.Close()
 		}
-		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", s.addr(), r.err))
+		return nil, errclass.WithClass(errclass.ClassUnavailable, fmt.Errorf("redis: connect %s: %w", addr, r.err))
 	}
 	return r.c, nil
 }
@@ -235,30 +249,38 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 // configNames are read back with CONFIG GET for the result file.
 var configNames = []string{"save", "appendonly", "appendfsync", "aof-use-rdb-preamble", "maxmemory", "maxmemory-policy", "io-threads"}
 
-// Info reads the server version (INFO server) and its persistence settings
-// (CONFIG GET). Servers that forbid CONFIG get durability "unknown".
+// Info reads the server version and its persistence settings (readServer).
 func (s *Store) Info(ctx context.Context) (store.Info, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
 		return store.Info{}, errClosed
 	}
-	raw, err := s.admin.Do(ctx, s.admin.B().Info().Section("server").Build()).ToString()
-	if err != nil {
-		return store.Info{}, opErr("info", err)
-	}
 	info := store.Info{Kind: "redis", Location: s.loc, Namespace: s.cfg.Namespace, Settings: map[string]string{
 		"client": "rueidis, one connection per client, no client-side cache, synchronous round trips; pipelines (batches): one write of every command and a buffered read of the replies on that connection, beside rueidis; a connection per op: RESP2 on a bare connection, its one command only (no HELLO, no closing PING)",
 	}}
+	if err := readServer(ctx, s.admin, &info); err != nil {
+		return store.Info{}, err
+	}
+	return info, nil
+}
+
+// readServer reads into info what a Redis server says of itself: its
+// version (INFO server), its persistence settings (CONFIG GET) and so its
+// durability. Servers that forbid CONFIG get durability "unknown".
+func readServer(ctx context.Context, admin rueidis.Client, info *store.Info) error {
+	raw, err := admin.Do(ctx, admin.B().Info().Section("server").Build()).ToString()
+	if err != nil {
+		return opErr("info", err)
+	}
 	valkey := ""
-	for _, line := range strings.Split(raw, "\n") {
-		k, v, ok := strings.Cut(strings.TrimSpace(line), ":")
-		switch {
-		case ok && k == "redis_version":
+	for k, v := range infoFields(raw) {
+		switch k {
+		case "redis_version":
 			info.Version = v
-		case ok && k == "valkey_version":
+		case "valkey_version":
 			valkey = v
-		case ok && (k == "redis_mode" || k == "multiplexing_api" || k == "arch_bits" || k == "server_name"):
+		case "redis_mode", "multiplexing_api", "arch_bits", "server_name":
 			info.Settings[k] = v
 		}
 	}
@@ -269,10 +291,10 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 	}
 	conf := map[string]string{}
 	for _, name := range configNames {
-		m, err := s.admin.Do(ctx, s.admin.B().ConfigGet().Parameter(name).Build()).AsStrMap()
+		m, err := admin.Do(ctx, admin.B().ConfigGet().Parameter(name).Build()).AsStrMap()
 		if err != nil {
 			if _, isRedis := rueidis.IsRedisErr(err); !isRedis {
-				return store.Info{}, opErr("info: CONFIG GET "+name, err)
+				return opErr("info: CONFIG GET "+name, err)
 			}
 			conf = nil // CONFIG disabled or renamed, as on managed services
 			break
@@ -283,7 +305,20 @@ func (s *Store) Info(ctx context.Context) (store.Info, error) {
 		}
 	}
 	info.Durability = durability(conf)
-	return info, nil
+	return nil
+}
+
+// infoFields reads INFO-style "key:value" lines (under RESP3 a verbatim
+// string, whose "txt:" prefix would glue onto the first key).
+func infoFields(raw string) map[string]string {
+	raw = strings.TrimPrefix(raw, "txt:")
+	m := map[string]string{}
+	for _, line := range strings.Split(raw, "\n") {
+		if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+			m[k] = v
+		}
+	}
+	return m
 }
 
 // durability says in words what a crash loses under the CONFIG GET values.
@@ -369,6 +404,9 @@ type Client struct {
 	n        int    // length of the prefix
 	blocking bool   // its socket blocks (blockio.Wrap)
 	limit    valueLimit
+	// cluster: rc is a Redis Cluster client, which routes a command by the
+	// slot of its key, so every command names its key as one (Keys).
+	cluster bool
 
 	// Batches (batch.go): every prefixed key of the batch, back to back,
 	// and the commands, both reused from batch to batch; raw is the
@@ -409,15 +447,25 @@ func (c *Client) done(err error) {
 // builder: the typed builders hash every key (CRC16) for a cluster slot that
 // a single node never uses, which cost ~0.2 µs per op of client CPU.
 func (c *Client) getCmd(key string) rueidis.Completed {
-	return c.rc.B().Arbitrary("GET").Args(key).Build()
+	return c.keyed("GET", key)
 }
 
 // setCmd builds SET key val, with PX px when px > 0.
 func (c *Client) setCmd(key, val string, px int64) rueidis.Completed {
 	if px > 0 {
-		return c.rc.B().Arbitrary("SET").Args(key, val, "PX", strconv.FormatInt(px, 10)).Build()
+		return c.keyed("SET", key, val, "PX", strconv.FormatInt(px, 10))
 	}
-	return c.rc.B().Arbitrary("SET").Args(key, val).Build()
+	return c.keyed("SET", key, val)
+}
+
+// keyed builds command name on key, then args: the key as a plain argument
+// for one node (no slot hashing), as the key whose slot routes the command
+// for a cluster.
+func (c *Client) keyed(name, key string, args ...string) rueidis.Completed {
+	if c.cluster {
+		return c.rc.B().Arbitrary(name).Keys(key).Args(args...).Build()
+	}
+	return c.rc.B().Arbitrary(name).Args(key).Args(args...).Build()
 }
 
 // pxOf is ttl in whole milliseconds, rounded up; 0 means no expiry.
@@ -473,11 +521,11 @@ func (c *Client) Add(ctx context.Context, key, val []byte, ttl time.Duration) (b
 	if err != nil {
 		return false, opErr("add", err)
 	}
-	args := []string{c.prefixed(key), rueidis.BinaryString(val), "NX"}
+	args := []string{rueidis.BinaryString(val), "NX"}
 	if px := pxOf(ttl); px > 0 {
 		args = append(args, "PX", strconv.FormatInt(px, 10))
 	}
-	err = c.rc.Do(ctx, c.rc.B().Arbitrary("SET").Args(args...).Build()).Error()
+	err = c.rc.Do(ctx, c.keyed("SET", c.prefixed(key), args...)).Error()
 	c.done(err)
 	switch {
 	case rueidis.IsRedisNil(err): // NX refused: the key holds a value
@@ -513,7 +561,9 @@ func classify(err error) errclass.Class {
 		}
 		return ""
 	}
-	if errors.Is(err, rueidis.ErrClosing) {
+	// ErrClosing: our client is closing; EOF: the server closed the
+	// connection under a command (it died, or a cluster node was killed).
+	if errors.Is(err, rueidis.ErrClosing) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
 		return errclass.ClassUnavailable
 	}
 	return ""

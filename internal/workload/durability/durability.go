@@ -52,6 +52,8 @@ const maxConsecutiveErrors = 1000
 // killed by storebench, and the memory store lives in the writer's process.
 func Check(k target.Kind, spec target.Spec) error {
 	switch {
+	case k.Cluster:
+		return fmt.Errorf("durability: %s is a cluster; the workload kills and restarts one server and reads back what it acknowledged (measure a node's durability on %s)", spec.Label(), k.Server)
 	case k.Server != "" && spec.Managed():
 		return nil
 	case k.Server != "":

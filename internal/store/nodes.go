@@ -1,0 +1,20 @@
+package store
+
+import "context"
+
+// NodeCounter is a store spread over several servers (a Redis Cluster, a
+// memcached pool) that reads how many commands each server has served so
+// far: the counts before and after a phase say which node served how many
+// of its ops.
+type NodeCounter interface {
+	NodeCounts(ctx context.Context) ([]NodeCount, error)
+}
+
+// NodeCount is one server's command counters since it started.
+type NodeCount struct {
+	Addr string // host:port
+	Role string // primary, replica or server (a pool's)
+	// Reads and Writes count the data commands (GET, SET) it served;
+	// Other every other one (DEL, the admin's own commands).
+	Reads, Writes, Other int64
+}
