@@ -61,3 +61,16 @@ func TestRepeatedCells(t *testing.T) {
 		t.Errorf("a run without repeats reordered: %s", got)
 	}
 }
+
+// TestQuickChangesPrinted: a --quick run's summary says, under its first
+// line, what --quick changed.
+func TestQuickChangesPrinted(t *testing.T) {
+	r := repeated([][2]float64{{0.001, 0.01}})
+	r.Quick, r.QuickChanges = true, []string{"repeat 3→1", "keys [1000 10000 100000]→[1000 10000]"}
+	var b bytes.Buffer
+	Text(&b, r)
+	lines := strings.Split(b.String(), "\n")
+	if want := "quick: repeat 3→1; keys [1000 10000 100000]→[1000 10000]"; len(lines) < 2 || lines[1] != want {
+		t.Errorf("summary's second line %q, want %q", lines[min(1, len(lines)-1)], want)
+	}
+}

@@ -30,6 +30,9 @@ func Text(w io.Writer, r *result.Result) {
 		threads = fmt.Sprintf(" · client threads %d (GOMAXPROCS)", e.GoMaxProcs)
 	}
 	fmt.Fprintf(w, "storebench %s · %s · %s · %d cores%s · %s\n", r.Storebench.Version, r.Environment.CPUModel, r.Environment.OS, r.Environment.Cores, threads, r.Status)
+	if len(r.QuickChanges) > 0 {
+		fmt.Fprintf(w, "quick: %s\n", strings.Join(r.QuickChanges, "; "))
+	}
 	if n := RepeatNote(r); n != "" {
 		fmt.Fprintln(w, n)
 	}
