@@ -1,7 +1,6 @@
 package scenario
 
 import (
-	"bytes"
 	"encoding/json"
 	"strings"
 	"testing"
@@ -56,7 +55,14 @@ func resolveQuick(t *testing.T, name string) *Resolved {
 	if !ok {
 		t.Fatalf("no suite %s", name)
 	}
-	s, err := Parse(name, bytes.NewReader(b))
+	return resolveQuickSource(t, name, string(b))
+}
+
+// resolveQuickSource is a scenario file's quick run, resolved as a run
+// resolves it.
+func resolveQuickSource(t *testing.T, name, src string) *Resolved {
+	t.Helper()
+	s, err := Parse(name, strings.NewReader(src))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -138,23 +144,13 @@ quick:
   warmup: 1s
   repeat: 1
 `
-	s, err := Parse("t.yaml", strings.NewReader(src))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.ApplyQuick(all.Types()); err != nil {
-		t.Fatal(err)
-	}
-	r, err := s.Resolve(everyStore(), all.Types(), false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	r := resolveQuickSource(t, "t.yaml", src)
 	want := []string{"repeat 3→1", "keys [100 1000]→[100] (kv)", "ops 5000→500 (tp)", "duration 1m0s→2s (timed)", "warmup 10s→1s (timed)", "6 of 8 cells"}
 	if strings.Join(r.QuickChanges, "; ") != strings.Join(want, "; ") {
 		t.Errorf("quick changes:\n got %q\nwant %q", r.QuickChanges, want)
 	}
 	// Without --quick there is nothing to say.
-	s, _ = Parse("t.yaml", strings.NewReader(src))
+	s, _ := Parse("t.yaml", strings.NewReader(src))
 	if r, err := s.Resolve(everyStore(), all.Types(), false); err != nil || r.QuickChanges != nil {
 		t.Errorf("without --quick: changes %q, err %v", r.QuickChanges, err)
 	}
