@@ -74,3 +74,27 @@ func TestQuickChangesPrinted(t *testing.T) {
 		t.Errorf("summary's second line %q, want %q", lines[min(1, len(lines)-1)], want)
 	}
 }
+
+// TestAskedSettingsPrinted: the targets table shows the server settings a
+// target asked for as the server read them back (two PostgreSQL 18
+// targets differing in io_method), and no such column when none asked.
+func TestAskedSettingsPrinted(t *testing.T) {
+	pg := func(name, method string) result.Target {
+		tg := result.Target{Name: name, Store: "postgres", Managed: true, Options: map[string]string{"io_method": method, "design": "unlogged"}}
+		tg.Version, tg.Settings = "18.6", map[string]string{"io_method": method, "io_workers": "3"}
+		return tg
+	}
+	r := &result.Result{Targets: []result.Target{pg("postgres-18", "worker"), pg("postgres-18-sync", "sync"), {Name: "memory", Store: "memory"}}}
+	var b bytes.Buffer
+	targetTable(&b, r)
+	for _, want := range []string{"settings asked, as read back", "io_method=worker", "io_method=sync"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("targets table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	targetTable(&b, &result.Result{Targets: []result.Target{{Name: "memory", Store: "memory"}}})
+	if strings.Contains(b.String(), "settings asked") {
+		t.Errorf("a column of settings no target asked for:\n%s", b.String())
+	}
+}

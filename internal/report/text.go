@@ -11,8 +11,10 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -222,8 +224,18 @@ func targetTable(w io.Writer, r *result.Result) {
 	}
 	fmt.Fprintln(w, "\ntargets")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target\tversion\twhere\tdurability (what a crash loses)")
-	for _, t := range r.Targets {
+	asked := make([]string, len(r.Targets))
+	var anyAsked bool
+	for i, t := range r.Targets {
+		asked[i] = askedSettings(t)
+		anyAsked = anyAsked || asked[i] != ""
+	}
+	head := "target\tversion\twhere\tdurability (what a crash loses)"
+	if anyAsked {
+		head += "\tsettings asked, as read back"
+	}
+	fmt.Fprintln(tw, head)
+	for i, t := range r.Targets {
 		where := t.Location
 		switch {
 		case t.ServerPID != 0:
@@ -231,9 +243,26 @@ func targetTable(w io.Writer, r *result.Result) {
 		case !t.Managed:
 			where = "external: " + where
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Version, where, t.Durability)
+		row := fmt.Sprintf("%s\t%s\t%s\t%s", t.Name, t.Version, where, t.Durability)
+		if anyAsked {
+			row += "\t" + asked[i]
+		}
+		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
+}
+
+// askedSettings are the target's options that are server settings (a
+// managed server's io_method, io-threads), with the values the server
+// reports: what a comparison of two targets of one version turns on.
+func askedSettings(t result.Target) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(t.Options)) {
+		if v, ok := t.Settings[k]; ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // RepeatNote says how a run with --repeat is shown; "" for other runs.
