@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
@@ -72,8 +74,12 @@ func stores() target.Registry {
 		{
 			Name: "postgres", Batches: true, Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
 			Schemes: []string{"postgres", "postgresql"}, Prototype: (*postgres.Store)(nil), ClientPrototype: (*postgres.Client)(nil), CheckURL: postgres.CheckURL,
-			Options: map[string]string{"design": "logged (default), unlogged, hash-index, covering; combine with commas, e.g. unlogged,covering"},
+			Options:       map[string]string{"design": "logged (default), unlogged, hash-index, covering; combine with commas, e.g. unlogged,covering"},
+			ServerOptions: map[string]string{"io_method": "PostgreSQL 18+ asynchronous I/O: worker (18's default), sync, io_uring (a build with liburing)"},
 			CheckOptions: func(o map[string]string) error {
+				if v, ok := o["io_method"]; ok && !slices.Contains(server.PGIOMethods, v) {
+					return fmt.Errorf("option io_method=%q: want %s", v, strings.Join(server.PGIOMethods, ", "))
+				}
 				return postgres.Config{URL: "postgres://check", Namespace: "check", Design: o["design"]}.Validate()
 			},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {

@@ -106,3 +106,27 @@ func TestValkeyIOThreadsOption(t *testing.T) {
 		t.Errorf("io-threads 300: exit %d, stderr %q", r.code, r.stderr)
 	}
 }
+
+// TestPostgresIOMethodRefused: io_method on a PostgreSQL before 18, or a
+// value PostgreSQL does not have, is one line and exit 2 before any work.
+func TestPostgresIOMethodRefused(t *testing.T) {
+	dir := t.TempDir()
+	for name, c := range map[string]struct{ target, want string }{
+		"old":     {`{store: postgres, version: "15", options: {io_method: sync}}`, "setting io_method needs PostgreSQL 18 or later"},
+		"unknown": {`{store: postgres, version: "18", options: {io_method: fast}}`, `option io_method="fast": want worker, sync, io_uring`},
+	} {
+		p := filepath.Join(dir, name+".yaml")
+		body := "name: x\ntargets:\n  - " + c.target + "\nworkloads:\n  - type: kv\n    keys: [100]\n"
+		if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		out := filepath.Join(dir, "out-"+name)
+		r := storebench(t, nil, "run", p, "--out", out)
+		if lines := strings.Split(strings.TrimSpace(r.stderr), "\n"); r.code != 2 || len(lines) != 1 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("%s: exit %d, stderr %q; want exit 2 and one line with %q", name, r.code, r.stderr, c.want)
+		}
+		if _, err := os.Stat(out); !os.IsNotExist(err) {
+			t.Errorf("%s: %s was made: work began before the refusal", name, out)
+		}
+	}
+}

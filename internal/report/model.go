@@ -141,6 +141,8 @@ func environmentRows(r *result.Result, full bool) [][2]string {
 		rows = append(rows, [2]string{"suite", r.Suite})
 	}
 	rows = append(rows, [2]string{"seed", fmt.Sprint(r.Seed)})
+	// What --quick shortened, as the terminal's second line says it.
+	rows = append(rows, [2]string{"quick", strings.Join(r.QuickChanges, "; ")})
 	if full {
 		rows = append(rows, [2]string{"command", strings.Join(r.Command, " ")})
 	}

@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"io"
 	"strings"
 	"testing"
 
@@ -59,5 +60,52 @@ func TestRepeatedCells(t *testing.T) {
 	}
 	if got := strings.Join(order, ","); !strings.HasPrefix(got, "memory/kv/keys=1000,memory/kv/keys=10000,memory/kv/keys=1000,") {
 		t.Errorf("a run without repeats reordered: %s", got)
+	}
+}
+
+// TestQuickChangesPrinted: a --quick run's summary says, under its first
+// line, what --quick changed.
+func TestQuickChangesPrinted(t *testing.T) {
+	r := repeated([][2]float64{{0.001, 0.01}})
+	r.Quick, r.QuickChanges = true, []string{"repeat 3→1", "keys [1000 10000 100000]→[1000 10000]"}
+	var b bytes.Buffer
+	Text(&b, r)
+	lines := strings.Split(b.String(), "\n")
+	if want := "quick: repeat 3→1; keys [1000 10000 100000]→[1000 10000]"; len(lines) < 2 || lines[1] != want {
+		t.Errorf("summary's second line %q, want %q", lines[min(1, len(lines)-1)], want)
+	}
+	// The Markdown and HTML environment tables say it too.
+	for format, write := range map[string]func(io.Writer, *result.Result) error{"md": Markdown, "html": HTML} {
+		b.Reset()
+		if err := write(&b, r); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(b.String(), "repeat 3→1; keys ") {
+			t.Errorf("%s report lacks the quick note", format)
+		}
+	}
+}
+
+// TestAskedSettingsPrinted: the targets table shows the server settings a
+// target asked for as the server read them back (two PostgreSQL 18
+// targets differing in io_method), and no such column when none asked.
+func TestAskedSettingsPrinted(t *testing.T) {
+	pg := func(name, method string) result.Target {
+		tg := result.Target{Name: name, Store: "postgres", Managed: true, Options: map[string]string{"io_method": method, "design": "unlogged"}}
+		tg.Version, tg.Settings = "18.6", map[string]string{"io_method": method, "io_workers": "3"}
+		return tg
+	}
+	r := &result.Result{Targets: []result.Target{pg("postgres-18", "worker"), pg("postgres-18-sync", "sync"), {Name: "memory", Store: "memory"}}}
+	var b bytes.Buffer
+	targetTable(&b, r)
+	for _, want := range []string{"settings asked, as read back", "io_method=worker", "io_method=sync"} {
+		if !strings.Contains(b.String(), want) {
+			t.Errorf("targets table lacks %q:\n%s", want, b.String())
+		}
+	}
+	b.Reset()
+	targetTable(&b, &result.Result{Targets: []result.Target{{Name: "memory", Store: "memory"}}})
+	if strings.Contains(b.String(), "settings asked") {
+		t.Errorf("a column of settings no target asked for:\n%s", b.String())
 	}
 }

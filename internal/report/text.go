@@ -11,6 +11,7 @@ package report
 import (
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"regexp"
 	"slices"
@@ -31,6 +32,9 @@ func Text(w io.Writer, r *result.Result) {
 		threads = fmt.Sprintf(" · client threads %d (GOMAXPROCS)", e.GoMaxProcs)
 	}
 	fmt.Fprintf(w, "storebench %s · %s · %s · %d cores%s · %s\n", r.Storebench.Version, r.Environment.CPUModel, r.Environment.OS, r.Environment.Cores, threads, r.Status)
+	if len(r.QuickChanges) > 0 {
+		fmt.Fprintf(w, "quick: %s\n", strings.Join(r.QuickChanges, "; "))
+	}
 	if perCell != nil {
 		fmt.Fprintln(w, "client threads (GOMAXPROCS) per cell:")
 		for _, l := range perCell {
@@ -227,8 +231,18 @@ func targetTable(w io.Writer, r *result.Result) {
 	}
 	fmt.Fprintln(w, "\ntargets")
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
-	fmt.Fprintln(tw, "target\tversion\twhere\tdurability (what a crash loses)")
-	for _, t := range r.Targets {
+	asked := make([]string, len(r.Targets))
+	var anyAsked bool
+	for i, t := range r.Targets {
+		asked[i] = askedSettings(t)
+		anyAsked = anyAsked || asked[i] != ""
+	}
+	head := "target\tversion\twhere\tdurability (what a crash loses)"
+	if anyAsked {
+		head += "\tsettings asked, as read back"
+	}
+	fmt.Fprintln(tw, head)
+	for i, t := range r.Targets {
 		where := t.Location
 		switch {
 		case t.ServerPID != 0:
@@ -236,7 +250,11 @@ func targetTable(w io.Writer, r *result.Result) {
 		case !t.Managed:
 			where = "external: " + where
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\n", t.Name, t.Version, where, t.Durability)
+		row := fmt.Sprintf("%s\t%s\t%s\t%s", t.Name, t.Version, where, t.Durability)
+		if anyAsked {
+			row += "\t" + asked[i]
+		}
+		fmt.Fprintln(tw, row)
 	}
 	tw.Flush()
 }
@@ -269,6 +287,19 @@ func ClientThreadsLines(r *result.Result) []string {
 		lines = append(lines, strings.Join(targets[why], ", ")+": "+why)
 	}
 	return lines
+}
+
+// askedSettings are the target's options that are server settings (a
+// managed server's io_method, io-threads), with the values the server
+// reports: what a comparison of two targets of one version turns on.
+func askedSettings(t result.Target) string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(t.Options)) {
+		if v, ok := t.Settings[k]; ok {
+			out = append(out, k+"="+v)
+		}
+	}
+	return strings.Join(out, " ")
 }
 
 // RepeatNote says how a run with --repeat is shown; "" for other runs.

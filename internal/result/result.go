@@ -54,6 +54,9 @@ type Result struct {
 	Scenario    any         `json:"scenario"`
 	Article     *Article    `json:"article,omitempty"`
 	Quick       bool        `json:"quick,omitempty"`
+	// QuickChanges says what --quick changed from the full suite, one
+	// phrase each, e.g. "repeat 3→1", "duration 2h0m0s→8s".
+	QuickChanges []string `json:"quick_changes,omitempty"`
 	// Repeat is how many times each cell ran (--repeat), when more than
 	// once: its repeats share the cell id, and tables show the median one.
 	Repeat int `json:"repeat,omitempty"`

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/storebench/storebench/internal/errclass"
@@ -44,6 +45,7 @@ type Plan struct {
 	serverBins     map[server.Kind]string // --server-bin
 	shard          workload.Shard         // --shard
 	startAt        time.Time              // --start-at
+	quickChanges   []string               // what --quick changed, for the result and the log
 }
 
 // NewPlan checks everything a run is given (the scenario, the options, the
@@ -67,6 +69,11 @@ func NewPlan(ctx context.Context, reg target.Registry, types workload.Registry, 
 		return nil, err
 	}
 	p := &Plan{reg: reg, s: s, opts: opts, repeat: repeat, shard: shard, startAt: startAt}
+	for _, c := range resolved.QuickChanges {
+		if opts.Repeat == nil || !strings.HasPrefix(c, "repeat ") { // --repeat says how many, not the quick section
+			p.quickChanges = append(p.quickChanges, c)
+		}
+	}
 	p.server = pickCPUs(opts.ServerCPUs, "--server-cpus", s.ServerCPUs, "server_cpus", s.Source)
 	p.client = pickCPUs(opts.ClientCPUs, "--client-cpus", s.ClientCPUs, "client_cpus", s.Source)
 	if _, err := p.server.cpus(); err != nil {
@@ -162,6 +169,7 @@ func (p *Plan) newResult(started time.Time) *result.Result {
 		Storebench:  result.Build{Version: p.opts.Version, Commit: p.opts.Commit, GoVersion: runtime.Version()},
 		Environment: result.ReadEnvironment(p.server.list),
 		Scenario:    p.s, Skipped: p.skipped, Article: p.s.Article, Quick: p.opts.Quick,
+		QuickChanges: p.quickChanges,
 	}
 	if p.repeat > 1 {
 		res.Repeat = p.repeat
@@ -173,6 +181,9 @@ func (p *Plan) newResult(started time.Time) *result.Result {
 // logBefore says, before the first cell, what the run leaves out: skipped
 // targets, what earlier runs left behind, CPU lists it cannot apply.
 func (p *Plan) logBefore(ctx context.Context, obs Observer) {
+	if len(p.quickChanges) > 0 {
+		obs.Logf("quick: %s", strings.Join(p.quickChanges, "; "))
+	}
 	for _, sk := range p.skipped {
 		obs.Logf("skipping %s: %s", sk.Target, sk.Reason)
 	}

@@ -22,6 +22,10 @@ type Resolved struct {
 	// section decoded, overlaid and defaulted: what the run records.
 	Scenario *Scenario
 	Cells    []Cell
+	// QuickChanges says what --quick changed from the full scenario, one
+	// phrase each (e.g. "repeat 3→1", "keys [1000 10000 100000]→[1000]");
+	// nil without --quick.
+	QuickChanges []string
 }
 
 // Cell is one planned measurement: a workload entry's cell on one target.
@@ -74,6 +78,10 @@ func (s *Scenario) ApplyQuick(types workload.Registry) error {
 	if s.Quick == nil {
 		return fmt.Errorf("%s has no quick mode", s.Name)
 	}
+	full := *s
+	full.Workloads = slices.Clone(s.Workloads)
+	full.overlays = slices.Clone(s.overlays)
+	s.beforeQuick = &full
 	q := s.Quick
 	if q.Repeat > 0 {
 		s.Repeat = q.Repeat
@@ -109,6 +117,9 @@ func (s *Scenario) Resolve(stores target.Registry, types workload.Registry, keep
 	r, err := s.resolve(stores, types, keep)
 	if err != nil {
 		return nil, oneLine{err}
+	}
+	if full := s.resolveFull(stores, types, keep); full != nil {
+		r.QuickChanges = quickChanges(full, r, types)
 	}
 	return r, nil
 }

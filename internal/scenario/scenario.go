@@ -63,6 +63,9 @@ type Scenario struct {
 	// overlays are workload fields laid over every entry that has them, in
 	// order (the quick section's, then the command line's): Resolve's.
 	overlays []overlay
+	// beforeQuick is the scenario as ApplyQuick found it: Resolve says
+	// what --quick changed by resolving both.
+	beforeQuick *Scenario
 }
 
 // Target is one entry of targets: a string ("redis:aof-always",

@@ -58,7 +58,7 @@ func everyStore() target.Registry {
 		{"valkey", server.Valkey, nil, true, false, (*redis.Store)(nil), (*redis.Client)(nil)},
 	} {
 		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Schemes: k.schemes, Prototype: k.proto, ClientPrototype: k.client, Batches: k.batches, DataInProcess: k.inProcs, Open: open,
-			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": "", "io-threads": ""}})
+			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": "", "io-threads": "", "io_method": ""}})
 	}
 	return reg
 }

@@ -3,8 +3,10 @@ package server
 import (
 	"context"
 	"fmt"
+	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"syscall"
 
@@ -206,4 +208,57 @@ func (postgresDriver) durability(st map[string]string) string {
 		d += "; full_page_writes off: torn pages possible after an OS crash"
 	}
 	return d
+}
+
+// pgSince are settings PostgreSQL has only from a major version on (18:
+// asynchronous I/O). An older server refuses to start with them; naming
+// the version it is says more, and before any work.
+var pgSince = map[string]int{"io_method": 18, "io_workers": 18, "io_max_combine_limit": 18}
+
+// PGIOMethods are the values of io_method (PostgreSQL 18); io_uring also
+// needs a build with liburing and a kernel that allows io_uring.
+var PGIOMethods = []string{"worker", "sync", "io_uring"}
+
+func (postgresDriver) checkSettings(want map[string]string, in Installation) error {
+	for _, name := range sortedKeys(want) {
+		since, ok := pgSince[name]
+		if !ok {
+			continue
+		}
+		v := in.Version
+		if v == "" {
+			var err error
+			if v, err = BinaryVersion(Postgres, in.Binaries.Server); err != nil {
+				return err
+			}
+		}
+		if major, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0]); major < since {
+			return fmt.Errorf("setting %s needs PostgreSQL %d or later; %s is PostgreSQL %s (pick one with version: \"%d\", e.g. postgres@%d)",
+				name, since, in.Binaries.Server, v, since, since)
+		}
+	}
+	if want["io_method"] == "io_uring" {
+		return ioUringUsable(in.Binaries)
+	}
+	return nil
+}
+
+// ioUringUsable says why io_method=io_uring cannot work here, if it
+// cannot: a build without liburing rejects the value, and a kernel with
+// io_uring disabled makes the server fail at its first I/O.
+func ioUringUsable(b Binaries) error {
+	if b.PGConfig == "" {
+		return fmt.Errorf("io_method=io_uring: no pg_config beside %s to tell whether it was built with liburing", b.Server)
+	}
+	out, err := exec.Command(b.PGConfig, "--configure").Output()
+	if err != nil {
+		return fmt.Errorf("io_method=io_uring: %s --configure: %v", b.PGConfig, err)
+	}
+	if !strings.Contains(string(out), "--with-liburing") {
+		return fmt.Errorf("io_method=io_uring: %s was built without liburing (use worker or sync)", b.Server)
+	}
+	if disabled, err := os.ReadFile("/proc/sys/kernel/io_uring_disabled"); err == nil && strings.TrimSpace(string(disabled)) != "0" {
+		return fmt.Errorf("io_method=io_uring: this kernel disables io_uring (kernel.io_uring_disabled=%s)", strings.TrimSpace(string(disabled)))
+	}
+	return nil
 }

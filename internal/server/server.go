@@ -142,6 +142,13 @@ type driver interface {
 	stopSignal() syscall.Signal
 }
 
+// settingsChecker is a driver whose settings depend on the installation
+// (a setting new in some version, a feature of some builds): what it
+// refuses is refused before any work, not left to the server's log.
+type settingsChecker interface {
+	checkSettings(want map[string]string, in Installation) error
+}
+
 type profile struct {
 	name     string
 	settings map[string]string
@@ -265,8 +272,15 @@ func resolve(k Kind, opts Options) (*plan, error) {
 	if err := checkCPUs(p.cpuSet); err != nil {
 		return nil, err
 	}
-	if p.bins, err = LocateFor(k, opts); err != nil {
+	in, err := findInstallation(k, opts)
+	if err != nil {
 		return nil, err
+	}
+	p.bins = in.Binaries
+	if c, ok := d.(settingsChecker); ok {
+		if err := c.checkSettings(p.want, in); err != nil {
+			return nil, err
+		}
 	}
 	p.version = opts.Version
 	if p.account, p.cred, err = runAccount(d.users()); err != nil {

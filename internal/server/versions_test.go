@@ -4,8 +4,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -257,5 +259,57 @@ func TestBinariesReachable(t *testing.T) {
 	}
 	if err == nil || !strings.Contains(err.Error(), "not searchable by user") || !strings.Contains(err.Error(), "put the binaries elsewhere") {
 		t.Errorf("Check with a binary under a 0700 dir = %v", err)
+	}
+}
+
+// TestPostgresIOMethod: io_method, PostgreSQL 18's asynchronous I/O, is a
+// setting on top of any profile, read back from the server.
+func TestPostgresIOMethod(t *testing.T) {
+	t.Parallel()
+	for _, method := range []string{"sync", "worker"} {
+		t.Run(method, func(t *testing.T) {
+			t.Parallel()
+			s := servertest.Start(t, server.Postgres, server.Options{Version: "18", Settings: map[string]string{"io_method": method}})
+			if got := s.Settings["io_method"]; got != method {
+				t.Errorf("io_method read back %q, want %s", got, method)
+			}
+		})
+	}
+}
+
+// TestPostgresIOMethodRefused: what a server would refuse at start is
+// refused by Check, before any work, in one line saying why: io_method
+// before PostgreSQL 18, io_uring on a build without liburing.
+func TestPostgresIOMethodRefused(t *testing.T) {
+	t.Parallel()
+	err := server.Check(server.Postgres, server.Options{Version: "15", Settings: map[string]string{"io_method": "sync"}})
+	if err == nil || !strings.Contains(err.Error(), "setting io_method needs PostgreSQL 18 or later") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("Check(postgres 15, io_method) = %v, want one line: needs PostgreSQL 18", err)
+	}
+	// No version asked: the default binary's own version is checked.
+	def, err := server.LocateFor(server.Postgres, server.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	v, err := server.BinaryVersion(server.Postgres, def.Server)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = server.Check(server.Postgres, server.Options{Settings: map[string]string{"io_method": "worker"}})
+	major, _ := strconv.Atoi(strings.SplitN(v, ".", 2)[0])
+	if old := major < 18; old != (err != nil) || old && !strings.Contains(err.Error(), "needs PostgreSQL 18") {
+		t.Errorf("Check(default postgres %s, io_method) = %v", v, err)
+	}
+	b, err := server.LocateFor(server.Postgres, server.Options{Version: "18"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(b.PGConfig, "--configure").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = server.Check(server.Postgres, server.Options{Version: "18", Settings: map[string]string{"io_method": "io_uring"}})
+	if withLiburing := strings.Contains(string(out), "--with-liburing"); !withLiburing && (err == nil || !strings.Contains(err.Error(), "built without liburing")) {
+		t.Errorf("Check(postgres 18 without liburing, io_uring) = %v, want: built without liburing", err)
 	}
 }

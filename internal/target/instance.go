@@ -27,6 +27,8 @@ type Instance struct {
 	url  string     // the server's own URL: a managed server's or the spec's
 	args StartArgs  // what the store was opened with, to reopen it (network.go)
 	path netem.Path // the network path in front of the server, while a cell asks for one
+	// calibrated is the last network set up on path, with its calibration.
+	calibrated *Network
 }
 
 // StartArgs are the run-wide settings a target needs to start.

@@ -37,6 +37,10 @@ type Network struct {
 	// Measured is Asked.RTT on top of Direct (netem.Path.Calibrate): the
 	// proxy's or the relay's own cost.
 	Offset time.Duration
+	// StartOffset is the offset the calibration started from: the last
+	// cell's when it ran through the same network (one round then often
+	// suffices), else 0.
+	StartOffset time.Duration
 	// ProbeError says why the round trip could not be measured.
 	ProbeError string
 }
@@ -72,6 +76,9 @@ func (n *Network) Params() map[string]any {
 		p["rtt_direct_ms"] = ms(n.Direct)
 	}
 	p["rtt_calibration_ms"] = ms(n.Offset)
+	if n.StartOffset != 0 {
+		p["rtt_calibration_start_ms"] = ms(n.StartOffset)
+	}
 	return p
 }
 
@@ -114,7 +121,7 @@ func (i *Instance) SetNetwork(ctx context.Context, net *netem.Config) (*Network,
 		}
 		err := i.reopen(ctx, i.url)
 		cerr := i.path.Close()
-		i.path = nil
+		i.path, i.calibrated = nil, nil
 		return nil, errors.Join(err, cerr)
 	}
 	if err := i.Kind.NoNetwork(); err != nil {
@@ -124,6 +131,7 @@ func (i *Instance) SetNetwork(ctx context.Context, net *netem.Config) (*Network,
 	if err != nil {
 		return nil, err
 	}
+	var start time.Duration
 	if i.path == nil {
 		p, err := netem.StartPath(i.args.Network, upstream, *net)
 		if err != nil {
@@ -138,14 +146,22 @@ func (i *Instance) SetNetwork(ctx context.Context, net *netem.Config) (*Network,
 			}
 			return nil, fmt.Errorf("reach %s through the network path: %w", i.Spec.Label(), err)
 		}
+	} else if i.calibrated != nil && i.calibrated.Asked == *net && i.path.Config() == *net {
+		// The same network as the last cell's: its calibration is where this
+		// one starts (Set would undo it), and is measured again all the same.
+		start = i.calibrated.Offset
 	} else if err := i.path.Set(*net); err != nil {
 		return nil, err
 	}
-	n := &Network{Asked: *net, Mechanism: i.args.Network.Name, Proxy: i.path.Addr()}
+	n := &Network{Asked: *net, Mechanism: i.args.Network.Name, Proxy: i.path.Addr(), StartOffset: start}
 	if n.Mechanism == "" {
 		n.Mechanism = "proxy" // not checked: the caller did not run netem.Detect
 	}
 	i.measureNetwork(ctx, upstream, n)
+	i.calibrated = n
+	if n.ProbeError != "" {
+		i.calibrated = nil // the path's offset is not known: the next cell sets it anew
+	}
 	return n, nil
 }
 

@@ -214,3 +214,30 @@ func TestUpstreamAddr(t *testing.T) {
 		t.Errorf("proxiedURL = %q", got)
 	}
 }
+
+// TestSetNetworkKeepsCalibration: a cell on the network of the cell before
+// starts its calibration from that cell's offset (Set would undo it), and
+// measures again; another network starts from none.
+func TestSetNetworkKeepsCalibration(t *testing.T) {
+	reg := netRegistry()
+	ctx := context.Background()
+	inst, err := reg.Start(ctx, Spec{Store: "redis"}, StartArgs{Namespace: "sb_nettest", BaseDir: servertest.BaseDir(t), Network: netem.Mechanism{Name: "proxy (test)"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer inst.Stop(ctx)
+	first := setNetworkWithin(t, inst, time.Millisecond)
+	if first.Offset == 0 {
+		t.Fatalf("the proxy's own cost was not calibrated away at 1 ms (%+v): nothing to start from", first)
+	}
+	again := setNetworkWithin(t, inst, time.Millisecond)
+	if again.StartOffset != first.Offset {
+		t.Errorf("the same network again started its calibration from %v, want the last offset %v", again.StartOffset, first.Offset)
+	}
+	if again.Measured == 0 || again.Probe == "" {
+		t.Errorf("the same network again was not measured: %+v", again)
+	}
+	if other := setNetworkWithin(t, inst, 2*time.Millisecond); other.StartOffset != 0 {
+		t.Errorf("another network started its calibration from %v, want 0", other.StartOffset)
+	}
+}
