@@ -158,7 +158,8 @@ func TestClientThreadsAreRecorded(t *testing.T) {
 	if res.Environment.GoMaxProcs != threads {
 		t.Errorf("GOMAXPROCS recorded as %d, want %d", res.Environment.GoMaxProcs, threads)
 	}
-	if !strings.Contains(r.stdout, fmt.Sprintf("client threads %d (GOMAXPROCS)", threads)) {
+	// Each cell records its choice; the summary names it and why.
+	if !strings.Contains(r.stdout, fmt.Sprintf("memory: %d: --client-threads %d (user)", threads, threads)) {
 		t.Errorf("summary does not name the client threads:\n%s", r.stdout)
 	}
 
