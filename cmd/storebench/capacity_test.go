@@ -16,8 +16,14 @@ import (
 // curve to result.json and its chart to the HTML report.
 func TestCapacityNoRateMeetsTheSLOExitsOne(t *testing.T) {
 	out := t.TempDir()
-	r := storebench(t, nil, "run", "capacity", "--quick", "--stores", "redis", "--rtt", "20ms", "--net-mechanism", "proxy",
-		"--slo", "p99<=5ms", "--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
+	// Short steps, few of them: the verdict needs only that every step misses.
+	file := filepath.Join(t.TempDir(), "unmeetable.yaml")
+	body := "name: unmeetable\ntargets: [redis]\nworkloads:\n  - {type: capacity, keyspace: 100, slo: [\"p99<=5ms\"], start_rate: 100, min_step: 1s, max_step: 1s, max_steps: 4, usl_clients: [1, 2]}\nload: {clients: 2}\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := storebench(t, nil, "run", file, "--rtt", "20ms", "--net-mechanism", "proxy",
+		"--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
 	if r.code != 1 {
 		t.Fatalf("exit %d, want 1\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}

@@ -28,8 +28,8 @@ func TestSearchOverTheLoop(t *testing.T) {
 	capacities := map[string]float64{}
 	for _, cache := range []string{"", "redis"} {
 		t.Run("cache="+cache, func(t *testing.T) {
-			search := capacity.Params{SLOs: []capacity.SLO{slo}, StartRate: 200, MinStep: time.Second, MaxStep: 2 * time.Second,
-				MaxSteps: 16, Precision: 0.1}.Defaults()
+			search := capacity.Params{SLOs: []capacity.SLO{slo}, StartRate: 200, MaxRate: 800, MinStep: time.Second, MaxStep: time.Second,
+				MaxSteps: 8, Precision: 0.1}.Defaults() // capped: the test's time goes to the figures, not the climb
 			p := Params{
 				Keyspace: workload.Keyspace{Keys: 2000}, KeyDist: keydist.Zipfian, ReadRatio: f64(0.95), Policy: Invalidate, TTL: dur(time.Hour),
 				Load:   workload.Load{Clients: 4, Ops: 4000, WarmupOps: 4000},
