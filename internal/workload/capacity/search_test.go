@@ -11,6 +11,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/capacity"
 )
 
 // queueModel makes the phases of an idealized target in memory, instantly:
@@ -206,9 +207,10 @@ func TestUnconfirmedRateIsNotReported(t *testing.T) {
 	}
 }
 
-// Steps that run out while the ramp still passes leave no confirmation and
-// no failed step: the search says so instead of reading a missing verdict
-// (it panicked on a quick capacity run of the memory store).
+// Steps that run out while the ramp still passes once left no
+// confirmation and no failed step (it panicked on a quick capacity run of
+// the memory store). Now the search keeps its last step for confirming the
+// highest rate passed, reported as a lower bound.
 func TestStepsRunOutBeforeAConfirmation(t *testing.T) {
 	q := newModel(1e7, 10*time.Microsecond)
 	p := modelParams("p99<=1ms")
@@ -217,8 +219,25 @@ func TestStepsRunOutBeforeAConfirmation(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if c := sum.Capacity[0]; c.Found || !strings.Contains(c.Reason, "ran out of steps") {
-		t.Fatalf("capacity %+v: want no rate confirmed, the steps having run out", c)
+	c := sum.Capacity[0]
+	if !c.Found || !c.AtLeast || c.Confirm != 2 || sum.Steps[2].Stage != schema.StageConfirm || c.OpsS != sum.Steps[1].OfferedOpsS {
+		t.Fatalf("capacity %+v, steps %+v: want the third step to confirm the second's rate, at least", c, sum.Steps)
+	}
+}
+
+// A search whose ramp and bisection would use every step keeps some for
+// the confirmation (a quick run of 10 steps confirmed nothing otherwise).
+func TestConfirmationHasStepsLeft(t *testing.T) {
+	q := newModel(50000, 50*time.Microsecond)
+	p := modelParams("p99<=1ms")
+	p.MaxSteps, p.Precision = 10, 0.005
+	sum, _, err := Run(context.Background(), Drive{Step: q.step}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sum.Capacity[0]
+	if !c.Found || c.Confirm < 0 || len(sum.Steps) > 10 {
+		t.Fatalf("capacity %+v after %d steps: want one confirmed within 10", c, len(sum.Steps))
 	}
 }
 
