@@ -7,10 +7,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-// spinWindow is how long before an intended start a worker stops sleeping
-// and yields in a loop: the timerfd below wakes within ~10 µs.
-const spinWindow = 20 * time.Microsecond
-
 // napper parks a worker's goroutine on a timerfd until a short wait is over:
 // the netpoller wakes it when the timer fires, within µs, and no OS thread
 // or P is held meanwhile. Measured on 2 CPUs, 8 workers, GOMAXPROCS 2, wake

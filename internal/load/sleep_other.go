@@ -4,10 +4,6 @@ package load
 
 import "time"
 
-// spinWindow is how long before an intended start a worker stops sleeping
-// and yields in a loop.
-const spinWindow = 100 * time.Microsecond
-
 // napper sleeps with the runtime's own timer off Linux.
 type napper struct{}
 
