@@ -3,14 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"github.com/storebench/storebench/internal/progress"
-	"io"
 	"os"
 
 	"github.com/spf13/cobra"
 
+	"github.com/storebench/storebench/internal/progress"
 	"github.com/storebench/storebench/internal/report"
-	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/run"
 )
 
@@ -70,7 +68,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 		return &FailedError{Err: err}
 	}
 	report.Text(out, o.Result)
-	printKept(out, o.Result)
+	report.Kept(out, o.Result)
 	fmt.Fprintf(out, "\nresult: %s\n", o.Path)
 	if o.ReportErr != nil {
 		fmt.Fprintf(cmd.ErrOrStderr(), "storebench: %v\n", o.ReportErr) // the result is safe; only its page is missing
@@ -92,13 +90,4 @@ func asUsage(err error) error {
 		return err
 	}
 	return &UsageError{Err: err}
-}
-
-// printKept says where each kept target's data stays, and how it goes.
-func printKept(out io.Writer, r *result.Result) {
-	for _, t := range r.Targets {
-		if t.Kept != "" {
-			fmt.Fprintf(out, "kept: %s; storebench clean --stores with that URL removes it\n", t.Kept)
-		}
-	}
 }

@@ -156,10 +156,14 @@ func (a *App) loadScenario(name string, f runFlags) (*scenario.Scenario, string,
 		name, strings.Join(suites.Names(), ", "), strings.Join(a.Workloads.Names(), ", "))
 }
 
-// applyFlags lets the command line override the scenario. Its parts run in
-// this order, so that of several bad flags the first is the one reported.
+// applyFlags lets the command line override the scenario (and the full one
+// a quick run's note compares with). Its parts run in this order, so that
+// of several bad flags the first is the one reported.
 func (a *App) applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) error {
-	changed := cmd.Flags().Changed
+	return s.ApplyFlags(func(s *scenario.Scenario) error { return a.overrideScenario(cmd.Flags().Changed, s, f) })
+}
+
+func (a *App) overrideScenario(changed func(string) bool, s *scenario.Scenario, f runFlags) error {
 	if err := applyStores(changed, s, f, a.Registry.SplitList); err != nil {
 		return err
 	}

@@ -353,3 +353,13 @@ func errorSummary(errs map[string]int64) string {
 	sort.Strings(parts)
 	return strings.Join(parts, ", ")
 }
+
+// Kept says where each kept target's data stays (run --keep), and how it
+// goes.
+func Kept(out io.Writer, r *result.Result) {
+	for _, t := range r.Targets {
+		if t.Kept != "" {
+			fmt.Fprintf(out, "kept: %s; storebench clean --stores with that URL removes it\n", t.Kept)
+		}
+	}
+}

@@ -155,3 +155,38 @@ quick:
 		t.Errorf("without --quick: changes %q, err %v", r.QuickChanges, err)
 	}
 }
+
+// TestQuickChangesLeaveFlagsOut: what the command line set after --quick
+// (here a duration and a keys overlay, as --duration and --keys do) is the
+// user's, not a change --quick made; only the quick section's ops remain.
+func TestQuickChangesLeaveFlagsOut(t *testing.T) {
+	src := `name: t
+targets: [memory]
+workloads:
+  - {type: kv, keys: [100, 1000]}
+  - {type: throughput, name: tp, load: {ops: 5000}}
+quick:
+  ops: 500
+`
+	s, err := Parse("t.yaml", strings.NewReader(src))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.ApplyQuick(all.Types()); err != nil {
+		t.Fatal(err)
+	}
+	err = s.ApplyFlags(func(s *Scenario) error {
+		s.Workloads[1].Load = &Load{Duration: Duration(3 * time.Second)}
+		return s.Override("--keys", map[string]any{"keys": []int64{10}})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := s.Resolve(everyStore(), all.Types(), false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.QuickChanges) != 0 {
+		t.Errorf("flags counted as quick changes: %q", r.QuickChanges)
+	}
+}

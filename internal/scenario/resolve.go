@@ -109,6 +109,20 @@ func (s *Scenario) ApplyQuick(types workload.Registry) error {
 	return nil
 }
 
+// ApplyFlags lays the command line's overrides over the scenario with
+// apply and, after ApplyQuick, over the full scenario the quick note is
+// computed against too: a flag the user gave (--duration, --stores) is not
+// something --quick changed.
+func (s *Scenario) ApplyFlags(apply func(*Scenario) error) error {
+	if err := apply(s); err != nil {
+		return err
+	}
+	if s.beforeQuick != nil {
+		return apply(s.beforeQuick)
+	}
+	return nil
+}
+
 // Resolve checks the scenario against the store and workload registries
 // and expands it into cells, before any work. keep says the run leaves its
 // targets' data in place. Its error is one line: it ends up as one line on
