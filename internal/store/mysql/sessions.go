@@ -106,10 +106,7 @@ func (h *sessionClient) Close() error {
 // Setup drops the sessions table of an earlier design and creates this
 // design's, after checking the database's marker.
 func (h *sessionClient) Setup(ctx context.Context) error {
-	h.s.mu.Lock()
-	err := h.s.checkOwned(ctx, "sessions setup")
-	h.s.mu.Unlock()
-	if err != nil {
+	if err := h.s.ns.Check(ctx, "sessions setup"); err != nil {
 		return err
 	}
 	for _, q := range []string{`DROP TABLE IF EXISTS ` + h.table, h.ddl} {
