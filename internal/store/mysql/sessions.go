@@ -51,14 +51,11 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a connection of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if err := d.CheckTimes("mysql", time.Millisecond, "at least 1 ms"); err != nil {
-		return nil, err
-	}
-	cl, err := s.Open(ctx)
+	c, err := store.OpenChecked[*Client](ctx, s, d.CheckTimes("mysql", time.Millisecond, "at least 1 ms"))
 	if err != nil {
 		return nil, err
 	}
-	h := &sessionClient{c: cl.(*Client), s: s, d: d, table: s.db + ".sessions"}
+	h := &sessionClient{c: c, s: s, d: d, table: s.db + ".sessions"}
 	h.ttl = nowMS + " + " + strconv.FormatInt(d.TTL.Milliseconds(), 10)
 	idType := "BIGINT"
 	if d.IDType == "int" {

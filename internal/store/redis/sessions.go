@@ -55,14 +55,10 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a client of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if err := d.CheckTimes("redis", time.Millisecond, "at least 1 ms"); err != nil {
-		return nil, err
-	}
-	cl, err := s.Open(ctx)
+	c, err := store.OpenChecked[*Client](ctx, s, d.CheckTimes("redis", time.Millisecond, "at least 1 ms"))
 	if err != nil {
 		return nil, err
 	}
-	c := cl.(*Client)
 	h := &sessionClient{c: c, d: d, ttlMs: ceilMs(d.TTL), refreshMs: ceilMs(d.RefreshBelow), prefix: string(c.key[:c.n]) + "s:"}
 	if d.RefreshBelow > 0 {
 		h.script = rueidis.NewLuaScript(skipFreshScript)
