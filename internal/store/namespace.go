@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"sync"
 )
 
 // ValidNamespace accepts the names storebench generates: [a-z0-9_], starting
@@ -73,4 +74,110 @@ func DropOwned(name, what, marker string, exists, owned bool, err error, drop fu
 		return fmt.Errorf("%s: %s has no %s: %w", name, what, marker, ErrNotOwned)
 	}
 	return drop()
+}
+
+// OwnedNamespace is the lifecycle the server SQL stores share around the
+// namespace they create and mark as storebench's own (a MySQL database, a
+// PostgreSQL schema): Reset empties it, Close drops it and disconnects,
+// Detach only disconnects, Drop removes a leftover one; each touches the
+// namespace only while it carries the marker. Mu and Closed are the store's
+// own lock on its administrative connection and its closed flag, which the
+// store's other administrative methods take too.
+type OwnedNamespace struct {
+	Kind      string // the store's name, which starts every error
+	Noun      string // what the namespace is: "database", "schema"
+	Quoted    string // its quoted identifier
+	Marker    string // what marks it as storebench's own, as a refusal says it lacks
+	ResetSQL  string // empties it
+	DropSQL   string // removes it with everything in it
+	Mu        *sync.Mutex
+	Closed    *bool
+	ErrClosed error // what the methods of a closed store return
+
+	// Owned reports whether the namespace exists and carries the marker.
+	Owned func(ctx context.Context) (exists, owned bool, err error)
+	// Exec runs one statement on the administrative connection.
+	Exec func(ctx context.Context, query string) error
+	// Disconnect closes the administrative connection.
+	Disconnect func(ctx context.Context) error
+	// OpErr wraps an error of op as the store's OpError, classified.
+	OpErr func(op string, err error) error
+}
+
+func (n *OwnedNamespace) what() string { return n.Noun + " " + n.Quoted }
+
+// CheckOwned refuses to go on unless the store is open and its namespace
+// carries the marker. The caller holds Mu.
+func (n *OwnedNamespace) CheckOwned(ctx context.Context, op string) error {
+	if *n.Closed {
+		return n.ErrClosed
+	}
+	return n.refuseUnowned(ctx, op)
+}
+
+// Check is CheckOwned under Mu, for work that goes on without the lock
+// (on a connection of its own).
+func (n *OwnedNamespace) Check(ctx context.Context, op string) error {
+	n.Mu.Lock()
+	defer n.Mu.Unlock()
+	return n.CheckOwned(ctx, op)
+}
+
+// refuseUnowned is CheckOwned on a store that may be closing.
+func (n *OwnedNamespace) refuseUnowned(ctx context.Context, op string) error {
+	exists, owned, err := n.Owned(ctx)
+	return RequireOwned(n.Kind, op, n.what(), n.Marker, exists, owned, err)
+}
+
+// Reset empties the namespace, after checking its marker.
+func (n *OwnedNamespace) Reset(ctx context.Context) error {
+	n.Mu.Lock()
+	defer n.Mu.Unlock()
+	if err := n.CheckOwned(ctx, "reset"); err != nil {
+		return err
+	}
+	if err := n.Exec(ctx, n.ResetSQL); err != nil {
+		return n.OpErr("reset", err)
+	}
+	return nil
+}
+
+// Close drops the namespace, only if it carries the marker, and
+// disconnects. Closing twice is not an error.
+func (n *OwnedNamespace) Close(ctx context.Context) error {
+	return EndOnce(n.Mu, n.Closed, func() error {
+		err := n.refuseUnowned(ctx, "close")
+		if err == nil {
+			if e := n.Exec(ctx, n.DropSQL); e != nil {
+				err = n.OpErr("close: drop "+n.Noun, e)
+			}
+		}
+		if e := n.Disconnect(ctx); err == nil && e != nil {
+			err = n.OpErr("close", e)
+		}
+		return err
+	})
+}
+
+// Detach disconnects and leaves the namespace in place.
+func (n *OwnedNamespace) Detach(ctx context.Context) error {
+	return EndOnce(n.Mu, n.Closed, func() error {
+		if err := n.Disconnect(ctx); err != nil {
+			return n.OpErr("detach", err)
+		}
+		return nil
+	})
+}
+
+// Drop is DropNamespace on a store connected for it: it drops the namespace
+// only if it carries the marker (ErrNotOwned otherwise); one that is not
+// there is not an error.
+func (n *OwnedNamespace) Drop(ctx context.Context) error {
+	exists, owned, err := n.Owned(ctx)
+	return DropOwned(n.Kind, n.what(), n.Marker, exists, owned, err, func() error {
+		if err := n.Exec(ctx, n.DropSQL); err != nil {
+			return n.OpErr("drop "+n.Noun, err)
+		}
+		return nil
+	})
 }

@@ -603,3 +603,24 @@ func Ended(mu *sync.Mutex, closed *bool) bool {
 	defer mu.Unlock()
 	return *closed
 }
+
+// OpenChecked opens a client of s for a handle of its own (a session
+// handle), once the handle's own check, made by the caller, passed: a
+// failed check is returned as it is, before any connection. C is the
+// store's client type.
+func OpenChecked[C Client](ctx context.Context, s Store, check error) (C, error) {
+	var none C
+	if check != nil {
+		return none, check
+	}
+	cl, err := s.Open(ctx)
+	if err != nil {
+		return none, err
+	}
+	c, ok := cl.(C)
+	if !ok {
+		cl.Close()
+		return none, fmt.Errorf("store: %T opened a %T, not a %T", s, cl, none)
+	}
+	return c, nil
+}

@@ -56,14 +56,10 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a client of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if err := d.CheckTimes("memcached", time.Second, "at least 1 s, the protocol's unit"); err != nil {
-		return nil, err
-	}
-	cl, err := s.Open(ctx)
+	c, err := store.OpenChecked[*Client](ctx, s, d.CheckTimes("memcached", time.Second, "at least 1 s, the protocol's unit"))
 	if err != nil {
 		return nil, err
 	}
-	c := cl.(*Client)
 	h := &sessionClient{c: c, d: d, exp: expiration(d.TTL)}
 	if d.RefreshBelow > 0 {
 		h.refresh = int64((d.RefreshBelow + time.Second - 1) / time.Second)

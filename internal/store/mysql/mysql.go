@@ -179,6 +179,7 @@ type Store struct {
 	mu     sync.Mutex // guards closed and makes check-then-drop one step
 	admin  *sql.DB    // at most one connection
 	closed bool
+	ns     store.OwnedNamespace // Reset, Close, Detach and DropNamespace of the database
 }
 
 var _ store.Store = (*Store)(nil)
@@ -187,10 +188,10 @@ var _ store.Store = (*Store)(nil)
 // table. A leftover database of the same name is dropped and recreated if it
 // carries the marker, and refused with store.ErrNotOwned if not.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	if err := cfg.Validate(); err != nil {
+	s, err := adminStore(ctx, cfg)
+	if err != nil {
 		return nil, err
 	}
-	s, adminCfg := newStore(cfg)
 	table := s.db + ".kv"
 	s.ddl = `CREATE TABLE ` + table + ` (k VARBINARY(` + strconv.Itoa(MaxKeyLen) + `) NOT NULL PRIMARY KEY, v LONGBLOB NOT NULL, expires_at BIGINT NULL) ENGINE=InnoDB`
 	s.getSQL = `SELECT v FROM ` + table + ` WHERE k = ? AND (expires_at IS NULL OR expires_at > ` + nowMS + `)`
@@ -199,10 +200,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.setSQL = `INSERT INTO ` + table + ` (k, v, expires_at) VALUES (?, ?, ` + nowMS + ` + ?)
 		ON DUPLICATE KEY UPDATE v = VALUES(v), expires_at = VALUES(expires_at)`
 	s.delSQL = `DELETE FROM ` + table + ` WHERE k = ?`
-
-	if err := s.openAdmin(ctx, adminCfg); err != nil {
-		return nil, err
-	}
 	if err := s.create(ctx); err != nil {
 		s.admin.Close()
 		return nil, err
@@ -210,14 +207,33 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	return s, nil
 }
 
-// newStore is a Store of a validated cfg, not yet connected, and the
-// driver config of its administrative connection.
-func newStore(cfg Config) (*Store, *mysql.Config) {
+// adminStore validates cfg and connects the store's administrative
+// connection, creating nothing: New's first step, and the whole of it for
+// work on a namespace outside a run (Namespaces, DropNamespace).
+func adminStore(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	adminCfg, loc, _ := parseURL(cfg.URL) // checked by Validate
 	s := &Store{cfg: cfg, loc: loc, db: "`" + cfg.Namespace + "`"}
 	s.client = adminCfg.Clone()
 	s.client.DBName = cfg.Namespace
-	return s, adminCfg
+	s.ns = store.OwnedNamespace{
+		Kind: "mysql", Noun: "database", Quoted: s.db, Marker: fmt.Sprintf("table %s holding %q", OwnerTable, Marker),
+		ResetSQL: `TRUNCATE TABLE ` + s.db + `.kv`, DropSQL: `DROP DATABASE ` + s.db,
+		Mu: &s.mu, Closed: &s.closed, ErrClosed: errClosed,
+		Owned: s.owned,
+		Exec: func(ctx context.Context, q string) error {
+			_, err := s.admin.ExecContext(ctx, q)
+			return err
+		},
+		Disconnect: func(context.Context) error { return s.admin.Close() },
+		OpErr:      opErr,
+	}
+	if err := s.openAdmin(ctx, adminCfg); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 // openAdmin opens the administrative pool of one connection and checks
@@ -301,20 +317,6 @@ func (s *Store) create(ctx context.Context) error {
 		}
 	}
 	return nil
-}
-
-// checkOwned refuses to go on unless the database carries the marker.
-func (s *Store) checkOwned(ctx context.Context, op string) error {
-	if s.closed {
-		return errClosed
-	}
-	return s.refuseUnowned(ctx, op)
-}
-
-// refuseUnowned is checkOwned on a store that may be closing.
-func (s *Store) refuseUnowned(ctx context.Context, op string) error {
-	exists, owned, err := s.owned(ctx)
-	return store.RequireOwned("mysql", op, "database "+s.db, fmt.Sprintf("table %s holding %q", OwnerTable, Marker), exists, owned, err)
 }
 
 var errClosed = errors.New("mysql: store is closed")
@@ -566,34 +568,11 @@ func durability(set map[string]string) string {
 }
 
 // Reset empties the table, after checking the database's marker.
-func (s *Store) Reset(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkOwned(ctx, "reset"); err != nil {
-		return err
-	}
-	if _, err := s.admin.ExecContext(ctx, `TRUNCATE TABLE `+s.db+`.kv`); err != nil {
-		return opErr("reset", err)
-	}
-	return nil
-}
+func (s *Store) Reset(ctx context.Context) error { return s.ns.Reset(ctx) }
 
 // Close drops the database, only if it carries the marker, and disconnects.
 // Closing twice is not an error.
-func (s *Store) Close(ctx context.Context) error {
-	return store.EndOnce(&s.mu, &s.closed, func() error {
-		err := s.refuseUnowned(ctx, "close")
-		if err == nil {
-			if _, e := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); e != nil {
-				err = opErr("close: drop database", e)
-			}
-		}
-		if e := s.admin.Close(); err == nil && e != nil {
-			err = opErr("close", e)
-		}
-		return err
-	})
-}
+func (s *Store) Close(ctx context.Context) error { return s.ns.Close(ctx) }
 
 // Client is one connection with its prepared statements.
 type Client struct {

@@ -2,7 +2,6 @@ package mysql
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/storebench/storebench/internal/store"
 )
@@ -15,32 +14,12 @@ import (
 var _ store.Detacher = (*Store)(nil)
 
 // Detach disconnects and leaves the database and its tables in place.
-func (s *Store) Detach(context.Context) error {
-	return store.EndOnce(&s.mu, &s.closed, func() error {
-		if err := s.admin.Close(); err != nil {
-			return opErr("detach", err)
-		}
-		return nil
-	})
-}
-
-// adminStore connects to url for work on namespace ns outside a run.
-func adminStore(ctx context.Context, url, ns string) (*Store, error) {
-	cfg := Config{URL: url, Namespace: ns}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	s, adminCfg := newStore(cfg)
-	if err := s.openAdmin(ctx, adminCfg); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (s *Store) Detach(ctx context.Context) error { return s.ns.Detach(ctx) }
 
 // Namespaces lists the databases of the server at url that carry the
 // marker, by name.
 func Namespaces(ctx context.Context, url string) ([]string, error) {
-	s, err := adminStore(ctx, url, store.ListNamespace)
+	s, err := adminStore(ctx, Config{URL: url, Namespace: store.ListNamespace})
 	if err != nil {
 		return nil, err
 	}
@@ -81,16 +60,10 @@ func Namespaces(ctx context.Context, url string) ([]string, error) {
 // it, only if it carries the marker (store.ErrNotOwned otherwise). A
 // database that is not there is not an error: nothing is left to drop.
 func DropNamespace(ctx context.Context, url, ns string) error {
-	s, err := adminStore(ctx, url, ns)
+	s, err := adminStore(ctx, Config{URL: url, Namespace: ns})
 	if err != nil {
 		return err
 	}
 	defer s.Detach(ctx)
-	exists, owned, err := s.owned(ctx)
-	return store.DropOwned("mysql", "database "+s.db, fmt.Sprintf("table %s holding %q", OwnerTable, Marker), exists, owned, err, func() error {
-		if _, err := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); err != nil {
-			return opErr("drop database", err)
-		}
-		return nil
-	})
+	return s.ns.Drop(ctx)
 }

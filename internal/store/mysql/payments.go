@@ -225,10 +225,7 @@ func (s *Store) setupDB(ctx context.Context) (*sql.DB, error) {
 // paymentsDB checks the database's marker under the store's lock, then
 // opens setupDB for op.
 func (s *Store) paymentsDB(ctx context.Context, op string) (*sql.DB, error) {
-	s.mu.Lock()
-	err := s.checkOwned(ctx, op)
-	s.mu.Unlock()
-	if err != nil {
+	if err := s.ns.Check(ctx, op); err != nil {
 		return nil, err
 	}
 	return s.setupDB(ctx)

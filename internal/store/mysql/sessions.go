@@ -51,14 +51,11 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a connection of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if err := d.CheckTimes("mysql", time.Millisecond, "at least 1 ms"); err != nil {
-		return nil, err
-	}
-	cl, err := s.Open(ctx)
+	c, err := store.OpenChecked[*Client](ctx, s, d.CheckTimes("mysql", time.Millisecond, "at least 1 ms"))
 	if err != nil {
 		return nil, err
 	}
-	h := &sessionClient{c: cl.(*Client), s: s, d: d, table: s.db + ".sessions"}
+	h := &sessionClient{c: c, s: s, d: d, table: s.db + ".sessions"}
 	h.ttl = nowMS + " + " + strconv.FormatInt(d.TTL.Milliseconds(), 10)
 	idType := "BIGINT"
 	if d.IDType == "int" {
@@ -106,10 +103,7 @@ func (h *sessionClient) Close() error {
 // Setup drops the sessions table of an earlier design and creates this
 // design's, after checking the database's marker.
 func (h *sessionClient) Setup(ctx context.Context) error {
-	h.s.mu.Lock()
-	err := h.s.checkOwned(ctx, "sessions setup")
-	h.s.mu.Unlock()
-	if err != nil {
+	if err := h.s.ns.Check(ctx, "sessions setup"); err != nil {
 		return err
 	}
 	for _, q := range []string{`DROP TABLE IF EXISTS ` + h.table, h.ddl} {

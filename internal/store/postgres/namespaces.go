@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/jackc/pgx/v5"
 
@@ -17,33 +16,12 @@ import (
 var _ store.Detacher = (*Store)(nil)
 
 // Detach disconnects and leaves the schema and its tables in place.
-func (s *Store) Detach(ctx context.Context) error {
-	return store.EndOnce(&s.mu, &s.closed, func() error {
-		if err := s.admin.Close(ctx); err != nil {
-			return opErr("detach", err)
-		}
-		return nil
-	})
-}
-
-// adminStore connects to url for work on namespace ns outside a run.
-func adminStore(ctx context.Context, url, ns string) (*Store, error) {
-	cfg := Config{URL: url, Namespace: ns}
-	if err := cfg.Validate(); err != nil {
-		return nil, err
-	}
-	s := newStore(cfg)
-	var err error
-	if s.admin, err = s.connect(ctx, false); err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (s *Store) Detach(ctx context.Context) error { return s.ns.Detach(ctx) }
 
 // Namespaces lists the schemas of the database at url that carry the
 // Marker comment, by name.
 func Namespaces(ctx context.Context, url string) ([]string, error) {
-	s, err := adminStore(ctx, url, store.ListNamespace)
+	s, err := adminStore(ctx, Config{URL: url, Namespace: store.ListNamespace})
 	if err != nil {
 		return nil, err
 	}
@@ -63,16 +41,10 @@ func Namespaces(ctx context.Context, url string) ([]string, error) {
 // it, only if it carries the Marker comment (store.ErrNotOwned otherwise).
 // A schema that is not there is not an error: nothing is left to drop.
 func DropNamespace(ctx context.Context, url, ns string) error {
-	s, err := adminStore(ctx, url, ns)
+	s, err := adminStore(ctx, Config{URL: url, Namespace: ns})
 	if err != nil {
 		return err
 	}
 	defer s.Detach(context.WithoutCancel(ctx))
-	exists, owned, err := s.owned(ctx)
-	return store.DropOwned("postgres", "schema "+s.schema, fmt.Sprintf("%q comment", Marker), exists, owned, err, func() error {
-		if _, err := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); err != nil {
-			return opErr("drop schema", err)
-		}
-		return nil
-	})
+	return s.ns.Drop(ctx)
 }

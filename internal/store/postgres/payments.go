@@ -250,10 +250,7 @@ func (s *Store) dropPayments(ctx context.Context, conn *pgx.Conn) error {
 // paymentsConn checks the schema's marker under the store's lock, then
 // opens a connection of its own for op.
 func (s *Store) paymentsConn(ctx context.Context, op string) (*pgx.Conn, error) {
-	s.mu.Lock()
-	err := s.checkOwned(ctx, op)
-	s.mu.Unlock()
-	if err != nil {
+	if err := s.ns.Check(ctx, op); err != nil {
 		return nil, err
 	}
 	return s.connect(ctx, false)
@@ -263,7 +260,7 @@ func (s *Store) paymentsConn(ctx context.Context, op string) (*pgx.Conn, error) 
 func (s *Store) PaymentsDrop(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if err := s.checkOwned(ctx, "payments drop"); err != nil {
+	if err := s.ns.CheckOwned(ctx, "payments drop"); err != nil {
 		return err
 	}
 	if err := s.dropPayments(ctx, s.admin); err != nil {

@@ -177,6 +177,7 @@ type Store struct {
 	mu     sync.Mutex // guards admin (a pgx.Conn is not safe for concurrent use) and closed
 	admin  *pgx.Conn
 	closed bool
+	ns     store.OwnedNamespace // Reset, Close, Detach and DropNamespace of the schema
 }
 
 var _ store.Store = (*Store)(nil)
@@ -185,10 +186,10 @@ var _ store.Store = (*Store)(nil)
 // schema of the same name is dropped and recreated if it carries the marker,
 // and refused with store.ErrNotOwned if not.
 func New(ctx context.Context, cfg Config) (*Store, error) {
-	if err := cfg.Validate(); err != nil {
+	s, err := adminStore(ctx, cfg)
+	if err != nil {
 		return nil, err
 	}
-	s := newStore(cfg)
 	table := s.schema + ".kv"
 	d, _ := parseDesign(cfg.Design) // validated above
 	unlogged := ""
@@ -227,11 +228,6 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	s.ddl = strings.Join(s.ddlStmts, ";\n")
 	s.getSQL = `SELECT v FROM ` + table + ` WHERE k = $1 AND (expires_at IS NULL OR expires_at > now())`
 	s.delSQL = `DELETE FROM ` + table + ` WHERE k = $1`
-
-	var err error
-	if s.admin, err = s.connect(ctx, false); err != nil {
-		return nil, err
-	}
 	if err := s.create(ctx); err != nil {
 		s.admin.Close(context.WithoutCancel(ctx))
 		return nil, err
@@ -253,7 +249,34 @@ func newStore(cfg Config) *Store {
 	}
 	s := &Store{cfg: cfg, pgcfg: pgcfg, schema: `"` + cfg.Namespace + `"`}
 	s.loc = (&url.URL{Scheme: "postgres", User: url.User(pgcfg.User), Host: s.addr(), Path: "/" + pgcfg.Database}).String()
+	s.ns = store.OwnedNamespace{
+		Kind: "postgres", Noun: "schema", Quoted: s.schema, Marker: fmt.Sprintf("%q comment", Marker),
+		ResetSQL: `TRUNCATE ` + s.schema + `.kv`, DropSQL: `DROP SCHEMA ` + s.schema + ` CASCADE`,
+		Mu: &s.mu, Closed: &s.closed, ErrClosed: errClosed,
+		Owned: s.owned,
+		Exec: func(ctx context.Context, q string) error {
+			_, err := s.admin.Exec(ctx, q)
+			return err
+		},
+		Disconnect: func(ctx context.Context) error { return s.admin.Close(ctx) },
+		OpErr:      opErr,
+	}
 	return s
+}
+
+// adminStore validates cfg and connects the store's administrative
+// connection, creating nothing: New's first step, and the whole of it for
+// work on a namespace outside a run (Namespaces, DropNamespace).
+func adminStore(ctx context.Context, cfg Config) (*Store, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := newStore(cfg)
+	var err error
+	if s.admin, err = s.connect(ctx, false); err != nil {
+		return nil, err
+	}
+	return s, nil
 }
 
 func (s *Store) addr() string {
@@ -347,20 +370,6 @@ func (s *Store) create(ctx context.Context) error {
 		return opErr("create schema", err)
 	}
 	return nil
-}
-
-// checkOwned refuses to go on unless the schema carries the marker.
-func (s *Store) checkOwned(ctx context.Context, op string) error {
-	if s.closed {
-		return errClosed
-	}
-	return s.refuseUnowned(ctx, op)
-}
-
-// refuseUnowned is checkOwned on a store that may be closing.
-func (s *Store) refuseUnowned(ctx context.Context, op string) error {
-	exists, owned, err := s.owned(ctx)
-	return store.RequireOwned("postgres", op, "schema "+s.schema, fmt.Sprintf("%q comment", Marker), exists, owned, err)
 }
 
 var errClosed = errors.New("postgres: store is closed")
@@ -497,34 +506,11 @@ func durability(set map[string]string, unlogged bool) string {
 }
 
 // Reset empties the table, after checking the schema's marker.
-func (s *Store) Reset(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if err := s.checkOwned(ctx, "reset"); err != nil {
-		return err
-	}
-	if _, err := s.admin.Exec(ctx, `TRUNCATE `+s.schema+`.kv`); err != nil {
-		return opErr("reset", err)
-	}
-	return nil
-}
+func (s *Store) Reset(ctx context.Context) error { return s.ns.Reset(ctx) }
 
 // Close drops the schema, only if it carries the marker, and disconnects.
 // Closing twice is not an error.
-func (s *Store) Close(ctx context.Context) error {
-	return store.EndOnce(&s.mu, &s.closed, func() error {
-		err := s.refuseUnowned(ctx, "close")
-		if err == nil {
-			if _, e := s.admin.Exec(ctx, `DROP SCHEMA `+s.schema+` CASCADE`); e != nil {
-				err = opErr("close: drop schema", e)
-			}
-		}
-		if e := s.admin.Close(ctx); err == nil && e != nil {
-			err = opErr("close", e)
-		}
-		return err
-	})
-}
+func (s *Store) Close(ctx context.Context) error { return s.ns.Close(ctx) }
 
 // Client is one connection with its prepared statements.
 type Client struct {

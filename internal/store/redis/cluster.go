@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/rueidis"
@@ -105,15 +104,9 @@ func parseClusterURL(raw string) (rueidis.ClientOption, error) {
 // multi-key commands span slots), no server time (INFO on one node) and
 // no per-request connections (a command may be redirected).
 type ClusterStore struct {
-	cfg    ClusterConfig
-	opt    rueidis.ClientOption
-	prefix string
-	loc    string
-	limit  valueLimit
-
-	mu     sync.Mutex
-	admin  rueidis.Client // Info, Reset, Close, NodeCounts
-	closed bool
+	keyspace // its admin client also serves NodeCounts
+	cfg      ClusterConfig
+	opt      rueidis.ClientOption
 }
 
 var (
@@ -126,11 +119,10 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (*ClusterStore, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.Timeout = defaultTimeout(cfg.Timeout)
 	opt, _ := parseClusterURL(cfg.URL) // checked by Validate
-	s := &ClusterStore{cfg: cfg, opt: opt, prefix: KeyPrefix + cfg.Namespace + ":", loc: store.RedactURL(cfg.URL)}
+	s := &ClusterStore{keyspace: newKeyspace(cfg.Namespace, cfg.URL), cfg: cfg, opt: opt}
+	s.unlinkAll = s.deleteAll
 	var err error
 	if s.admin, err = s.connect(ctx, "storebench-admin:"+cfg.Namespace); err != nil {
 		return nil, err
@@ -139,8 +131,7 @@ func NewCluster(ctx context.Context, cfg ClusterConfig) (*ClusterStore, error) {
 		s.admin.Close()
 		return nil, fmt.Errorf("redis cluster: %s is not in cluster mode (cluster_enabled:0): use a redis:// URL", store.SafeURL(cfg.URL))
 	}
-	if s.limit, err = readValueLimit(ctx, s.admin); err != nil {
-		s.admin.Close()
+	if err := s.readLimit(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -175,27 +166,18 @@ func (s *ClusterStore) Open(ctx context.Context) (store.Client, error) {
 // cluster's nodes are checked alike by the server manager) and the
 // cluster's shape from CLUSTER INFO.
 func (s *ClusterStore) Info(ctx context.Context) (store.Info, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return store.Info{}, errClosed
-	}
-	info := store.Info{Kind: "redis-cluster", Location: s.loc, Namespace: s.cfg.Namespace, Settings: map[string]string{
-		"client": "rueidis cluster client: one connection per node per client, commands routed by key slot, batches split by slot; no client-side cache, synchronous round trips",
-	}}
-	if err := readServer(ctx, s.admin, &info); err != nil {
-		return store.Info{}, err
-	}
-	info.Durability += ", on each primary"
-	ci, err := s.admin.Do(ctx, s.admin.B().ClusterInfo().Build()).ToString()
-	if err != nil {
-		return store.Info{}, opErr("info: CLUSTER INFO", err)
-	}
-	fields := infoFields(ci)
-	for _, k := range []string{"cluster_state", "cluster_size", "cluster_known_nodes", "cluster_slots_assigned"} {
-		info.Settings[k] = fields[k]
-	}
-	return info, nil
+	return s.info(ctx, "redis-cluster", "rueidis cluster client: one connection per node per client, commands routed by key slot, batches split by slot; no client-side cache, synchronous round trips", func(info *store.Info) error {
+		info.Durability += ", on each primary"
+		ci, err := s.admin.Do(ctx, s.admin.B().ClusterInfo().Build()).ToString()
+		if err != nil {
+			return opErr("info: CLUSTER INFO", err)
+		}
+		fields := infoFields(ci)
+		for _, k := range []string{"cluster_state", "cluster_size", "cluster_known_nodes", "cluster_slots_assigned"} {
+			info.Settings[k] = fields[k]
+		}
+		return nil
+	})
 }
 
 // NodeCounts reads every node's INFO commandstats: GETs are reads, SETs
@@ -257,16 +239,6 @@ func nodeCount(ctx context.Context, addr string, node rueidis.Client) (store.Nod
 	return n, nil
 }
 
-// Reset deletes every key with the namespace's prefix, on every node.
-func (s *ClusterStore) Reset(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
-	}
-	return s.deleteAll(ctx)
-}
-
 // deleteAll SCANs every node for the prefix (a replica lists its primary's
 // keys again: unlinking twice is harmless) and UNLINKs what it finds through
 // the cluster client, one key per command (keys of a batch lie in different
@@ -305,13 +277,4 @@ func (s *ClusterStore) deleteOn(ctx context.Context, addr string, node rueidis.C
 			return nil
 		}
 	}
-}
-
-// Close deletes the namespace's keys and disconnects. Closing twice is not an error.
-func (s *ClusterStore) Close(ctx context.Context) error {
-	return store.EndOnce(&s.mu, &s.closed, func() error {
-		err := s.deleteAll(ctx)
-		s.admin.Close()
-		return err
-	})
 }

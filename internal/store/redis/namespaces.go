@@ -15,12 +15,7 @@ import (
 var _ store.Detacher = (*Store)(nil)
 
 // Detach disconnects and leaves the namespace's keys in place.
-func (s *Store) Detach(context.Context) error {
-	return store.EndOnce(&s.mu, &s.closed, func() error {
-		s.admin.Close()
-		return nil
-	})
-}
+func (s *Store) Detach(context.Context) error { return s.detach() }
 
 // Namespaces lists the namespaces of the keys on the server at url
 // (KeyPrefix + namespace + ":" + key). It SCANs the whole keyspace, 1000

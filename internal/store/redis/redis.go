@@ -37,7 +37,6 @@ import (
 	"net"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
@@ -77,20 +76,14 @@ func (c Config) Validate() error {
 
 // Store is one key prefix on one Redis server.
 type Store struct {
-	cfg    Config
-	opt    rueidis.ClientOption // parsed URL; copied for each client
-	prefix string
-	loc    string
-	limit  valueLimit // read once, at New
+	keyspace // limit read once, at New
+	cfg      Config
+	opt      rueidis.ClientOption // parsed URL; copied for each client
 
 	// preamble is the AUTH and SELECT a per-request connection sends before
 	// its command (perrequest.go), which get preambleReplies replies.
 	preamble        []byte
 	preambleReplies int
-
-	mu     sync.Mutex
-	admin  rueidis.Client // Info, Reset, Close
-	closed bool
 }
 
 var _ store.Store = (*Store)(nil)
@@ -100,18 +93,16 @@ func New(ctx context.Context, cfg Config) (*Store, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	if cfg.Timeout == 0 {
-		cfg.Timeout = DefaultTimeout
-	}
+	cfg.Timeout = defaultTimeout(cfg.Timeout)
 	opt, _ := parseURL(cfg.URL) // checked by Validate
-	s := &Store{cfg: cfg, opt: opt, prefix: KeyPrefix + cfg.Namespace + ":", loc: store.RedactURL(cfg.URL)}
+	s := &Store{keyspace: newKeyspace(cfg.Namespace, cfg.URL), cfg: cfg, opt: opt}
+	s.unlinkAll = s.deleteAll
 	s.preamble, s.preambleReplies = preambleOf(opt.Username, opt.Password, opt.SelectDB)
 	var err error
 	if s.admin, err = s.connect(ctx, "storebench-admin:"+cfg.Namespace, false, nil); err != nil {
 		return nil, err
 	}
-	if s.limit, err = readValueLimit(ctx, s.admin); err != nil {
-		s.admin.Close()
+	if err := s.readLimit(ctx); err != nil {
 		return nil, err
 	}
 	return s, nil
@@ -251,18 +242,7 @@ var configNames = []string{"save", "appendonly", "appendfsync", "aof-use-rdb-pre
 
 // Info reads the server version and its persistence settings (readServer).
 func (s *Store) Info(ctx context.Context) (store.Info, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return store.Info{}, errClosed
-	}
-	info := store.Info{Kind: "redis", Location: s.loc, Namespace: s.cfg.Namespace, Settings: map[string]string{
-		"client": "rueidis, one connection per client, no client-side cache, synchronous round trips; pipelines (batches): one write of every command and a buffered read of the replies on that connection, beside rueidis; a connection per op: RESP2 on a bare connection, its one command only (no HELLO, no closing PING)",
-	}}
-	if err := readServer(ctx, s.admin, &info); err != nil {
-		return store.Info{}, err
-	}
-	return info, nil
+	return s.info(ctx, "redis", "rueidis, one connection per client, no client-side cache, synchronous round trips; pipelines (batches): one write of every command and a buffered read of the replies on that connection, beside rueidis; a connection per op: RESP2 on a bare connection, its one command only (no HELLO, no closing PING)", nil)
 }
 
 // readServer reads into info what a Redis server says of itself: its
@@ -351,50 +331,9 @@ func durability(c map[string]string) string {
 	return "memory only: a restart loses everything"
 }
 
-// Reset deletes every key with the namespace's prefix.
-func (s *Store) Reset(ctx context.Context) error {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return errClosed
-	}
-	return s.deleteAll(ctx)
-}
-
-// deleteAll scans for the prefix and unlinks in batches of up to 1000 keys.
-// Every key is checked against the prefix before it is unlinked, whatever
-// SCAN returned.
+// deleteAll unlinks every key with the namespace's prefix (unlinkPrefix).
 func (s *Store) deleteAll(ctx context.Context) error {
-	pattern := s.prefix + "*" // the namespace holds no glob characters
-	var cursor uint64
-	for {
-		e, err := s.admin.Do(ctx, s.admin.B().Scan().Cursor(cursor).Match(pattern).Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			return opErr("reset: scan", err)
-		}
-		for _, k := range e.Elements {
-			if !strings.HasPrefix(k, s.prefix) {
-				return fmt.Errorf("redis: reset: SCAN returned %q outside %q: %w", k, s.prefix, store.ErrNotOwned)
-			}
-		}
-		if len(e.Elements) > 0 {
-			if err := s.admin.Do(ctx, s.admin.B().Unlink().Key(e.Elements...).Build()).Error(); err != nil {
-				return opErr("reset: unlink", err)
-			}
-		}
-		if cursor = e.Cursor; cursor == 0 {
-			return nil
-		}
-	}
-}
-
-// Close deletes the namespace's keys and disconnects. Closing twice is not an error.
-func (s *Store) Close(ctx context.Context) error {
-	return store.EndOnce(&s.mu, &s.closed, func() error {
-		err := s.deleteAll(ctx)
-		s.admin.Close()
-		return err
-	})
+	return unlinkPrefix(ctx, s.admin, s.prefix, "reset")
 }
 
 // Client is one connection.

@@ -55,14 +55,10 @@ type sessionClient struct {
 
 // OpenSessions opens a session handle on a client of its own.
 func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.SessionClient, error) {
-	if err := d.CheckTimes("redis", time.Millisecond, "at least 1 ms"); err != nil {
-		return nil, err
-	}
-	cl, err := s.Open(ctx)
+	c, err := store.OpenChecked[*Client](ctx, s, d.CheckTimes("redis", time.Millisecond, "at least 1 ms"))
 	if err != nil {
 		return nil, err
 	}
-	c := cl.(*Client)
 	h := &sessionClient{c: c, d: d, ttlMs: ceilMs(d.TTL), refreshMs: ceilMs(d.RefreshBelow), prefix: string(c.key[:c.n]) + "s:"}
 	if d.RefreshBelow > 0 {
 		h.script = rueidis.NewLuaScript(skipFreshScript)
@@ -90,27 +86,7 @@ func (h *sessionClient) Setup(ctx context.Context) error {
 	if err != nil {
 		return opErr("sessions setup", err)
 	}
-	rc := h.c.rc
-	var cursor uint64
-	for {
-		e, err := rc.Do(ctx, rc.B().Scan().Cursor(cursor).Match(h.prefix+"*").Count(1000).Build()).AsScanEntry()
-		if err != nil {
-			return opErr("sessions setup: scan", err)
-		}
-		for _, k := range e.Elements {
-			if !strings.HasPrefix(k, h.prefix) {
-				return fmt.Errorf("redis: sessions setup: SCAN returned %q outside %q: %w", k, h.prefix, store.ErrNotOwned)
-			}
-		}
-		if len(e.Elements) > 0 {
-			if err := rc.Do(ctx, rc.B().Unlink().Key(e.Elements...).Build()).Error(); err != nil {
-				return opErr("sessions setup: unlink", err)
-			}
-		}
-		if cursor = e.Cursor; cursor == 0 {
-			return nil
-		}
-	}
+	return unlinkPrefix(ctx, h.c.rc, h.prefix, "sessions setup")
 }
 
 // Create stores the session under id with SET … PX ttl NX.

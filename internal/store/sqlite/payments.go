@@ -173,21 +173,15 @@ func (s *Store) dropPayments(ctx context.Context, tx *sql.Tx) error {
 
 // PaymentsDrop drops the payments tables and their ownership rows.
 func (s *Store) PaymentsDrop(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: payments drop: %w", err)
-	}
-	defer tx.Rollback()
-	if err := s.paymentsOwned(ctx, tx, "payments drop"); err != nil {
-		return err
-	}
-	if err := s.dropPayments(ctx, tx); err != nil {
-		return fmt.Errorf("sqlite: payments drop: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: payments drop: %w", err)
-	}
-	return nil
+	return inTx(ctx, s.db, "payments drop", func(tx *sql.Tx) error {
+		if err := s.paymentsOwned(ctx, tx, "payments drop"); err != nil {
+			return err
+		}
+		if err := s.dropPayments(ctx, tx); err != nil {
+			return fmt.Errorf("sqlite: payments drop: %w", err)
+		}
+		return nil
+	})
 }
 
 // PaymentsSetup creates, records and loads the tables in one transaction.
@@ -349,12 +343,9 @@ func (s *Store) PaymentsOpen(ctx context.Context, cfg store.PaymentsConfig) (sto
 	if err := s.checkPaymentsConfig(cfg); err != nil {
 		return nil, err
 	}
-	if store.Ended(&s.mu, &s.closed) {
-		return nil, errClosed
-	}
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.pin(ctx, "payments: open")
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: payments: open: %w", err)
+		return nil, err
 	}
 	pc := &paymentsConn{conn: conn, restore: s.cfg.Synchronous}
 	fail := func(what string, err error) (store.PaymentsConn, error) {
@@ -414,6 +405,20 @@ func payErr(op string, err error) error {
 }
 
 // row runs st with args and scans its only row into pc.cols[:n].
+// roundTrip is a one-statement round trip op (RT1-RT3, a delete): row's
+// on ctx made synchronous, its errors op's.
+func (pc *paymentsConn) roundTrip(ctx context.Context, op string, st *sql.Stmt, n int, args ...any) (bool, error) {
+	ctx, err := store.SyncContext(ctx)
+	if err != nil {
+		return false, opErr(op, err)
+	}
+	ok, err := pc.row(ctx, st, n, args...)
+	if err != nil {
+		return false, payErr(op, err)
+	}
+	return ok, nil
+}
+
 func (pc *paymentsConn) row(ctx context.Context, st *sql.Stmt, n int, args ...any) (bool, error) {
 	rows, err := st.QueryContext(ctx, args...)
 	if err != nil {
@@ -438,38 +443,24 @@ func (pc *paymentsConn) row(ctx context.Context, st *sql.Stmt, n int, args ...an
 
 // Token is RT1/RT3.
 func (pc *paymentsConn) Token(ctx context.Context, hash *[16]byte, permission string, out *store.PaymentsTokenRow) (bool, error) {
-	ctx, err := store.SyncContext(ctx)
-	if err != nil {
-		return false, opErr("payments: token", err)
-	}
 	// The name is bound as a string (TEXT): a BLOB never equals permissions.name.
-	ok, err := pc.row(ctx, pc.token, 4, hash[:], permission)
-	if err != nil {
-		return false, payErr("payments: token", err)
-	}
+	ok, err := pc.roundTrip(ctx, "payments: token", pc.token, 4, hash[:], permission)
 	if ok {
 		c := &pc.cols
 		*out = store.PaymentsTokenRow{UserID: c[0], OrgID: c[1], UserFrozen: c[2] != 0, Expired: c[3] != 0}
 	}
-	return ok, nil
+	return ok, err // ok is false on an error
 }
 
 // Card is RT2.
 func (pc *paymentsConn) Card(ctx context.Context, id int64, out *store.PaymentsCardRow) (bool, error) {
-	ctx, err := store.SyncContext(ctx)
-	if err != nil {
-		return false, opErr("payments: card", err)
-	}
-	ok, err := pc.row(ctx, pc.card, 7, id)
-	if err != nil {
-		return false, payErr("payments: card", err)
-	}
+	ok, err := pc.roundTrip(ctx, "payments: card", pc.card, 7, id)
 	if ok {
 		c := &pc.cols
 		*out = store.PaymentsCardRow{AccountID: c[0], AccountOrgID: c[1], Balance: c[2], CVV: int16(c[3]),
 			CardFrozen: c[4] != 0, CardExpired: c[5] != 0, AccountFrozen: c[6] != 0}
 	}
-	return ok, nil
+	return ok, err // ok is false on an error
 }
 
 // Transfer is RT4: BEGIN IMMEDIATE, two UPDATEs, INSERT … RETURNING, COMMIT.
@@ -519,17 +510,10 @@ func (pc *paymentsConn) steps(ctx context.Context, t *store.PaymentsTransfer) er
 
 // DeleteTransfer deletes the first transfer at or after fromID.
 func (pc *paymentsConn) DeleteTransfer(ctx context.Context, fromID int64, out *store.PaymentsDeleted) (bool, error) {
-	ctx, err := store.SyncContext(ctx)
-	if err != nil {
-		return false, opErr("payments: delete", err)
-	}
-	ok, err := pc.row(ctx, pc.del, 5, fromID)
-	if err != nil {
-		return false, payErr("payments: delete", err)
-	}
+	ok, err := pc.roundTrip(ctx, "payments: delete", pc.del, 5, fromID)
 	if ok {
 		c := &pc.cols
 		*out = store.PaymentsDeleted{ID: c[0], From: c[1], To: c[2], Amount: c[3], CreatedUs: c[4]}
 	}
-	return ok, nil
+	return ok, err // ok is false on an error
 }

@@ -49,12 +49,9 @@ func (s *Store) OpenSessions(ctx context.Context, d store.SessionDesign) (store.
 	if err := d.CheckTimes("sqlite", time.Millisecond, "at least 1 ms"); err != nil {
 		return nil, err
 	}
-	if store.Ended(&s.mu, &s.closed) {
-		return nil, errClosed
-	}
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.pin(ctx, "open sessions")
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open sessions: %w", err)
+		return nil, err
 	}
 	h := &sessionClient{s: s, conn: conn, d: d, name: s.cfg.Namespace + "_sessions"}
 	h.table = `"` + h.name + `"`
@@ -93,32 +90,26 @@ func (h *sessionClient) Close() error {
 // Setup drops the sessions table of an earlier design (only when
 // storebench_owned lists it) and creates this design's, in one transaction.
 func (h *sessionClient) Setup(ctx context.Context) error {
-	tx, err := h.conn.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: sessions setup: %w", err)
-	}
-	defer tx.Rollback()
-	if _, err := tx.ExecContext(ctx, ownedTableDDL); err != nil {
-		return fmt.Errorf("sqlite: sessions setup: %w", err)
-	}
-	exists, owned, err := tableState(ctx, tx, h.name)
-	if err != nil {
-		return fmt.Errorf("sqlite: sessions setup: %w", err)
-	}
-	if exists && !owned {
-		return fmt.Errorf("sqlite: table %s exists but is not recorded in storebench_owned: %w", h.table, store.ErrNotOwned)
-	}
-	stmts := append([]string{`DROP TABLE IF EXISTS ` + h.table}, h.ddl...)
-	stmts = append(stmts, `INSERT OR REPLACE INTO storebench_owned (name, created_at) VALUES ('`+h.name+`', datetime('now'))`)
-	for _, q := range stmts {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("sqlite: sessions setup: %s: %w", q, err)
+	return inTx(ctx, h.conn, "sessions setup", func(tx *sql.Tx) error {
+		if _, err := tx.ExecContext(ctx, ownedTableDDL); err != nil {
+			return fmt.Errorf("sqlite: sessions setup: %w", err)
 		}
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: sessions setup: %w", err)
-	}
-	return nil
+		exists, owned, err := tableState(ctx, tx, h.name)
+		if err != nil {
+			return fmt.Errorf("sqlite: sessions setup: %w", err)
+		}
+		if exists && !owned {
+			return fmt.Errorf("sqlite: table %s exists but is not recorded in storebench_owned: %w", h.table, store.ErrNotOwned)
+		}
+		stmts := append([]string{`DROP TABLE IF EXISTS ` + h.table}, h.ddl...)
+		stmts = append(stmts, `INSERT OR REPLACE INTO storebench_owned (name, created_at) VALUES ('`+h.name+`', datetime('now'))`)
+		for _, q := range stmts {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fmt.Errorf("sqlite: sessions setup: %s: %w", q, err)
+			}
+		}
+		return nil
+	})
 }
 
 func (h *sessionClient) prepare(ctx context.Context, st **sql.Stmt, q string) error {
@@ -183,14 +174,7 @@ func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte,
 		}
 		rows, err = h.read.QueryContext(ctx, id, now.UnixMilli())
 	}
-	if err != nil {
-		return dst, false, opErr("read session", err)
-	}
-	dst, ok, err := appendValue(rows, dst)
-	if err != nil {
-		return dst, false, opErr("read session", err)
-	}
-	return dst, ok, nil
+	return readValue(rows, err, dst, "read session")
 }
 
 // KeepAlive extends the live sessions among ids in one UPDATE.

@@ -288,14 +288,24 @@ func (s *Store) refuseUnowned(ctx context.Context, q querier, op string) error {
 
 var errClosed = errors.New("sqlite: store is closed")
 
-// Open pins one connection and prepares the client's statements on it.
-func (s *Store) Open(ctx context.Context) (store.Client, error) {
+// pin takes one connection of the store's pool for the caller alone; a
+// closed store gives errClosed, a failure is op's error.
+func (s *Store) pin(ctx context.Context, op string) (*sql.Conn, error) {
 	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
 	conn, err := s.db.Conn(ctx)
 	if err != nil {
-		return nil, fmt.Errorf("sqlite: open client: %w", err)
+		return nil, fmt.Errorf("sqlite: %s: %w", op, err)
+	}
+	return conn, nil
+}
+
+// Open pins one connection and prepares the client's statements on it.
+func (s *Store) Open(ctx context.Context) (store.Client, error) {
+	conn, err := s.pin(ctx, "open client")
+	if err != nil {
+		return nil, err
 	}
 	c := &Client{conn: conn}
 	for _, p := range []struct {
@@ -312,12 +322,9 @@ func (s *Store) Open(ctx context.Context) (store.Client, error) {
 
 // Info reads back the effective PRAGMAs and the library version.
 func (s *Store) Info(ctx context.Context) (store.Info, error) {
-	if store.Ended(&s.mu, &s.closed) {
-		return store.Info{}, errClosed
-	}
-	conn, err := s.db.Conn(ctx)
+	conn, err := s.pin(ctx, "info")
 	if err != nil {
-		return store.Info{}, fmt.Errorf("sqlite: info: %w", err)
+		return store.Info{}, err
 	}
 	defer conn.Close()
 	var version string
@@ -381,21 +388,15 @@ func Durability(j, sync string) string {
 func (s *Store) Reset(ctx context.Context) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	tx, err := s.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("sqlite: reset: %w", err)
-	}
-	defer tx.Rollback()
-	if err := s.checkOwned(ctx, tx, "reset"); err != nil {
-		return err
-	}
-	if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.table); err != nil {
-		return fmt.Errorf("sqlite: reset: %w", err)
-	}
-	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: reset: %w", err)
-	}
-	return nil
+	return inTx(ctx, s.db, "reset", func(tx *sql.Tx) error {
+		if err := s.checkOwned(ctx, tx, "reset"); err != nil {
+			return err
+		}
+		if _, err := tx.ExecContext(ctx, `DELETE FROM `+s.table); err != nil {
+			return fmt.Errorf("sqlite: reset: %w", err)
+		}
+		return nil
+	})
 }
 
 // Close drops the table and its ownership row (the ownership table too when
@@ -420,33 +421,51 @@ func (s *Store) Close(ctx context.Context) error {
 
 // drop checks ownership and drops, in one transaction.
 func (s *Store) drop(ctx context.Context) error {
-	tx, err := s.db.BeginTx(ctx, nil)
+	return inTx(ctx, s.db, "close", func(tx *sql.Tx) error {
+		if err := s.refuseUnowned(ctx, tx, "close"); err != nil {
+			return err
+		}
+		fail := func(err error) error { return fmt.Errorf("sqlite: close: %w", err) }
+		for _, q := range []string{
+			`DROP TABLE IF EXISTS ` + s.table,
+			`DELETE FROM storebench_owned WHERE name = '` + s.cfg.Namespace + `_kv'`,
+		} {
+			if _, err := tx.ExecContext(ctx, q); err != nil {
+				return fail(err)
+			}
+		}
+		var n int
+		if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM storebench_owned`).Scan(&n); err != nil {
+			return fail(err)
+		}
+		if n == 0 {
+			if _, err := tx.ExecContext(ctx, `DROP TABLE storebench_owned`); err != nil {
+				return fail(err)
+			}
+		}
+		return nil
+	})
+}
+
+// txBeginner is a database or one of its connections.
+type txBeginner interface {
+	BeginTx(ctx context.Context, opts *sql.TxOptions) (*sql.Tx, error)
+}
+
+// inTx runs f in one transaction of db, committed when f succeeds and
+// rolled back otherwise; a failed begin or commit is op's error. f's
+// errors are returned as they are.
+func inTx(ctx context.Context, db txBeginner, op string, f func(tx *sql.Tx) error) error {
+	tx, err := db.BeginTx(ctx, nil)
 	if err != nil {
-		return fmt.Errorf("sqlite: close: %w", err)
+		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
 	defer tx.Rollback()
-	if err := s.refuseUnowned(ctx, tx, "close"); err != nil {
+	if err := f(tx); err != nil {
 		return err
 	}
-	for _, q := range []string{
-		`DROP TABLE IF EXISTS ` + s.table,
-		`DELETE FROM storebench_owned WHERE name = '` + s.cfg.Namespace + `_kv'`,
-	} {
-		if _, err := tx.ExecContext(ctx, q); err != nil {
-			return fmt.Errorf("sqlite: close: %w", err)
-		}
-	}
-	var n int
-	if err := tx.QueryRowContext(ctx, `SELECT count(*) FROM storebench_owned`).Scan(&n); err != nil {
-		return fmt.Errorf("sqlite: close: %w", err)
-	}
-	if n == 0 {
-		if _, err := tx.ExecContext(ctx, `DROP TABLE storebench_owned`); err != nil {
-			return fmt.Errorf("sqlite: close: %w", err)
-		}
-	}
 	if err := tx.Commit(); err != nil {
-		return fmt.Errorf("sqlite: close: %w", err)
+		return fmt.Errorf("sqlite: %s: %w", op, err)
 	}
 	return nil
 }
@@ -486,14 +505,7 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 		return dst, false, opErr("get", err)
 	}
 	rows, err := c.get.QueryContext(ctx, store.NonNil(key), time.Now().UnixMilli())
-	if err != nil {
-		return dst, false, opErr("get", err)
-	}
-	dst, ok, err := appendValue(rows, dst)
-	if err != nil {
-		return dst, false, opErr("get", err)
-	}
-	return dst, ok, nil
+	return readValue(rows, err, dst, "get")
 }
 
 // Set upserts key; ttl > 0 stores an expiry in Unix milliseconds.
@@ -522,6 +534,19 @@ func (c *Client) Delete(ctx context.Context, key []byte) error {
 		return opErr("delete", err)
 	}
 	return nil
+}
+
+// readValue is the value a query (rows, err) read, appended to dst as
+// appendValue does; a failed query or read is op's error.
+func readValue(rows *sql.Rows, err error, dst []byte, op string) ([]byte, bool, error) {
+	if err != nil {
+		return dst, false, opErr(op, err)
+	}
+	dst, ok, err := appendValue(rows, dst)
+	if err != nil {
+		return dst, false, opErr(op, err)
+	}
+	return dst, ok, nil
 }
 
 // appendValue appends the one column of rows' first row, if any, to dst and
