@@ -262,12 +262,8 @@ func (s Spec) Overlay(o *Spec) Spec {
 	s.UsersPerOrg = cmp.Or(o.UsersPerOrg, s.UsersPerOrg)
 	s.AmountMin = cmp.Or(o.AmountMin, s.AmountMin)
 	s.Selection = cmp.Or(o.Selection, s.Selection)
-	if len(o.Modes) > 0 {
-		s.Modes = o.Modes
-	}
-	if len(o.Durabilities) > 0 {
-		s.Durabilities = o.Durabilities
-	}
+	s.Modes = workload.SliceOr(o.Modes, s.Modes)
+	s.Durabilities = workload.SliceOr(o.Durabilities, s.Durabilities)
 	s.Isolation = cmp.Or(o.Isolation, s.Isolation)
 	s.MaxTries = cmp.Or(o.MaxTries, s.MaxTries)
 	s.LockOrder = cmp.Or(o.LockOrder, s.LockOrder)
@@ -288,13 +284,8 @@ type Variant struct{ Mode, Durability, Note string }
 // offers none of those asked for runs its own modes instead (SQLite, which
 // has no server-side routines, runs client mode), with a Note saying so.
 func (s Spec) Variants(storeKind string) []Variant {
-	modes, durs := s.Modes, s.Durabilities
-	if len(modes) == 0 {
-		modes = []string{store.PaymentsRoutine}
-	}
-	if len(durs) == 0 {
-		durs = []string{store.PaymentsStrict}
-	}
+	modes := workload.SliceOr(s.Modes, []string{store.PaymentsRoutine})
+	durs := workload.SliceOr(s.Durabilities, []string{store.PaymentsStrict})
 	offered := Modes(storeKind)
 	var run []string
 	for _, m := range modes {

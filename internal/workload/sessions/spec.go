@@ -54,18 +54,12 @@ func (s Spec) Overlay(o *Spec) Spec {
 	if o == nil {
 		return s
 	}
-	if o.Phase != "" {
-		s.Phase = o.Phase
-	}
-	if len(o.Variants) > 0 {
-		s.Variants = o.Variants
-	}
+	s.Phase = cmp.Or(o.Phase, s.Phase)
+	s.Variants = workload.SliceOr(o.Variants, s.Variants)
 	if len(o.Designs) > 0 {
 		s.Designs = o.Designs
 	}
-	if len(o.ReplicaDesigns) > 0 {
-		s.ReplicaDesigns = o.ReplicaDesigns
-	}
+	s.ReplicaDesigns = workload.SliceOr(o.ReplicaDesigns, s.ReplicaDesigns)
 	s.PayloadSize = cmp.Or(o.PayloadSize, s.PayloadSize)
 	s.TTL = cmp.Or(o.TTL, s.TTL)
 	s.RefreshBelow = cmp.Or(o.RefreshBelow, s.RefreshBelow)
