@@ -249,32 +249,6 @@ type Spec struct {
 	Keep           bool           `yaml:"keep,omitempty" json:"keep,omitempty"`
 }
 
-// Overlay returns s with o's set fields on top (a quick section over the
-// full one).
-func (s Spec) Overlay(o *Spec) Spec {
-	if o == nil {
-		return s
-	}
-	s.Accounts = cmp.Or(o.Accounts, s.Accounts)
-	s.InitialBalance = cmp.Or(o.InitialBalance, s.InitialBalance)
-	s.AmountMax = cmp.Or(o.AmountMax, s.AmountMax)
-	s.Orgs = cmp.Or(o.Orgs, s.Orgs)
-	s.UsersPerOrg = cmp.Or(o.UsersPerOrg, s.UsersPerOrg)
-	s.AmountMin = cmp.Or(o.AmountMin, s.AmountMin)
-	s.Selection = cmp.Or(o.Selection, s.Selection)
-	s.Modes = workload.SliceOr(o.Modes, s.Modes)
-	s.Durabilities = workload.SliceOr(o.Durabilities, s.Durabilities)
-	s.Isolation = cmp.Or(o.Isolation, s.Isolation)
-	s.MaxTries = cmp.Or(o.MaxTries, s.MaxTries)
-	s.LockOrder = cmp.Or(o.LockOrder, s.LockOrder)
-	s.DeleteFraction = cmp.Or(o.DeleteFraction, s.DeleteFraction)
-	s.Faults = cmp.Or(o.Faults, s.Faults)
-	s.SteadyWindow = cmp.Or(o.SteadyWindow, s.SteadyWindow)
-	s.StatsInterval = cmp.Or(o.StatsInterval, s.StatsInterval)
-	s.Keep = s.Keep || o.Keep
-	return s
-}
-
 // Variant is one (mode, durability) cell of a Spec. Note is set when the
 // store runs another mode than the ones asked for (SQLite: client).
 type Variant struct{ Mode, Durability, Note string }
