@@ -85,11 +85,7 @@ func (s Spec) Cells(store string, replica bool) []Cell {
 		if store != "postgres" {
 			return nil
 		}
-		vs := s.Variants
-		if len(vs) == 0 {
-			vs = Variants
-		}
-		for _, v := range vs {
+		for _, v := range workload.SliceOr(s.Variants, Variants) {
 			out = append(out, Cell{Phase: PhaseInsert, Variant: v})
 		}
 	case PhaseChurn:
@@ -97,11 +93,7 @@ func (s Spec) Cells(store string, replica bool) []Cell {
 			out = append(out, Cell{Phase: PhaseChurn, Design: d})
 		}
 		if replica && store == "postgres" {
-			rd := s.ReplicaDesigns
-			if len(rd) == 0 {
-				rd = DefaultReplicaDesigns
-			}
-			for _, d := range rd {
+			for _, d := range workload.SliceOr(s.ReplicaDesigns, DefaultReplicaDesigns) {
 				out = append(out, Cell{Phase: PhaseChurn, Design: d, Replica: true})
 			}
 		}
