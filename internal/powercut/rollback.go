@@ -223,21 +223,20 @@ func swapIn(dir, staging, old string) error {
 	if err := os.Mkdir(old, 0o700); err != nil {
 		return err
 	}
-	present, err := os.ReadDir(dir)
+	if err := moveEntries(dir, old); err != nil {
+		return err
+	}
+	return moveEntries(staging, dir)
+}
+
+// moveEntries renames every entry of from into to.
+func moveEntries(from, to string) error {
+	entries, err := os.ReadDir(from)
 	if err != nil {
 		return err
 	}
-	for _, de := range present {
-		if err := os.Rename(filepath.Join(dir, de.Name()), filepath.Join(old, de.Name())); err != nil {
-			return err
-		}
-	}
-	rebuilt, err := os.ReadDir(staging)
-	if err != nil {
-		return err
-	}
-	for _, de := range rebuilt {
-		if err := os.Rename(filepath.Join(staging, de.Name()), filepath.Join(dir, de.Name())); err != nil {
+	for _, de := range entries {
+		if err := os.Rename(filepath.Join(from, de.Name()), filepath.Join(to, de.Name())); err != nil {
 			return err
 		}
 	}

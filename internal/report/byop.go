@@ -111,19 +111,13 @@ func byOpMetrics(p *metrics.Phase) []csvMetric {
 	var out []csvMetric
 	for _, op := range sortedKeys(p.ByOp) {
 		f := p.ByOp[op]
-		l := f.LatencyUs
 		pre := "op_" + op + "_"
 		out = append(out,
 			csvMetric{pre + "ops", fmt.Sprint(f.Ops), "count"},
 			csvMetric{pre + "errors", fmt.Sprint(opErrors(f)), "count"},
 			csvMetric{pre + "throughput_ops_s", exact(f.ThroughputOpsS), "ops/s"},
-			csvMetric{pre + "latency_p50_us", exact(l.P50), "us"},
-			csvMetric{pre + "latency_p90_us", exact(l.P90), "us"},
-			csvMetric{pre + "latency_p99_us", exact(l.P99), "us"},
-			csvMetric{pre + "latency_p999_us", exact(l.P999), "us"},
-			csvMetric{pre + "latency_max_us", exact(l.Max), "us"},
-			csvMetric{pre + "latency_mean_us", exact(l.Mean), "us"},
 		)
+		out = append(out, csvLatency(pre, f.LatencyUs)...)
 	}
 	return out
 }

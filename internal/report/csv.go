@@ -113,6 +113,20 @@ func CSV(w io.Writer, r *result.Result) error {
 
 type csvMetric struct{ name, value, unit string }
 
+// csvLatency are the latency figures a phase and each of its ops have:
+// pre+latency_p50_us, _p90_us, _p99_us, _p999_us, _max_us and _mean_us.
+func csvLatency(pre string, l metrics.Latency) []csvMetric {
+	f := floatMetric
+	return []csvMetric{
+		f(pre+"latency_p50_us", l.P50, "us"),
+		f(pre+"latency_p90_us", l.P90, "us"),
+		f(pre+"latency_p99_us", l.P99, "us"),
+		f(pre+"latency_p999_us", l.P999, "us"),
+		f(pre+"latency_max_us", l.Max, "us"),
+		f(pre+"latency_mean_us", l.Mean, "us"),
+	}
+}
+
 func floatMetric(name string, v float64, unit string) csvMetric {
 	return csvMetric{name, exact(v), unit}
 }
@@ -140,12 +154,9 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 	out = append(out,
 		f("duration_s", p.DurationS, "s"),
 		f("throughput_ops_s", p.ThroughputOpsS, "ops/s"),
-		f("latency_p50_us", l.P50, "us"),
-		f("latency_p90_us", l.P90, "us"),
-		f("latency_p99_us", l.P99, "us"),
-		f("latency_p999_us", l.P999, "us"),
-		f("latency_max_us", l.Max, "us"),
-		f("latency_mean_us", l.Mean, "us"),
+	)
+	out = append(out, csvLatency("", l)...)
+	out = append(out,
 		f("latency_min_us", l.Min, "us"),
 		f("latency_stddev_us", l.Stddev, "us"),
 		i("workers", int64(p.Workers), "count"),

@@ -399,16 +399,7 @@ func (c *Cluster) Stats() (ProcStats, error) {
 		if i == 0 {
 			sum.Device, sum.DeviceWriteBytes = st.Device, st.DeviceWriteBytes
 		}
-		sum.Processes += st.Processes
-		sum.CPUSeconds += st.CPUSeconds
-		sum.CPUCoarse = sum.CPUCoarse || st.CPUCoarse
-		sum.UserSeconds += st.UserSeconds
-		sum.SystemSeconds += st.SystemSeconds
-		sum.RSSBytes += st.RSSBytes
-		sum.PSSBytes += st.PSSBytes
-		sum.PeakRSSBytes += st.PeakRSSBytes
-		sum.ReadBytes += st.ReadBytes
-		sum.WriteBytes += st.WriteBytes
+		sum.add(st)
 	}
 	return sum, nil
 }

@@ -97,16 +97,7 @@ func (s *Server) Stats() (ProcStats, error) {
 		if err != nil {
 			continue // exited meanwhile; its time moved to its parent
 		}
-		st.Processes++
-		st.CPUSeconds += ps.cpu
-		st.CPUCoarse = st.CPUCoarse || ps.coarse
-		st.UserSeconds += ps.user
-		st.SystemSeconds += ps.system
-		st.RSSBytes += ps.rss
-		st.PSSBytes += ps.pss
-		st.PeakRSSBytes += ps.hwm
-		st.ReadBytes += ps.readBytes
-		st.WriteBytes += ps.writeBytes
+		st.add(ps)
 	}
 	if st.Processes == 0 {
 		return ProcStats{}, fmt.Errorf("stats %s: cannot read /proc/%d", s.Kind, p.cmd.Process.Pid)
@@ -174,14 +165,24 @@ func childrenTree(root int) (pids []int, ok bool) {
 	return pids, true
 }
 
-type procSample struct {
-	cpu, user, system                    float64
-	coarse                               bool
-	rss, pss, hwm, readBytes, writeBytes uint64
+// add sums o's processes into s; the device's fields, which are not per
+// process, stay the caller's.
+func (s *ProcStats) add(o ProcStats) {
+	s.Processes += o.Processes
+	s.CPUSeconds += o.CPUSeconds
+	s.CPUCoarse = s.CPUCoarse || o.CPUCoarse
+	s.UserSeconds += o.UserSeconds
+	s.SystemSeconds += o.SystemSeconds
+	s.RSSBytes += o.RSSBytes
+	s.PSSBytes += o.PSSBytes
+	s.PeakRSSBytes += o.PeakRSSBytes
+	s.ReadBytes += o.ReadBytes
+	s.WriteBytes += o.WriteBytes
 }
 
-func readProc(pid int) (procSample, error) {
-	var ps procSample
+// readProc is one process's resource use (Processes 1, no device).
+func readProc(pid int) (ProcStats, error) {
+	ps := ProcStats{Processes: 1}
 	f, err := readStat(pid)
 	if err != nil {
 		return ps, err
@@ -192,25 +193,25 @@ func readProc(pid int) (procSample, error) {
 		v, _ := strconv.ParseFloat(f[i], 64)
 		return v / clockTicks
 	}
-	ps.user = ticks(11) + ticks(13)
-	ps.system = ticks(12) + ticks(14)
-	ps.cpu = ticks(13) + ticks(14) // reaped children: ticks only
+	ps.UserSeconds = ticks(11) + ticks(13)
+	ps.SystemSeconds = ticks(12) + ticks(14)
+	ps.CPUSeconds = ticks(13) + ticks(14) // reaped children: ticks only
 	if ns, ok := processCPUNanos(pid); ok {
-		ps.cpu += float64(ns) / 1e9
+		ps.CPUSeconds += float64(ns) / 1e9
 	} else if ns, ok := schedstatNanos(pid); ok {
-		ps.cpu += float64(ns) / 1e9
+		ps.CPUSeconds += float64(ns) / 1e9
 	} else {
-		ps.cpu += ticks(11) + ticks(12)
-		ps.coarse = true
+		ps.CPUSeconds += ticks(11) + ticks(12)
+		ps.CPUCoarse = true
 	}
 	dir := filepath.Join("/proc", strconv.Itoa(pid))
 	status := keyValues(filepath.Join(dir, "status"), ":")
-	ps.rss = kib(status["VmRSS"])
-	ps.hwm = kib(status["VmHWM"])
-	ps.pss = kib(keyValues(filepath.Join(dir, "smaps_rollup"), ":")["Pss"])
+	ps.RSSBytes = kib(status["VmRSS"])
+	ps.PeakRSSBytes = kib(status["VmHWM"])
+	ps.PSSBytes = kib(keyValues(filepath.Join(dir, "smaps_rollup"), ":")["Pss"])
 	io := keyValues(filepath.Join(dir, "io"), ":")
-	ps.readBytes, _ = strconv.ParseUint(io["read_bytes"], 10, 64)
-	ps.writeBytes, _ = strconv.ParseUint(io["write_bytes"], 10, 64)
+	ps.ReadBytes, _ = strconv.ParseUint(io["read_bytes"], 10, 64)
+	ps.WriteBytes, _ = strconv.ParseUint(io["write_bytes"], 10, 64)
 	return ps, nil
 }
 

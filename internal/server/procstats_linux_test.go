@@ -3,6 +3,7 @@ package server
 import (
 	"os"
 	"os/exec"
+	"reflect"
 	"slices"
 	"strconv"
 	"testing"
@@ -96,5 +97,58 @@ func TestChildrenTree(t *testing.T) {
 	}
 	if _, ok := childrenTree(1 << 30); ok {
 		t.Error("childrenTree of a missing process reported ok")
+	}
+}
+
+// TestProcStatsAddSumsEveryCounter: a node's or a process's stats added
+// into a sum count every per-process field (a field add forgets would read
+// as zero for clusters and multi-process servers), and leave the device's,
+// which belong to the whole data dir, to the caller.
+func TestProcStatsAddSumsEveryCounter(t *testing.T) {
+	var one ProcStats
+	v := reflect.ValueOf(&one).Elem()
+	for i := range v.NumField() {
+		switch f := v.Field(i); f.Kind() {
+		case reflect.Int:
+			f.SetInt(1)
+		case reflect.Uint64:
+			f.SetUint(1)
+		case reflect.Float64:
+			f.SetFloat(1)
+		case reflect.Bool:
+			f.SetBool(true)
+		case reflect.String:
+			f.SetString("vda")
+		default:
+			t.Fatalf("field %s: kind %s not covered by this test", v.Type().Field(i).Name, f.Kind())
+		}
+	}
+	var sum ProcStats
+	sum.add(one)
+	sum.add(one)
+	s := reflect.ValueOf(sum)
+	for i := range s.NumField() {
+		name, f := s.Type().Field(i).Name, s.Field(i)
+		if name == "Device" || name == "DeviceWriteBytes" {
+			if !f.IsZero() {
+				t.Errorf("%s = %v after add, want it left to the caller", name, f)
+			}
+			continue
+		}
+		want := map[reflect.Kind]any{reflect.Int: int64(2), reflect.Uint64: uint64(2), reflect.Float64: 2.0, reflect.Bool: true}[f.Kind()]
+		var got any
+		switch f.Kind() {
+		case reflect.Int:
+			got = f.Int()
+		case reflect.Uint64:
+			got = f.Uint()
+		case reflect.Float64:
+			got = f.Float()
+		case reflect.Bool:
+			got = f.Bool()
+		}
+		if got != want {
+			t.Errorf("%s = %v after adding 1 twice, want %v", name, got, want)
+		}
 	}
 }

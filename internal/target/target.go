@@ -423,7 +423,7 @@ func (r Registry) Check(s Spec) error {
 		if k.Server == "" {
 			return fmt.Errorf("store %s has no profiles (options: %s)", k.Name, optionNames(k))
 		}
-		if !contains(server.Profiles(k.Server), s.Profile) {
+		if !slices.Contains(server.Profiles(k.Server), s.Profile) {
 			return fmt.Errorf("unknown profile %s for %s (valid: %s)", quoteWord(s.Profile), k.Name, strings.Join(server.Profiles(k.Server), ", "))
 		}
 	}
@@ -465,13 +465,4 @@ func (r Registry) schemes() []string {
 		out = append(out, k.Schemes...)
 	}
 	return out
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }

@@ -197,3 +197,12 @@ func ValueOr[T any](v *T, def T) T {
 	}
 	return *v
 }
+
+// SliceOr is cmp.Or for slices: a when it has elements, else b (a
+// section's list overlaid on another's, or a default list).
+func SliceOr[S ~[]E, E any](a, b S) S {
+	if len(a) > 0 {
+		return a
+	}
+	return b
+}

@@ -276,3 +276,14 @@ func StoreCell(params any, mem Estimate, run func(ctx context.Context, st store.
 		return Outcome{Phases: phases}, err
 	}}
 }
+
+// Sized are a cell's parameters that estimate the cell's memory.
+type Sized interface{ Memory() Estimate }
+
+// RunCell is StoreCell for a workload whose Run takes the cell's params:
+// the cell runs run(ctx, store, params, hooks).
+func RunCell[P Sized](params P, run func(ctx context.Context, st store.Store, p P, h Hooks) ([]metrics.Phase, error)) Cell {
+	return StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h Hooks) ([]metrics.Phase, error) {
+		return run(ctx, st, params, h)
+	})
+}

@@ -101,8 +101,7 @@ func (w *hotWorker) Kind() int { return w.kind }
 func (w *hotWorker) Do(ctx context.Context, _ int64) error {
 	h := w.h
 	gen := h.lastSeen.Load() // before the get: a miss is the expiry of what was there then
-	got, ok, err := w.cache.Get(ctx, h.key, w.got[:0])
-	w.got = got
+	ok, err := w.get(ctx, w.cache)
 	if err != nil {
 		return err
 	}
@@ -132,6 +131,12 @@ func (w *hotWorker) Do(ctx context.Context, _ int64) error {
 	return w.fill(ctx)
 }
 
+// get reads the hot key from kv (the cache or the database) into w.got.
+func (w *hotWorker) get(ctx context.Context, kv store.KV) (ok bool, err error) {
+	w.got, ok, err = kv.Get(ctx, w.h.key, w.got[:0])
+	return ok, err
+}
+
 // check verifies the value just read and returns its header.
 func (w *hotWorker) check() (header, error) {
 	hd, scratch, err := parseValue(w.h.key, w.got, w.h.p.Seed, w.h.index, w.h.size, w.scratch)
@@ -152,8 +157,7 @@ func (w *hotWorker) fill(ctx context.Context) error {
 	h := w.h
 	start := time.Now()
 	h.queried()
-	got, ok, err := w.db.Get(ctx, h.key, w.got[:0])
-	w.got = got
+	ok, err := w.get(ctx, w.db)
 	if err != nil {
 		return err
 	}
@@ -190,8 +194,7 @@ func (w *hotWorker) lease(ctx context.Context) error {
 			return err
 		}
 		if added {
-			got, ok, err := w.cache.Get(ctx, h.key, w.got[:0])
-			w.got = got
+			ok, err := w.get(ctx, w.cache)
 			if err == nil && ok {
 				_, err = w.check()
 			} else if err == nil {
@@ -210,8 +213,7 @@ func (w *hotWorker) lease(ctx context.Context) error {
 			return ctx.Err()
 		case <-w.timer.C:
 		}
-		got, ok, err := w.cache.Get(ctx, h.key, w.got[:0])
-		w.got = got
+		ok, err := w.get(ctx, w.cache)
 		if err != nil {
 			return err
 		}

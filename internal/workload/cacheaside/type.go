@@ -53,12 +53,7 @@ type Section struct {
 	Stampede     *Stampede      `yaml:"stampede,omitempty" json:"stampede,omitempty"`
 }
 
-func (e *Entry) section() Section {
-	if e.CacheAside == nil {
-		return Section{}
-	}
-	return *e.CacheAside
-}
+func (e *Entry) section() Section { return workload.ValueOr(e.CacheAside, Section{}) }
 
 func (e *Entry) Defaults() {}
 

@@ -1,11 +1,8 @@
 package kv
 
 import (
-	"context"
 	"errors"
 	"fmt"
-	"github.com/storebench/storebench/internal/metrics"
-	"github.com/storebench/storebench/internal/store"
 
 	"github.com/storebench/storebench/internal/workload"
 )
@@ -66,9 +63,7 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 		if _, share := params.keyRange(); share < 1 {
 			return nil, fmt.Errorf("kv: %d keys cannot be split into %d shards: each shard needs a key (a chunk with batch)", n, p.Shard.Count)
 		}
-		c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
-			return Run(ctx, st, params, h)
-		})
+		c := workload.RunCell(params, Run)
 		c.Names = []string{"keys"}
 		cells = append(cells, c)
 	}

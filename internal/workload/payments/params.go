@@ -249,36 +249,6 @@ type Spec struct {
 	Keep           bool           `yaml:"keep,omitempty" json:"keep,omitempty"`
 }
 
-// Overlay returns s with o's set fields on top (a quick section over the
-// full one).
-func (s Spec) Overlay(o *Spec) Spec {
-	if o == nil {
-		return s
-	}
-	s.Accounts = cmp.Or(o.Accounts, s.Accounts)
-	s.InitialBalance = cmp.Or(o.InitialBalance, s.InitialBalance)
-	s.AmountMax = cmp.Or(o.AmountMax, s.AmountMax)
-	s.Orgs = cmp.Or(o.Orgs, s.Orgs)
-	s.UsersPerOrg = cmp.Or(o.UsersPerOrg, s.UsersPerOrg)
-	s.AmountMin = cmp.Or(o.AmountMin, s.AmountMin)
-	s.Selection = cmp.Or(o.Selection, s.Selection)
-	if len(o.Modes) > 0 {
-		s.Modes = o.Modes
-	}
-	if len(o.Durabilities) > 0 {
-		s.Durabilities = o.Durabilities
-	}
-	s.Isolation = cmp.Or(o.Isolation, s.Isolation)
-	s.MaxTries = cmp.Or(o.MaxTries, s.MaxTries)
-	s.LockOrder = cmp.Or(o.LockOrder, s.LockOrder)
-	s.DeleteFraction = cmp.Or(o.DeleteFraction, s.DeleteFraction)
-	s.Faults = cmp.Or(o.Faults, s.Faults)
-	s.SteadyWindow = cmp.Or(o.SteadyWindow, s.SteadyWindow)
-	s.StatsInterval = cmp.Or(o.StatsInterval, s.StatsInterval)
-	s.Keep = s.Keep || o.Keep
-	return s
-}
-
 // Variant is one (mode, durability) cell of a Spec. Note is set when the
 // store runs another mode than the ones asked for (SQLite: client).
 type Variant struct{ Mode, Durability, Note string }
@@ -288,13 +258,8 @@ type Variant struct{ Mode, Durability, Note string }
 // offers none of those asked for runs its own modes instead (SQLite, which
 // has no server-side routines, runs client mode), with a Note saying so.
 func (s Spec) Variants(storeKind string) []Variant {
-	modes, durs := s.Modes, s.Durabilities
-	if len(modes) == 0 {
-		modes = []string{store.PaymentsRoutine}
-	}
-	if len(durs) == 0 {
-		durs = []string{store.PaymentsStrict}
-	}
+	modes := workload.SliceOr(s.Modes, []string{store.PaymentsRoutine})
+	durs := workload.SliceOr(s.Durabilities, []string{store.PaymentsStrict})
 	offered := Modes(storeKind)
 	var run []string
 	for _, m := range modes {

@@ -80,21 +80,25 @@ func TestSuiteSpec(t *testing.T) {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	strict := func(n *yaml.Node) Spec {
-		var out bytes.Buffer
-		if err := yaml.NewEncoder(&out).Encode(n); err != nil {
-			t.Fatal(err)
-		}
-		dec := yaml.NewDecoder(&out)
-		dec.KnownFields(true)
+	// strict decodes the sections in turn into one spec, each over the
+	// last, as the scenario lays its quick section over an entry.
+	strict := func(sections ...*yaml.Node) Spec {
 		var s Spec
-		if err := dec.Decode(&s); err != nil {
-			t.Fatalf("payments section: %v", err)
+		for _, n := range sections {
+			var out bytes.Buffer
+			if err := yaml.NewEncoder(&out).Encode(n); err != nil {
+				t.Fatal(err)
+			}
+			dec := yaml.NewDecoder(&out)
+			dec.KnownFields(true)
+			if err := dec.Decode(&s); err != nil {
+				t.Fatalf("payments section: %v", err)
+			}
 		}
 		return s
 	}
 	full := strict(&doc.Workloads[0].Payments)
-	quick := full.Overlay(ptr(strict(&doc.Quick.Payments)))
+	quick := strict(&doc.Workloads[0].Payments, &doc.Quick.Payments)
 	for _, kind := range []string{"postgres", "mysql", "sqlite"} {
 		vs := full.Variants(kind)
 		if len(vs) != 1 || (kind == "sqlite") != (vs[0].Mode == store.PaymentsClient) || (kind == "sqlite") != (vs[0].Note != "") {
@@ -125,8 +129,6 @@ func TestSuiteSpec(t *testing.T) {
 		t.Errorf("delete_fraction 0, ops 100: %+v, %v", p, err)
 	}
 }
-
-func ptr[T any](v T) *T { return &v }
 
 // The data set is a function of the seed, and the faults hit the fraction
 // of rows they say.

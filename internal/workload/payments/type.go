@@ -21,12 +21,7 @@ type Entry struct {
 	Payments *Spec `yaml:"payments,omitempty" json:"payments,omitempty"`
 }
 
-func (e *Entry) spec() Spec {
-	if e.Payments == nil {
-		return Spec{}
-	}
-	return *e.Payments
-}
+func (e *Entry) spec() Spec { return workload.ValueOr(e.Payments, Spec{}) }
 
 func (e *Entry) Defaults() {}
 

@@ -185,6 +185,31 @@ func (w *worker) decline(reason int) error {
 	return nil
 }
 
+// authorize is RT1 and RT3: the token w.hash, read from start on, must
+// grant perm and be user's, unexpired, of an unfrozen user of org. It
+// returns when the read ended, and authorized false when the transfer ends
+// here (declined: err nil).
+func (w *worker) authorize(ctx context.Context, step int, meas bool, user, org int64, perm string, start time.Time) (end time.Time, authorized bool, err error) {
+	ok, err := w.conn.Token(ctx, &w.hash, perm, &w.tok)
+	end = time.Now()
+	w.record(step, meas, end.Sub(start), err)
+	switch {
+	case err != nil:
+		return end, false, err
+	case !ok:
+		return end, false, w.decline(reasonMissingPermission)
+	case w.tok.UserID != user:
+		return end, false, fmt.Errorf("%w: token of user %d belongs to user %d", errMismatch, user, w.tok.UserID)
+	case w.tok.Expired:
+		return end, false, w.decline(reasonTokenExpired)
+	case w.tok.UserFrozen:
+		return end, false, w.decline(reasonUserFrozen)
+	case w.tok.OrgID != org:
+		return end, false, w.decline(reasonOrgMismatch)
+	}
+	return end, true, nil
+}
+
 // errMismatch is data that cannot be: a token of another user, a card of
 // another account.
 var errMismatch = errors.New("payments: read back data that the data set does not have")
@@ -232,27 +257,13 @@ func (w *worker) transfer(ctx context.Context, seq int64) error {
 
 	// RT1: authenticate and authorize the requester.
 	w.hash = d.token(reqUser, reqKind)
-	t1 := time.Now()
-	ok, err := w.conn.Token(ctx, &w.hash, store.PermTransferRequestsCreate, &w.tok)
-	t2 := time.Now()
-	w.record(stepRT1, meas, t2.Sub(t1), err)
-	switch {
-	case err != nil:
+	t2, authorized, err := w.authorize(ctx, stepRT1, meas, reqUser, d.orgOf(to), store.PermTransferRequestsCreate, time.Now())
+	if !authorized {
 		return err
-	case !ok:
-		return w.decline(reasonMissingPermission)
-	case w.tok.UserID != reqUser:
-		return fmt.Errorf("%w: token of user %d belongs to user %d", errMismatch, reqUser, w.tok.UserID)
-	case w.tok.Expired:
-		return w.decline(reasonTokenExpired)
-	case w.tok.UserFrozen:
-		return w.decline(reasonUserFrozen)
-	case w.tok.OrgID != d.orgOf(to):
-		return w.decline(reasonOrgMismatch)
 	}
 
 	// RT2: the card and the paying account.
-	ok, err = w.conn.Card(ctx, from, &w.card)
+	ok, err := w.conn.Card(ctx, from, &w.card)
 	t3 := time.Now()
 	w.record(stepRT2, meas, t3.Sub(t2), err)
 	switch {
@@ -276,22 +287,9 @@ func (w *worker) transfer(ctx context.Context, seq int64) error {
 
 	// RT3: authenticate and authorize the approver, of the account's organization.
 	w.hash = d.token(apprUser, apprKind)
-	ok, err = w.conn.Token(ctx, &w.hash, store.PermTransfersCreate, &w.tok)
-	t4 := time.Now()
-	w.record(stepRT3, meas, t4.Sub(t3), err)
-	switch {
-	case err != nil:
+	_, authorized, err = w.authorize(ctx, stepRT3, meas, apprUser, w.card.AccountOrgID, store.PermTransfersCreate, t3)
+	if !authorized {
 		return err
-	case !ok:
-		return w.decline(reasonMissingPermission)
-	case w.tok.UserID != apprUser:
-		return fmt.Errorf("%w: token of user %d belongs to user %d", errMismatch, apprUser, w.tok.UserID)
-	case w.tok.Expired:
-		return w.decline(reasonTokenExpired)
-	case w.tok.UserFrozen:
-		return w.decline(reasonUserFrozen)
-	case w.tok.OrgID != w.card.AccountOrgID:
-		return w.decline(reasonOrgMismatch)
 	}
 
 	// RT4: the transaction, retried on deadlocks and serialization failures.

@@ -3,6 +3,7 @@ package sessions
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -86,7 +87,7 @@ func ParseDesign(spec string) (Design, error) {
 			if n, err := strconv.Atoi(value); err != nil || n < 1 {
 				return Design{}, fmt.Errorf("design %q: %s=%q: want a positive integer", spec, name, value)
 			}
-		case !contains(k.Values, value):
+		case !slices.Contains(k.Values, value):
 			return Design{}, fmt.Errorf("design %q: %s=%q: want %s", spec, name, value, strings.Join(k.Values, ", "))
 		}
 		d.Knobs[name] = value
@@ -113,15 +114,6 @@ func knobNames() []string {
 	}
 	sort.Strings(n)
 	return n
-}
-
-func contains(list []string, s string) bool {
-	for _, x := range list {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 // KeepaliveOnRead is V10: every read extends its session.

@@ -48,41 +48,6 @@ type Spec struct {
 	Replica bool `yaml:"replica,omitempty" json:"replica,omitempty"`
 }
 
-// Overlay returns s with o's set fields on top (a quick section over the
-// full one, or --time-scale).
-func (s Spec) Overlay(o *Spec) Spec {
-	if o == nil {
-		return s
-	}
-	if o.Phase != "" {
-		s.Phase = o.Phase
-	}
-	if len(o.Variants) > 0 {
-		s.Variants = o.Variants
-	}
-	if len(o.Designs) > 0 {
-		s.Designs = o.Designs
-	}
-	if len(o.ReplicaDesigns) > 0 {
-		s.ReplicaDesigns = o.ReplicaDesigns
-	}
-	s.PayloadSize = cmp.Or(o.PayloadSize, s.PayloadSize)
-	s.TTL = cmp.Or(o.TTL, s.TTL)
-	s.RefreshBelow = cmp.Or(o.RefreshBelow, s.RefreshBelow)
-	s.KeepaliveEvery = cmp.Or(o.KeepaliveEvery, s.KeepaliveEvery)
-	s.KeepaliveChunk = cmp.Or(o.KeepaliveChunk, s.KeepaliveChunk)
-	s.ReapEvery = cmp.Or(o.ReapEvery, s.ReapEvery)
-	s.ReapBatch = cmp.Or(o.ReapBatch, s.ReapBatch)
-	s.ReapMaxBatches = cmp.Or(o.ReapMaxBatches, s.ReapMaxBatches)
-	s.ActiveMean = cmp.Or(o.ActiveMean, s.ActiveMean)
-	s.CreateRate = cmp.Or(o.CreateRate, s.CreateRate)
-	s.CreateClients = cmp.Or(o.CreateClients, s.CreateClients)
-	s.ExpiredReads = cmp.Or(o.ExpiredReads, s.ExpiredReads)
-	s.TimeScale = cmp.Or(o.TimeScale, s.TimeScale)
-	s.ObserveEvery = cmp.Or(o.ObserveEvery, s.ObserveEvery)
-	return s
-}
-
 // Cell is one cell of a Spec on one store: a phase A variant, or a phase B
 // design, possibly read on a replica.
 type Cell struct {
@@ -120,11 +85,7 @@ func (s Spec) Cells(store string, replica bool) []Cell {
 		if store != "postgres" {
 			return nil
 		}
-		vs := s.Variants
-		if len(vs) == 0 {
-			vs = Variants
-		}
-		for _, v := range vs {
+		for _, v := range workload.SliceOr(s.Variants, Variants) {
 			out = append(out, Cell{Phase: PhaseInsert, Variant: v})
 		}
 	case PhaseChurn:
@@ -132,11 +93,7 @@ func (s Spec) Cells(store string, replica bool) []Cell {
 			out = append(out, Cell{Phase: PhaseChurn, Design: d})
 		}
 		if replica && store == "postgres" {
-			rd := s.ReplicaDesigns
-			if len(rd) == 0 {
-				rd = DefaultReplicaDesigns
-			}
-			for _, d := range rd {
+			for _, d := range workload.SliceOr(s.ReplicaDesigns, DefaultReplicaDesigns) {
 				out = append(out, Cell{Phase: PhaseChurn, Design: d, Replica: true})
 			}
 		}

@@ -44,25 +44,28 @@ func TestSuite(t *testing.T) {
 	if err := yaml.Unmarshal(b, &doc); err != nil {
 		t.Fatal(err)
 	}
-	strict := func(n *yaml.Node) sessions.Spec {
-		var out bytes.Buffer
-		if err := yaml.NewEncoder(&out).Encode(n); err != nil {
-			t.Fatal(err)
-		}
-		dec := yaml.NewDecoder(&out)
-		dec.KnownFields(true)
+	// strict decodes the sections in turn into one spec, each over the
+	// last, as the scenario lays its quick section over an entry.
+	strict := func(sections ...*yaml.Node) sessions.Spec {
 		var s sessions.Spec
-		if err := dec.Decode(&s); err != nil {
-			t.Fatal(err)
+		for _, n := range sections {
+			var out bytes.Buffer
+			if err := yaml.NewEncoder(&out).Encode(n); err != nil {
+				t.Fatal(err)
+			}
+			dec := yaml.NewDecoder(&out)
+			dec.KnownFields(true)
+			if err := dec.Decode(&s); err != nil {
+				t.Fatal(err)
+			}
 		}
 		return s
 	}
-	quick := strict(&doc.Quick.Sessions)
 	var quickB time.Duration
 	var quickInserts int64
 	phases := map[string]bool{}
 	for _, w := range doc.Workloads {
-		spec := strict(&w.Sessions)
+		spec, quick := strict(&w.Sessions), strict(&w.Sessions, &doc.Quick.Sessions)
 		phases[spec.Phase] = true
 		full := workload.Load{Clients: w.Load.Clients, Rate: w.Load.Rate, Ops: w.Load.Ops, Duration: w.Load.Duration}
 		if err := spec.Check(42, full); err != nil {
@@ -76,7 +79,7 @@ func TestSuite(t *testing.T) {
 					if _, err := sessions.PlanParams(spec, c, 42, full); err != nil {
 						t.Errorf("%s on %s: %v", w.Name, store, err)
 					}
-					p, err := sessions.PlanParams(spec.Overlay(&quick), c, 42, q)
+					p, err := sessions.PlanParams(quick, c, 42, q)
 					if err != nil {
 						t.Errorf("%s on %s (quick): %v", w.Name, store, err)
 						continue

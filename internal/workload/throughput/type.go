@@ -1,12 +1,6 @@
 package throughput
 
-import (
-	"context"
-	"github.com/storebench/storebench/internal/metrics"
-	"github.com/storebench/storebench/internal/store"
-
-	"github.com/storebench/storebench/internal/workload"
-)
+import "github.com/storebench/storebench/internal/workload"
 
 // Type is the throughput workload's registration.
 var Type = workload.Define("throughput",
@@ -34,9 +28,7 @@ func (s *Spec) Validate(l workload.Load, seed uint64) error { return s.params(l,
 func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	params := s.params(p.Load, p.Seed)
 	params.Part = p.Shard.Part(p.Whole)
-	c := workload.StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h workload.Hooks) ([]metrics.Phase, error) {
-		return Run(ctx, st, params, h)
-	})
+	c := workload.RunCell(params, Run)
 	return []workload.Cell{c}, nil
 }
 
