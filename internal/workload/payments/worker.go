@@ -302,11 +302,9 @@ func (w *worker) transfer(ctx context.Context, seq int64) error {
 			w.record(stepRT4, meas, t6.Sub(t5), nil)
 			break
 		}
-		if try < p.MaxTries && errclass.Classify(err) == errclass.ClassConflict && ctx.Err() == nil {
-			w.retried(err)
-			if !w.backoff(ctx, try) {
-				return ctx.Err()
-			}
+		if again, stop := w.retryConflict(ctx, try, err); stop != nil {
+			return stop
+		} else if again {
 			continue
 		}
 		w.record(stepRT4, meas, t6.Sub(t5), err)
@@ -342,6 +340,22 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
+// retryConflict decides what follows failed try number try of a
+// transaction: a conflict (deadlock, serialization failure) with tries left
+// is counted and waited out, and the caller tries again (again); ctx ending
+// during the wait stops the worker (stop). Any other failure is the
+// caller's to record (neither).
+func (w *worker) retryConflict(ctx context.Context, try int, err error) (again bool, stop error) {
+	if try >= w.s.p.MaxTries || errclass.Classify(err) != errclass.ClassConflict || ctx.Err() != nil {
+		return false, nil
+	}
+	w.retried(err)
+	if !w.backoff(ctx, try) {
+		return false, ctx.Err()
+	}
+	return true, nil
+}
+
 // backoff sleeps a random time below 2^try ms; false if ctx ended first.
 func (w *worker) backoff(ctx context.Context, try int) bool {
 	w.timer.Reset(time.Duration(w.rnd.intn(int64(1)<<min(try, 10)*1000)) * time.Microsecond)
@@ -369,11 +383,9 @@ func (w *worker) deleteOne(ctx context.Context) error {
 		ok, err := w.conn.DeleteTransfer(ctx, 1+w.rnd.intn(maxID), &w.del)
 		t2 := time.Now()
 		if err != nil {
-			if try < w.s.p.MaxTries && errclass.Classify(err) == errclass.ClassConflict && ctx.Err() == nil {
-				w.retried(err)
-				if !w.backoff(ctx, try) {
-					return ctx.Err()
-				}
+			if again, stop := w.retryConflict(ctx, try, err); stop != nil {
+				return stop
+			} else if again {
 				continue
 			}
 			w.record(stepDelete, meas, t2.Sub(t1), err)
