@@ -143,3 +143,21 @@ func TestScalesOfExtremeData(t *testing.T) {
 		t.Fatal("a linear scale's ticks never end")
 	}
 }
+
+// The axis labels switch units at each unit's size and keep 4 significant
+// digits: 999 µs stays in µs, 1000 µs is 1 ms.
+func TestAxisLabelUnits(t *testing.T) {
+	for _, c := range []struct {
+		got, want string
+	}{
+		{usLabel(0), "0 µs"}, {usLabel(999), "999 µs"}, {usLabel(1000), "1 ms"}, {usLabel(2500), "2.5 ms"},
+		{usLabel(999_999), "1000 ms"}, {usLabel(1e6), "1 s"}, {usLabel(3.6e9), "3600 s"}, {usLabel(-5), "-5 µs"},
+		{msLabel(0.5), "500 µs"}, {msLabel(1500), "1.5 s"},
+		{countLabel(0.5), "0.5"}, {countLabel(999), "999"}, {countLabel(1000), "1k"}, {countLabel(12_345), "12.35k"},
+		{countLabel(1e6), "1M"}, {countLabel(2e9), "2G"}, {countLabel(5e12), "5000G"},
+	} {
+		if c.got != c.want {
+			t.Errorf("got %q, want %q", c.got, c.want)
+		}
+	}
+}

@@ -137,32 +137,36 @@ func (s *linScale) ticks() []tick {
 
 // Formats of axis labels.
 
-// usLabel prints a latency given in µs with a unit that fits: 500 µs, 2 ms, 1 s.
-func usLabel(v float64) string {
-	switch {
-	case v >= 1e6:
-		return trimNum(v/1e6) + " s"
-	case v >= 1e3:
-		return trimNum(v/1e3) + " ms"
-	}
-	return trimNum(v) + " µs"
+// labelUnit is a label's unit from size up: the value is shown divided by size.
+type labelUnit struct {
+	size   float64
+	suffix string
 }
+
+// Units from the largest down; the last one takes whatever is smaller.
+var (
+	usUnits    = []labelUnit{{1e6, " s"}, {1e3, " ms"}, {1, " µs"}}
+	countUnits = []labelUnit{{1e9, "G"}, {1e6, "M"}, {1e3, "k"}, {1, ""}}
+)
+
+// scaledLabel prints v in the largest of units it reaches.
+func scaledLabel(v float64, units []labelUnit) string {
+	for _, u := range units[:len(units)-1] {
+		if v >= u.size {
+			return trimNum(v/u.size) + u.suffix
+		}
+	}
+	return trimNum(v) + units[len(units)-1].suffix
+}
+
+// usLabel prints a latency given in µs with a unit that fits: 500 µs, 2 ms, 1 s.
+func usLabel(v float64) string { return scaledLabel(v, usUnits) }
 
 // msLabel prints a duration given in ms.
 func msLabel(v float64) string { return usLabel(v * 1000) }
 
 // countLabel prints 1k, 10M, 0.5.
-func countLabel(v float64) string {
-	switch {
-	case v >= 1e9:
-		return trimNum(v/1e9) + "G"
-	case v >= 1e6:
-		return trimNum(v/1e6) + "M"
-	case v >= 1e3:
-		return trimNum(v/1e3) + "k"
-	}
-	return trimNum(v)
-}
+func countLabel(v float64) string { return scaledLabel(v, countUnits) }
 
 func trimNum(v float64) string { return strconv.FormatFloat(v, 'g', 4, 64) }
 
