@@ -100,21 +100,11 @@ func (c Config) Validate() error {
 	if c.Workers < 1 {
 		bad("workers must be at least 1, got %d", c.Workers)
 	}
-	if c.OpsPerCall < 0 {
-		bad("ops per call must not be negative, got %d", c.OpsPerCall)
-	}
-	if c.Ops < 0 {
-		bad("ops must not be negative, got %d", c.Ops)
-	}
-	if c.Duration < 0 {
-		bad("duration must not be negative, got %v", c.Duration)
-	}
-	if c.Warmup < 0 {
-		bad("warm-up must not be negative, got %v", c.Warmup)
-	}
-	if c.WarmupOps < 0 {
-		bad("warm-up ops must not be negative, got %d", c.WarmupOps)
-	}
+	notNegative(bad, "ops per call", c.OpsPerCall)
+	notNegative(bad, "ops", c.Ops)
+	notNegative(bad, "duration", c.Duration)
+	notNegative(bad, "warm-up", c.Warmup)
+	notNegative(bad, "warm-up ops", c.WarmupOps)
 	if err := CheckRate("rate", c.Rate); err != nil {
 		bad("%v", err)
 	} else if c.Rate > 0 && c.Ops > 0 && float64(c.Ops+max(c.WarmupOps, 0))/c.Rate*1e9 >= maxScheduleNs {
@@ -145,4 +135,11 @@ func (c Config) Validate() error {
 		bad("ops + warm-up ops overflow")
 	}
 	return errors.Join(errs...)
+}
+
+// notNegative reports a count or a duration of c below zero to bad.
+func notNegative[T int | int64 | time.Duration](bad func(format string, a ...any), what string, v T) {
+	if v < 0 {
+		bad("%s must not be negative, got %v", what, v)
+	}
 }
