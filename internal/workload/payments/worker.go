@@ -302,13 +302,9 @@ func (w *worker) transfer(ctx context.Context, seq int64) error {
 			w.record(stepRT4, meas, t6.Sub(t5), nil)
 			break
 		}
-		if again, stop := w.retryConflict(ctx, try, err); stop != nil {
-			return stop
-		} else if again {
-			continue
+		if again, err := w.failedTry(ctx, try, err, stepRT4, meas, t6.Sub(t5)); !again {
+			return err
 		}
-		w.record(stepRT4, meas, t6.Sub(t5), err)
-		return err
 	}
 	if w.t.Insufficient {
 		return w.decline(reasonInsufficientAtCommit)
@@ -340,20 +336,21 @@ func floorDiv(a, b int64) int64 {
 	return q
 }
 
-// retryConflict decides what follows failed try number try of a
-// transaction: a conflict (deadlock, serialization failure) with tries left
-// is counted and waited out, and the caller tries again (again); ctx ending
-// during the wait stops the worker (stop). Any other failure is the
-// caller's to record (neither).
-func (w *worker) retryConflict(ctx context.Context, try int, err error) (again bool, stop error) {
-	if try >= w.s.p.MaxTries || errclass.Classify(err) != errclass.ClassConflict || ctx.Err() != nil {
-		return false, nil
+// failedTry decides what follows failed try number try of a step's
+// transaction, which took took: a conflict (deadlock, serialization
+// failure) with tries left is counted and waited out, and the caller tries
+// again; any other failure is recorded and ends the operation (final), as
+// does ctx ending during the wait (unrecorded: the run is stopping).
+func (w *worker) failedTry(ctx context.Context, try int, err error, step int, meas bool, took time.Duration) (again bool, final error) {
+	if try < w.s.p.MaxTries && errclass.Classify(err) == errclass.ClassConflict && ctx.Err() == nil {
+		w.retried(err)
+		if !w.backoff(ctx, try) {
+			return false, ctx.Err()
+		}
+		return true, nil
 	}
-	w.retried(err)
-	if !w.backoff(ctx, try) {
-		return false, ctx.Err()
-	}
-	return true, nil
+	w.record(step, meas, took, err)
+	return false, err
 }
 
 // backoff sleeps a random time below 2^try ms; false if ctx ended first.
@@ -383,13 +380,10 @@ func (w *worker) deleteOne(ctx context.Context) error {
 		ok, err := w.conn.DeleteTransfer(ctx, 1+w.rnd.intn(maxID), &w.del)
 		t2 := time.Now()
 		if err != nil {
-			if again, stop := w.retryConflict(ctx, try, err); stop != nil {
-				return stop
-			} else if again {
-				continue
+			if again, err := w.failedTry(ctx, try, err, stepDelete, meas, t2.Sub(t1)); !again {
+				return err
 			}
-			w.record(stepDelete, meas, t2.Sub(t1), err)
-			return err
+			continue
 		}
 		w.record(stepDelete, meas, t2.Sub(t1), nil)
 		if ok {
