@@ -92,25 +92,40 @@ func (l Load) Config(name string) load.Config {
 // told how many connections the phase drives (blockio.WithConnections), to
 // choose how each waits for its replies.
 func KVClients(ctx context.Context, st store.Store, l Load) ([]store.KV, func(), error) {
-	if !l.ConnectPerOp {
+	open := st.Open
+	if l.ConnectPerOp {
+		open = func(context.Context) (store.Client, error) { return store.PerOpClient(st), nil }
+	} else {
 		ctx = blockio.WithConnections(ctx, l.Clients)
 	}
-	out := make([]store.KV, 0, l.Clients)
+	out, closeAll, err := OpenKV(ctx, open, l.Clients)
+	if err != nil {
+		return nil, nil, err
+	}
+	if l.Pipeline > 1 {
+		if _, ok := out[0].(store.Batcher); !ok {
+			closeAll()
+			return nil, nil, fmt.Errorf("pipeline: %w", store.ErrUnsupported)
+		}
+	}
+	return out, closeAll, nil
+}
+
+// OpenKV opens n clients with open, each of which must do key-value
+// operations, and the function that closes them; when one fails, those
+// already open are closed.
+func OpenKV(ctx context.Context, open func(context.Context) (store.Client, error), n int) ([]store.KV, func(), error) {
+	out := make([]store.KV, 0, n)
 	closeAll := func() {
 		for _, c := range out {
 			c.(store.Client).Close()
 		}
 	}
-	for i := 0; i < l.Clients; i++ {
-		var c store.Client
-		if l.ConnectPerOp {
-			c = store.PerOpClient(st)
-		} else {
-			var err error
-			if c, err = st.Open(ctx); err != nil {
-				closeAll()
-				return nil, nil, fmt.Errorf("open client %d of %d: %w", i+1, l.Clients, err)
-			}
+	for i := range n {
+		c, err := open(ctx)
+		if err != nil {
+			closeAll()
+			return nil, nil, fmt.Errorf("open client %d of %d: %w", i+1, n, err)
 		}
 		kv, ok := c.(store.KV)
 		if !ok {
@@ -119,12 +134,6 @@ func KVClients(ctx context.Context, st store.Store, l Load) ([]store.KV, func(),
 			return nil, nil, fmt.Errorf("key-value operations: %w", store.ErrUnsupported)
 		}
 		out = append(out, kv)
-	}
-	if l.Pipeline > 1 {
-		if _, ok := out[0].(store.Batcher); !ok {
-			closeAll()
-			return nil, nil, fmt.Errorf("pipeline: %w", store.ErrUnsupported)
-		}
 	}
 	return out, closeAll, nil
 }

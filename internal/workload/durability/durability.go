@@ -149,7 +149,7 @@ type serverCrasher struct {
 }
 
 func (s *serverCrasher) clients(ctx context.Context, n int) ([]store.KV, func(), error) {
-	return openKV(ctx, s.st, n)
+	return workload.OpenKV(ctx, s.st.Open, n)
 }
 
 func (s *serverCrasher) kill() error { return s.srv.Kill() }
@@ -519,7 +519,7 @@ func firstRead(ctx context.Context, st store.Store, key []byte) error {
 // verify reads every acknowledged write of the trial back, one client per
 // writer, and fills res's losses and window.
 func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt time.Duration, res *schema.Trial) error {
-	kvs, closeKV, err := openKV(ctx, r.crash.readStore(), len(writers))
+	kvs, closeKV, err := workload.OpenKV(ctx, r.crash.readStore().Open, len(writers))
 	if err != nil {
 		return fmt.Errorf("open clients to read back: %w", err)
 	}
@@ -592,28 +592,4 @@ func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt
 		}
 	}
 	return nil
-}
-
-func openKV(ctx context.Context, st store.Store, n int) ([]store.KV, func(), error) {
-	var out []store.KV
-	closeAll := func() {
-		for _, c := range out {
-			c.(store.Client).Close()
-		}
-	}
-	for range n {
-		c, err := st.Open(ctx)
-		if err != nil {
-			closeAll()
-			return nil, nil, err
-		}
-		kv, ok := c.(store.KV)
-		if !ok {
-			c.Close()
-			closeAll()
-			return nil, nil, fmt.Errorf("durability: %w", store.ErrUnsupported)
-		}
-		out = append(out, kv)
-	}
-	return out, closeAll, nil
 }

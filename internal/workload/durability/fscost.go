@@ -58,7 +58,7 @@ func (w *fsWriter) Do(ctx context.Context, _ int64) error {
 // measureWrites runs one writer's fsCostWrites writes through st as the
 // phase name.
 func (r *runner) measureWrites(ctx context.Context, st store.Store, name string) (metrics.Phase, error) {
-	kvs, closeKV, err := openKV(ctx, st, 1)
+	kvs, closeKV, err := workload.OpenKV(ctx, st.Open, 1)
 	if err != nil {
 		return metrics.Phase{}, fmt.Errorf("durability: %s: %w", name, err)
 	}
