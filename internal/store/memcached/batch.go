@@ -147,15 +147,27 @@ func (c *Client) pipe() error {
 		}
 	}
 	if c.bw == nil {
-		c.bw = bufio.NewWriterSize(c.conn, c.wbuf)
-		c.br = bufio.NewReaderSize(c.conn, 4<<10)
+		c.cio.reset(c.conn, c.blocking)
+		c.bw = bufio.NewWriterSize(&c.cio, c.wbuf)
+		c.br = bufio.NewReaderSize(&c.cio, 4<<10)
 		c.bconn = c.conn
 	} else if c.bconn != c.conn {
-		c.bw.Reset(c.conn)
-		c.br.Reset(c.conn)
+		c.cio.reset(c.conn, c.blocking)
+		c.bw.Reset(&c.cio)
+		c.br.Reset(&c.cio)
 		c.bconn = c.conn
 	}
 	return nil
+}
+
+// send flushes bw: the end of a request whose reply the caller reads next.
+// Where the poller serves the connection, what is left in bw goes out with
+// the first read of the reply (connIO), sparing a read that would fail.
+func (c *Client) send() error {
+	c.cio.arm = c.cio.raw != nil && c.br.Buffered() == 0
+	err := c.bw.Flush()
+	c.cio.arm = false
+	return err
 }
 
 // begin readies the direct path for one exchange: the connection (pipe)
@@ -240,7 +252,7 @@ func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
 		w.Write(vals[i])
 		w.WriteString("\r\n")
 	}
-	if err := w.Flush(); err != nil {
+	if err := c.send(); err != nil {
 		c.broken()
 		return err
 	}

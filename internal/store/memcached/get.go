@@ -29,7 +29,7 @@ func (c *Client) get(key, dst []byte) ([]byte, bool, error) {
 	c.bw.WriteString("get ")
 	c.bw.Write(c.key)
 	c.bw.WriteString("\r\n")
-	if err := c.bw.Flush(); err != nil {
+	if err := c.send(); err != nil {
 		c.broken()
 		return dst, false, err
 	}
@@ -122,7 +122,7 @@ func (c *Client) getMulti(keys, dst [][]byte, found []bool) error {
 		c.bw.Write(keyAt(i))
 	}
 	c.bw.WriteString("\r\n")
-	if err := c.bw.Flush(); err != nil {
+	if err := c.send(); err != nil {
 		c.broken()
 		return err
 	}

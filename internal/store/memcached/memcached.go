@@ -314,6 +314,7 @@ type Client struct {
 	// Pipelined sets (batch.go) on the connection gomemcache dialed last.
 	conn  *trackedConn
 	bconn *trackedConn // the connection bw and br are on
+	cio   connIO       // what bw and br write and read through
 	bw    *bufio.Writer
 	br    *bufio.Reader
 	ends  []int // getMulti: where each key of the batch ends in key
