@@ -3,6 +3,7 @@ package memcached
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,8 +19,8 @@ import (
 
 // Batches, and the direct path of Get and Set (get.go).
 //
-// GetBatch is gomemcache's GetMulti: one "gets k1 k2 …" command on the
-// client's connection.
+// GetBatch is one "get k1 k2 …" command on the client's connection, written
+// and read by the direct path (getMulti, get.go).
 //
 // gomemcache has no pipelined set, so SetBatch writes the text protocol's
 // "set" commands itself, back to back, flushes once and then reads the
@@ -258,17 +259,14 @@ func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
 	}
 	var first error
 	for range keys {
-		line, err := c.br.ReadSlice('\n')
+		line, err := c.reply()
 		switch {
+		case errors.Is(err, errServer):
+			first = cmp.Or(first, err)
 		case err != nil:
 			c.broken()
 			return err
-		case bytes.Equal(line, replyStored):
-		case bytes.HasPrefix(line, replyServerError):
-			if first == nil {
-				first = fmt.Errorf("%w: %s", errServer, bytes.TrimSpace(line))
-			}
-		default:
+		case !bytes.Equal(line, replyStored):
 			c.broken()
 			return fmt.Errorf("unexpected reply to set: %q", line)
 		}
@@ -277,6 +275,17 @@ func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
 }
 
 var errServer = errors.New("server error")
+
+// reply reads one reply line. A SERVER_ERROR line comes back as an
+// errServer error: the server refused the command and the connection is
+// in step (what follows, in a multi-line reply, is not known).
+func (c *Client) reply() ([]byte, error) {
+	line, err := c.br.ReadSlice('\n')
+	if err == nil && bytes.HasPrefix(line, replyServerError) {
+		err = fmt.Errorf("%w: %s", errServer, bytes.TrimSpace(line))
+	}
+	return line, err
+}
 
 // GetBatch is one multi-get, "get" with every key (getMulti).
 func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool) ([][]byte, error) {

@@ -18,8 +18,8 @@
 // one goroutine, so it never needs a second connection and keeps the one it
 // has (a test checks curr_connections). gomemcache takes no context: ctx is
 // checked before each operation and Config.Timeout bounds each round trip.
-// Batches (batch.go) use that same connection: GetMulti, and pipelined
-// "set" commands written on it directly.
+// Get, Set and the batches (get.go, batch.go) write the text protocol
+// themselves on that same connection.
 package memcached
 
 import (

@@ -140,16 +140,16 @@ func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (i
 	if err := h.c.send(); err != nil {
 		return 0, h.fail("create session", err)
 	}
-	line, err := h.c.br.ReadSlice('\n')
+	line, err := h.c.reply()
 	switch {
+	case errors.Is(err, errServer):
+		return 0, opErr("create session", err)
 	case err != nil:
 		return 0, h.fail("create session", err)
 	case bytes.Equal(line, replyStored):
 		return id, nil
 	case bytes.Equal(line, replyNotStore):
 		return 0, opErr("create session", fmt.Errorf("session %d exists", id))
-	case bytes.HasPrefix(line, replyServerError):
-		return 0, opErr("create session", fmt.Errorf("%w: %s", errServer, bytes.TrimSpace(line)))
 	}
 	return 0, h.fail("create session", fmt.Errorf("unexpected reply to add: %q", line))
 }
