@@ -15,9 +15,11 @@ import (
 // there yet, so an op paid a read(2) that failed with EAGAIN before the
 // goroutine parked: 1.6–1.9 reads per get instead of 1 (/proc/self/io
 // syscr; TestOneReadPerGet), each failed one 0.6–0.8 µs of CPU on the
-// 2-CPU VM. Gets at 50 connections, 15 interleaved 3-s runs each way
-// (load average ~10 from other work): client CPU 12.4 → 11.0 µs per get
-// (medians; single runs 9–17).
+// 2-CPU VM. Measured there on 2026-11-24 with load average 5–10 from other
+// work (single runs vary by ±30%): a loop of gets on 50 connections, 15
+// interleaved 3-s runs each way, client CPU 12.4 → 11.0 µs per get
+// (medians); make bench's defaults row, 12 pairs each way, storebench's
+// client CPU per get ÷ memaslap's 1.14 → 1.11 (medians).
 //
 // The request is written inside RawConn.Read, after it has cleared the
 // poller's readiness of the socket and before it waits: the reply's arrival
