@@ -18,8 +18,9 @@ import (
 // 2-CPU VM. Measured there on 2026-11-24 with load average 5–10 from other
 // work (single runs vary by ±30%): a loop of gets on 50 connections, 15
 // interleaved 3-s runs each way, client CPU 12.4 → 11.0 µs per get
-// (medians); make bench's defaults row, 12 pairs each way, storebench's
-// client CPU per get ÷ memaslap's 1.14 → 1.11 (medians).
+// (medians); make bench's defaults row, 22 pairs each way, storebench's
+// client CPU per get ÷ memaslap's 1.18 → 1.17 and ops/s ÷ memaslap's
+// 0.89 → 0.87 (medians): within that noise.
 //
 // The request is written inside RawConn.Read, after it has cleared the
 // poller's readiness of the socket and before it waits: the reply's arrival
