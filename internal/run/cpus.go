@@ -79,7 +79,10 @@ type threadFacts struct {
 // (memcached's 4 on 2 CPUs, PostgreSQL's backends) is left to the
 // scheduler, as the field's tools do (memaslap -T, pgbench -j: a thread
 // per client CPU); PostgreSQL point reads drove less with one client
-// thread (internal/bench).
+// thread (internal/bench), and memcached gets at 50 connections were no
+// cheaper with one (client CPU 9.9–14.5 µs per get against 10.3–13.9 with
+// two; 0.73–0.86× memaslap -T 1 against 0.61–1.15×: three interleaved runs
+// of 3 pairs each way, 2026-11-24, load average 4–8 from other work).
 func chooseClientThreads(f threadFacts) (int, string) {
 	perCPU := max(f.clientCPUs, 1)
 	switch {

@@ -3,6 +3,7 @@ package memcached
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -18,8 +19,8 @@ import (
 
 // Batches, and the direct path of Get and Set (get.go).
 //
-// GetBatch is gomemcache's GetMulti: one "gets k1 k2 …" command on the
-// client's connection.
+// GetBatch is one "get k1 k2 …" command on the client's connection, written
+// and read by the direct path (getMulti, get.go).
 //
 // gomemcache has no pipelined set, so SetBatch writes the text protocol's
 // "set" commands itself, back to back, flushes once and then reads the
@@ -147,15 +148,27 @@ func (c *Client) pipe() error {
 		}
 	}
 	if c.bw == nil {
-		c.bw = bufio.NewWriterSize(c.conn, c.wbuf)
-		c.br = bufio.NewReaderSize(c.conn, 4<<10)
+		c.cio.reset(c.conn, c.blocking)
+		c.bw = bufio.NewWriterSize(&c.cio, c.wbuf)
+		c.br = bufio.NewReaderSize(&c.cio, 4<<10)
 		c.bconn = c.conn
 	} else if c.bconn != c.conn {
-		c.bw.Reset(c.conn)
-		c.br.Reset(c.conn)
+		c.cio.reset(c.conn, c.blocking)
+		c.bw.Reset(&c.cio)
+		c.br.Reset(&c.cio)
 		c.bconn = c.conn
 	}
 	return nil
+}
+
+// send flushes bw: the end of a request whose reply the caller reads next.
+// Where the poller serves the connection, what is left in bw goes out with
+// the first read of the reply (connIO), sparing a read that would fail.
+func (c *Client) send() error {
+	c.cio.arm = c.cio.raw != nil && c.br.Buffered() == 0
+	err := c.bw.Flush()
+	c.cio.arm = false
+	return err
 }
 
 // begin readies the direct path for one exchange: the connection (pipe)
@@ -240,23 +253,20 @@ func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
 		w.Write(vals[i])
 		w.WriteString("\r\n")
 	}
-	if err := w.Flush(); err != nil {
+	if err := c.send(); err != nil {
 		c.broken()
 		return err
 	}
 	var first error
 	for range keys {
-		line, err := c.br.ReadSlice('\n')
+		line, err := c.reply()
 		switch {
+		case errors.Is(err, errServer):
+			first = cmp.Or(first, err)
 		case err != nil:
 			c.broken()
 			return err
-		case bytes.Equal(line, replyStored):
-		case bytes.HasPrefix(line, replyServerError):
-			if first == nil {
-				first = fmt.Errorf("%w: %s", errServer, bytes.TrimSpace(line))
-			}
-		default:
+		case !bytes.Equal(line, replyStored):
 			c.broken()
 			return fmt.Errorf("unexpected reply to set: %q", line)
 		}
@@ -265,6 +275,17 @@ func (c *Client) pipelineSets(keys, vals [][]byte, exp int32) error {
 }
 
 var errServer = errors.New("server error")
+
+// reply reads one reply line. A SERVER_ERROR line comes back as an
+// errServer error: the server refused the command and the connection is
+// in step (what follows, in a multi-line reply, is not known).
+func (c *Client) reply() ([]byte, error) {
+	line, err := c.br.ReadSlice('\n')
+	if err == nil && bytes.HasPrefix(line, replyServerError) {
+		err = fmt.Errorf("%w: %s", errServer, bytes.TrimSpace(line))
+	}
+	return line, err
+}
 
 // GetBatch is one multi-get, "get" with every key (getMulti).
 func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool) ([][]byte, error) {

@@ -29,7 +29,7 @@ func (c *Client) get(key, dst []byte) ([]byte, bool, error) {
 	c.bw.WriteString("get ")
 	c.bw.Write(c.key)
 	c.bw.WriteString("\r\n")
-	if err := c.bw.Flush(); err != nil {
+	if err := c.send(); err != nil {
 		c.broken()
 		return dst, false, err
 	}
@@ -45,14 +45,12 @@ func (c *Client) get(key, dst []byte) ([]byte, bool, error) {
 // END. A SERVER_ERROR leaves the connection in step; any other error does
 // not, and the caller closes it.
 func (c *Client) readValue(key, dst []byte) ([]byte, bool, error) {
-	line, err := c.br.ReadSlice('\n')
+	line, err := c.reply()
 	switch {
 	case err != nil:
 		return dst, false, err
 	case bytes.Equal(line, replyEnd):
 		return dst, false, nil
-	case bytes.HasPrefix(line, replyServerError):
-		return dst, false, fmt.Errorf("%w: %s", errServer, bytes.TrimSpace(line))
 	}
 	size, err := valueSize(line, key)
 	if err != nil {
@@ -122,7 +120,7 @@ func (c *Client) getMulti(keys, dst [][]byte, found []bool) error {
 		c.bw.Write(keyAt(i))
 	}
 	c.bw.WriteString("\r\n")
-	if err := c.bw.Flush(); err != nil {
+	if err := c.send(); err != nil {
 		c.broken()
 		return err
 	}
@@ -131,16 +129,13 @@ func (c *Client) getMulti(keys, dst [][]byte, found []bool) error {
 	}
 	next := 0 // hits come in the order asked: the next key a VALUE can be for
 	for {
-		line, err := c.br.ReadSlice('\n')
+		line, err := c.reply()
 		switch {
 		case err != nil:
-			c.broken()
+			c.broken() // after a SERVER_ERROR too: the rest of the reply is not known to be in step
 			return err
 		case bytes.Equal(line, replyEnd):
 			return nil
-		case bytes.HasPrefix(line, replyServerError):
-			c.broken() // the rest of the reply is not known to be in step
-			return fmt.Errorf("%w: %s", errServer, bytes.TrimSpace(line))
 		}
 		rest, ok := bytes.CutPrefix(line, prefixValue)
 		i := next

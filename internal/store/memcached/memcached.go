@@ -18,8 +18,8 @@
 // one goroutine, so it never needs a second connection and keeps the one it
 // has (a test checks curr_connections). gomemcache takes no context: ctx is
 // checked before each operation and Config.Timeout bounds each round trip.
-// Batches (batch.go) use that same connection: GetMulti, and pipelined
-// "set" commands written on it directly.
+// Get, Set and the batches (get.go, batch.go) write the text protocol
+// themselves on that same connection.
 package memcached
 
 import (
@@ -314,6 +314,7 @@ type Client struct {
 	// Pipelined sets (batch.go) on the connection gomemcache dialed last.
 	conn  *trackedConn
 	bconn *trackedConn // the connection bw and br are on
+	cio   connIO       // what bw and br write and read through
 	bw    *bufio.Writer
 	br    *bufio.Reader
 	ends  []int // getMulti: where each key of the batch ends in key

@@ -133,19 +133,19 @@ func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (i
 	w.Write(h.line)
 	w.Write(payload)
 	w.WriteString("\r\n")
-	if err := w.Flush(); err != nil {
+	if err := h.c.send(); err != nil {
 		return 0, h.fail("create session", err)
 	}
-	line, err := h.c.br.ReadSlice('\n')
+	line, err := h.c.reply()
 	switch {
+	case errors.Is(err, errServer):
+		return 0, opErr("create session", err)
 	case err != nil:
 		return 0, h.fail("create session", err)
 	case bytes.Equal(line, replyStored):
 		return id, nil
 	case bytes.Equal(line, replyNotStore):
 		return 0, opErr("create session", fmt.Errorf("session %d exists", id))
-	case bytes.HasPrefix(line, replyServerError):
-		return 0, opErr("create session", fmt.Errorf("%w: %s", errServer, bytes.TrimSpace(line)))
 	}
 	return 0, h.fail("create session", fmt.Errorf("unexpected reply to add: %q", line))
 }
@@ -169,7 +169,7 @@ func (h *sessionClient) Read(ctx context.Context, id int64, dst []byte) ([]byte,
 	key := h.line[k:]
 	h.line = append(h.line, "\r\n"...)
 	h.c.bw.Write(h.line)
-	if err := h.c.bw.Flush(); err != nil {
+	if err := h.c.send(); err != nil {
 		return dst, false, h.fail("read session", err)
 	}
 	v, ok, err := h.c.readValue(key, dst)
@@ -221,7 +221,7 @@ func (h *sessionClient) touch(ctx context.Context, ids []int64) (int64, error) {
 		h.line = append(h.line, "\r\n"...)
 		w.Write(h.line)
 	}
-	if err := w.Flush(); err != nil {
+	if err := h.c.send(); err != nil {
 		return 0, h.fail("keepalive", err)
 	}
 	var n int64
@@ -254,7 +254,7 @@ func (h *sessionClient) needRefresh(ctx context.Context, ids []int64) ([]int64, 
 		h.line = append(h.line, " t\r\n"...)
 		w.Write(h.line)
 	}
-	if err := w.Flush(); err != nil {
+	if err := h.c.send(); err != nil {
 		return nil, h.fail("keepalive: remaining TTL", err)
 	}
 	h.stale = h.stale[:0]
