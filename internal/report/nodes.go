@@ -35,7 +35,7 @@ func newNodesModel(r *result.Result) *nodesModel {
 }
 
 // nodesNote says what the counts are.
-const nodesNote = "Each node's own counters (Redis INFO commandstats: GET, SET; memcached stats: cmd_get, cmd_set) before and after the measured part: they count every client of the node, and a replica the writes its primary streams to it; share = the node's reads and writes over all nodes'."
+const nodesNote = "Each node's own counters (Redis INFO commandstats: GET, SET; memcached stats: cmd_get, cmd_set) before and after the measured part: they count every client of the node, and a replica the writes its primary streams to it; a PostgreSQL replica set's are counted at the client instead (storebench's reads and writes per node only); share = the node's reads and writes over all nodes'."
 
 // NodesText prints the ops-per-node section for the terminal; nothing for a
 // run without clusters or pools.

@@ -315,6 +315,9 @@ func workloadSections(r *result.Result, colorOf map[string]int) []workloadSectio
 	if m := newNodesModel(r); m != nil {
 		out = append(out, workloadSection{"nodes", "Ops per node", "nodes", m.render})
 	}
+	if m := newReplicaLagModel(r); m != nil {
+		out = append(out, workloadSection{"replica-lag", "Replica lag", "replica lag", m.render})
+	}
 	if m := newDurabilityModel(r); m != nil {
 		out = append(out, workloadSection{"durability", "Durability: " + strings.TrimPrefix(m.title(), "durability: "), "durability", m.render})
 	}
