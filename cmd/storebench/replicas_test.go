@@ -192,7 +192,7 @@ func TestReplicaRefusals(t *testing.T) {
 		{"no replicas", []string{"run", "kv", "--stores", "postgres-replicas:replicas=0"}, []string{"replicas=0", "want 1 to 8"}},
 		{"too many replicas", []string{"run", "kv", "--stores", "postgres-replicas:replicas=9"}, []string{"replicas=9", "want 1 to 8", "beside the client"}},
 		{"two primaries", []string{"run", "kv", "--stores", "postgres-replicas:nodes=2"}, []string{`unknown option "nodes"`, "design, reads, replicas"}},
-		{"unknown read policy", []string{"run", "kv", "--stores", "postgres-replicas:reads=nearest"}, []string{`reads="nearest"`, "replicas, primary, any"}},
+		{"unknown read policy", []string{"run", "kv", "--stores", "postgres-replicas:reads=nearest"}, []string{"unknown read policy", "replicas, primary, any"}},
 		{"replicas on postgres", []string{"run", "kv", "--stores", "postgres:replicas=1"}, []string{"postgres is one server", "postgres-replicas:replicas="}},
 		{"replicas on mariadb", []string{"run", "kv", "--stores", "mariadb:replicas=1"}, []string{"mariadb cannot have replicas", "postgres-replicas"}},
 		{"reads on redis-cluster", []string{"run", "kv", "--stores", "redis-cluster:reads=any"}, []string{`unknown option "reads"`}},

@@ -229,7 +229,8 @@ func CheckClusterOptions(k server.Kind, opts map[string]string) error {
 		}
 		var err error
 		if *n, err = strconv.Atoi(v); err != nil {
-			return fmt.Errorf("option %s=%s: want a whole number", name, quoteWord(v))
+			// The value is not quoted: what is not a number may be a secret typed in the wrong place.
+			return fmt.Errorf("option %s: want a whole number", name)
 		}
 		if name == "nodes" && *n < 1 { // 0 would mean the default
 			return fmt.Errorf("option nodes=%d: want at least 1", *n)

@@ -367,7 +367,7 @@ func (r Registry) noShape(k Kind, text string) error {
 	}
 	for _, other := range have {
 		if r.kindServer(other) == k.Server && k.Server != "" {
-			return fmt.Errorf("target %s:%s…: store %s is one server; write %s:%s=… for %s", k.Name, name, k.Name, other, name, r.description(other))
+			return fmt.Errorf("target %s:%s…: store %s is one server; write %s:%s=… (%s)", k.Name, name, k.Name, other, name, r.description(other))
 		}
 	}
 	return fmt.Errorf("target %s:%s…: store %s cannot have %s (stores that can: %s)", k.Name, name, k.Name, name, strings.Join(have, ", "))
@@ -378,11 +378,15 @@ func (r Registry) kindServer(name string) server.Kind {
 	return k.Server
 }
 
-// description is a kind's description up to its first ':' or ';'.
+// description is a kind's description up to its first ':' or ';', or its
+// name.
 func (r Registry) description(name string) string {
 	k, _ := r.Lookup(name)
 	d, _, _ := strings.Cut(k.Description, ":")
 	d, _, _ = strings.Cut(d, ";")
+	if d == "" {
+		return name
+	}
 	return d
 }
 

@@ -134,8 +134,8 @@ func TestReplicaConfigRefusals(t *testing.T) {
 		{ReplicaConfig{URL: "postgres-replicas://u:hunter2@h0:1,h1:1,h2:1,h3:1,h4:1,h5:1,h6:1,h7:1,h8:1,h9:1/db", Namespace: "n"}, "9 replicas: at most 8"},
 		{ReplicaConfig{URL: "postgres-replicas://u:hunter2@h1:1,h2:2/db?sslmode=hunter2", Namespace: "n"}, "node 1 of 2"},
 		{ReplicaConfig{URL: "postgres-replicas://u:hunter2@h1:1,h2:2/db", Namespace: "n", Design: DesignUnlogged}, "not replicated"},
-		{ReplicaConfig{URL: "postgres-replicas://u:hunter2@h1:1,h2:2/db", Namespace: "n", Reads: "hunter2 x"}, `reads="…"`},
-		{ReplicaConfig{URL: "postgres-replicas://u:hunter2@h1:1,h2:2/db", Namespace: "n", Reads: "nearest"}, `reads="nearest"`},
+		{ReplicaConfig{URL: "postgres-replicas://u:hunter2@h1:1,h2:2/db", Namespace: "n", Reads: "hunter2 x"}, "unknown read policy"},
+		{ReplicaConfig{URL: "postgres-replicas://u:hunter2@h1:1,h2:2/db", Namespace: "n", Reads: "nearest"}, "valid: replicas, primary, any"},
 	} {
 		err := tc.cfg.Validate()
 		if err == nil || !strings.Contains(err.Error(), tc.want) || strings.Contains(err.Error(), "hunter2") {
