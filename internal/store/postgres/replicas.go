@@ -136,6 +136,7 @@ type ReplicaStore struct {
 	loc      string
 	tallies  []nodeTally // per node: 0 the primary, then the replicas
 	opened   atomic.Uint64
+	requests atomic.Uint64 // per-request reads so far: their round-robin
 	closeMu  sync.Mutex
 	closed   bool
 }
@@ -412,6 +413,80 @@ func (s *ReplicaStore) Close(ctx context.Context) error {
 	}
 	errs = append(errs, s.primary.Close(ctx))
 	return errors.Join(errs...)
+}
+
+var _ store.PerRequestOpener = (*ReplicaStore)(nil)
+
+// OpenPerRequest returns a client for one operation that connects, when
+// the operation comes, to the one node it goes to (the next reader of the
+// policy, or the primary for a write) and runs it as an unnamed statement
+// (Store.OpenPerRequest): what an application that connects per request
+// pays, not a connection to every node.
+func (s *ReplicaStore) OpenPerRequest(context.Context) (store.Client, error) {
+	if store.Ended(&s.closeMu, &s.closed) {
+		return nil, errClosed
+	}
+	return &requestClient{store: s}, nil
+}
+
+// requestClient is a per-request client of a replica set.
+type requestClient struct {
+	store *ReplicaStore
+	conn  *Client // the node's, once the operation has connected
+}
+
+var _ store.KV = (*requestClient)(nil)
+
+// connect opens the per-request connection to node i, counting op there.
+func (c *requestClient) connect(ctx context.Context, node int, count func(*nodeTally)) (*Client, error) {
+	if c.conn != nil {
+		return nil, errors.New("postgres replicas: a per-request client runs one operation")
+	}
+	st := c.store.primary
+	if node > 0 {
+		st = c.store.replicas[node-1]
+	}
+	count(&c.store.tallies[node])
+	cl, err := st.OpenPerRequest(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.conn = cl.(*Client)
+	return c.conn, nil
+}
+
+func (c *requestClient) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error) {
+	readers := c.store.readers
+	node := readers[(c.store.requests.Add(1)-1)%uint64(len(readers))]
+	conn, err := c.connect(ctx, node, func(t *nodeTally) { t.reads.Add(1) })
+	if err != nil {
+		return dst[:0], false, err
+	}
+	return conn.Get(ctx, key, dst)
+}
+
+func (c *requestClient) Set(ctx context.Context, key, val []byte, ttl time.Duration) error {
+	conn, err := c.connect(ctx, 0, func(t *nodeTally) { t.writes.Add(1) })
+	if err != nil {
+		return err
+	}
+	return conn.Set(ctx, key, val, ttl)
+}
+
+func (c *requestClient) Delete(ctx context.Context, key []byte) error {
+	conn, err := c.connect(ctx, 0, func(t *nodeTally) { t.other.Add(1) })
+	if err != nil {
+		return err
+	}
+	return conn.Delete(ctx, key)
+}
+
+// Close closes the operation's connection, if it made one.
+func (c *requestClient) Close() error {
+	if c.conn == nil {
+		return nil
+	}
+	return c.conn.Close()
 }
 
 // ReplicaClient is a client of a replica set: the primary's client for

@@ -21,6 +21,12 @@ import (
 // client's.
 func xactCommits(t *testing.T, url string) int64 {
 	t.Helper()
+	return statDatabase(t, url, "xact_commit")
+}
+
+// statDatabase reads a counter of the database's row of pg_stat_database.
+func statDatabase(t *testing.T, url, column string) int64 {
+	t.Helper()
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, url)
 	if err != nil {
@@ -32,7 +38,7 @@ func xactCommits(t *testing.T, url string) int64 {
 	if _, err := conn.Exec(ctx, `SELECT pg_stat_clear_snapshot()`); err != nil {
 		t.Fatal(err)
 	}
-	if err := conn.QueryRow(ctx, `SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
+	if err := conn.QueryRow(ctx, `SELECT `+column+` FROM pg_stat_database WHERE datname = current_database()`).Scan(&n); err != nil {
 		t.Fatal(err)
 	}
 	return n
@@ -112,6 +118,38 @@ func TestReplicaStoreRoutesReads(t *testing.T) {
 			}
 			if served < want || served > want+50 {
 				t.Errorf("the replica's pg_stat_database counted %d transactions, want %d reads and a few of ours", served, want)
+			}
+			// A connection per op goes to the op's node alone, by the
+			// same policy.
+			perOp := store.PerOpClient(s)
+			const perOpReads = 20
+			sessions := statDatabase(t, primary.URL, "sessions")
+			for i := range perOpReads {
+				k := fmt.Appendf(nil, "k%d", i)
+				if v, ok, err := perOp.Get(ctx, k, nil); err != nil || !ok || string(v) != string(k) {
+					t.Fatalf("per-op read %d: %q %v %v", i, v, ok, err)
+				}
+			}
+			// The primary's sessions: those of the reads it served, and
+			// this check's own (pg_stat_database.sessions counts a session
+			// as it ends).
+			onPrimary := perOpReads - int64(tc.minShare*perOpReads)
+			var opened int64
+			for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+				opened = statDatabase(t, primary.URL, "sessions") - sessions
+				if opened >= onPrimary || time.Now().After(deadline) {
+					break
+				}
+			}
+			if opened < onPrimary || opened > onPrimary+3 {
+				t.Errorf("per-op reads opened %d sessions on the primary, want %d and a few of this check's", opened, onPrimary)
+			}
+			if err := perOp.Set(ctx, []byte("k0"), []byte("k0"), 0); err != nil {
+				t.Fatal(err)
+			}
+			after, _ := s.NodeCounts(ctx)
+			if got := after[1].Reads - counts[1].Reads; got != int64(tc.minShare*perOpReads) || after[0].Writes != keys+1 {
+				t.Errorf("per-op: the replica served %d of %d reads, the primary %d writes: %+v", got, perOpReads, after[0].Writes, after)
 			}
 			lags, err := s.ReplicaLag(ctx)
 			if err != nil || len(lags) != 1 || lags[0].Bytes < 0 || !strings.HasPrefix(lags[0].Replica, "127.0.0.1:") {
