@@ -105,6 +105,10 @@ func TestRunMixOnPostgresReplicas(t *testing.T) {
 	}
 	for i, policy := range []string{"replicas", "primary", "any"} {
 		checkReplicaPhase(t, res.Cells[i], policy, 1)
+		// The client's threads are chosen by the managed nodes' model.
+		if why := res.Cells[i].ClientThreadsWhy; !strings.Contains(why, "postgres serves each connection on a process of its own") {
+			t.Errorf("%s: client threads chosen as %q", res.Cells[i].ID, why)
+		}
 	}
 	matches, _ := filepath.Glob(filepath.Join(out, "*", "report.html"))
 	if len(matches) != 1 {
