@@ -128,6 +128,12 @@ func TestRunMixOnPostgresReplicas(t *testing.T) {
 			t.Errorf("target %s: pid %d, settings %v", tg.Name, tg.ServerPID, tg.Settings)
 		}
 	}
+	nothingLeftIn(t, data)
+}
+
+// nothingLeftIn checks that a run left no process and no file in its data dir.
+func nothingLeftIn(t *testing.T, data string) {
+	t.Helper()
 	if procs := servertest.ProcessesUnder(data); len(procs) > 0 {
 		t.Errorf("processes left: %v", procs)
 	}

@@ -1,23 +1,18 @@
 package report
 
 import (
-	"fmt"
 	"io"
 	"strconv"
 
 	"github.com/storebench/storebench/internal/result"
 )
 
-// replicaLagModel is the "replica lag" section of every format: for each
-// phase of a replica set target (Phase.ReplicaLag), how far its replicas
-// trailed the primary, median and worst over the phase's samples, so a
-// read share moved to replicas is seen with what it costs in freshness.
-type replicaLagModel struct {
-	table *table
-}
-
-// newReplicaLagModel builds the section; nil when no phase sampled a lag.
-func newReplicaLagModel(r *result.Result) *replicaLagModel {
+// newReplicaLagModel builds the "replica lag" section of every format: for
+// each phase of a replica set target (Phase.ReplicaLag), how far its
+// replicas trailed the primary, median and worst over the phase's samples,
+// so a read share moved to replicas is seen with what it costs in
+// freshness. nil when no phase sampled a lag.
+func newReplicaLagModel(r *result.Result) *tableSection {
 	t := newTable("replica-lag", "replica lag: how far the replicas trailed the primary, the worst replica per sample", true,
 		column{head: "cell", left: true}, column{head: "phase", left: true},
 		column{head: "streaming", left: true}, column{head: "samples", m: "samples"},
@@ -47,7 +42,8 @@ func newReplicaLagModel(r *result.Result) *replicaLagModel {
 	if len(t.rows) == 0 {
 		return nil
 	}
-	return &replicaLagModel{table: t}
+	return &tableSection{table: t, note: replicaLagNote,
+		textTitle: "replica lag (how far the replicas trailed the primary over the phase, the worst replica per sample)"}
 }
 
 // replicaLagNote says where the figures come from.
@@ -55,16 +51,4 @@ const replicaLagNote = "Sampled on the primary every 100 ms and at both ends of 
 
 // ReplicaLagText prints the replica lag section for the terminal; nothing
 // for a run without replica sets.
-func ReplicaLagText(w io.Writer, r *result.Result) {
-	m := newReplicaLagModel(r)
-	if m == nil {
-		return
-	}
-	fmt.Fprintln(w, "\nreplica lag (how far the replicas trailed the primary over the phase, the worst replica per sample)")
-	m.table.text(w)
-}
-
-func (m *replicaLagModel) render(d doc) {
-	d.para(replicaLagNote)
-	d.table(m.table)
-}
+func ReplicaLagText(w io.Writer, r *result.Result) { newReplicaLagModel(r).text(w) }
