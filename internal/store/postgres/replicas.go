@@ -555,3 +555,29 @@ func PrimaryURL(raw string) (string, error) {
 	}
 	return urls[0], nil
 }
+
+var _ store.ServerTimer = (*ReplicaStore)(nil)
+
+// ServerTime sums every node's pg_stat_statements over this store's
+// statements (Store.ServerTime): the primary's writes and the reads each
+// node executed. A node without the extension makes the whole unavailable:
+// a sum missing a node would read as a faster server.
+func (s *ReplicaStore) ServerTime(ctx context.Context) (store.ServerTime, error) {
+	sum := store.ServerTime{Source: serverTimeSource + "; summed over the primary and its replicas", Ops: map[string]store.OpTime{}}
+	for i, node := range append([]*Store{s.primary}, s.replicas...) {
+		st, err := node.ServerTime(ctx)
+		if err != nil {
+			if i > 0 {
+				return store.ServerTime{}, fmt.Errorf("replica %d (%s): %w", i, node.addr(), err)
+			}
+			return store.ServerTime{}, err
+		}
+		for op, t := range st.Ops {
+			total := sum.Ops[op]
+			total.Calls += t.Calls
+			total.Total += t.Total
+			sum.Ops[op] = total
+		}
+	}
+	return sum, nil
+}

@@ -86,12 +86,24 @@ func TestReplicaStoreRoutesReads(t *testing.T) {
 				t.Fatal(err)
 			}
 			before := xactCommits(t, replica.URL)
+			timeBefore, err := s.ServerTime(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
 			for i := range reads {
 				k := fmt.Appendf(nil, "k%d", i%keys)
 				v, ok, err := kv.Get(ctx, k, nil)
 				if err != nil || !ok || string(v) != string(k) {
 					t.Fatalf("read %d after catch-up: %q %v %v", i, v, ok, err)
 				}
+			}
+			// Every node's executor counted its reads: the sum holds them all.
+			timeAfter, err := s.ServerTime(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := timeAfter.Ops["get"].Calls - timeBefore.Ops["get"].Calls; got != reads || !strings.Contains(timeAfter.Source, "summed over the primary and its replicas") {
+				t.Errorf("server time: %d gets counted, want %d (%s)", got, reads, timeAfter.Source)
 			}
 			if err := c.Close(); err != nil { // its backends report their counts as they exit
 				t.Fatal(err)
