@@ -62,12 +62,7 @@ func TestRunClusterTargets(t *testing.T) {
 			t.Errorf("target %s: pid %d, settings %v", tg.Name, tg.ServerPID, tg.Settings)
 		}
 	}
-	if procs := servertest.ProcessesUnder(data); len(procs) > 0 {
-		t.Errorf("processes left: %v", procs)
-	}
-	if entries, _ := os.ReadDir(data); len(entries) > 0 {
-		t.Errorf("left in the data dir: %v", entries)
-	}
+	nothingLeftIn(t, data)
 }
 
 // TestRunMixOnClusters: a timed mix runs on each cluster form beside a

@@ -166,6 +166,43 @@ func stores() target.Registry {
 			Namespace: "keys " + redis.KeyPrefix + "%s:*",
 		},
 		{
+			// One primary takes the writes; reads go by the read policy.
+			// The managed form is a primary and its hot standbys on loopback
+			// (server.StartCluster, server.StartReplica).
+			Name: "postgres-replicas", Cluster: true, EveryNode: true, Server: server.Postgres,
+			Description: "a PostgreSQL primary and its streaming replicas: writes to the primary, reads by policy; managed (replicas on loopback) or by URL, the primary first",
+			Schemes:     []string{postgres.ReplicasScheme}, Prototype: (*postgres.ReplicaStore)(nil), ClientPrototype: (*postgres.ReplicaClient)(nil), CheckURL: postgres.CheckReplicasURL,
+			Options: map[string]string{
+				"design": "as postgres's, but unlogged (an UNLOGGED table is not replicated)",
+				"reads":  "replicas (default: round-robin over the replicas), primary, any (round-robin over the primary and the replicas); writes always go to the primary",
+			},
+			ServerOptions: map[string]string{"replicas": "streaming replicas of the managed primary, default 1, at most 8"},
+			CheckOptions: func(o map[string]string) error {
+				if err := target.CheckClusterOptions(server.Postgres, o); err != nil {
+					return err
+				}
+				return postgres.CheckReplicaOptions(o["design"], o["reads"])
+			},
+			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
+				return postgres.NewReplicas(ctx, postgres.ReplicaConfig{URL: a.URL, Namespace: a.Namespace, Design: a.Options["design"], Reads: a.Options["reads"]})
+			},
+			Namespace: "schema %s on the primary", CheapList: true,
+			Namespaces: func(ctx context.Context, a target.OpenArgs) ([]string, error) {
+				primary, err := postgres.PrimaryURL(a.URL)
+				if err != nil {
+					return nil, err
+				}
+				return postgres.Namespaces(ctx, primary)
+			},
+			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
+				primary, err := postgres.PrimaryURL(a.URL)
+				if err != nil {
+					return err
+				}
+				return postgres.DropNamespace(ctx, primary, a.Namespace)
+			},
+		},
+		{
 			Name: "memcached-pool", Batches: true, Cluster: true, Server: server.Memcached,
 			Description: "memcached servers with client-side hashing (gomemcache's ServerList choice): managed (servers on loopback) or by URL",
 			Schemes:     []string{memcached.PoolScheme}, Prototype: (*memcached.PoolStore)(nil), ClientPrototype: (*memcached.PoolClient)(nil), CheckURL: memcached.CheckPoolURL,

@@ -94,6 +94,9 @@ type Phase struct {
 	// managed or external: the difference of each node's own counters
 	// (Redis INFO commandstats, memcached stats). nil for single servers.
 	Nodes []NodeOps `json:"nodes,omitempty"`
+	// ReplicaLag is how far a replica set's replicas trailed their
+	// primary over the measured part (postgres-replicas); nil otherwise.
+	ReplicaLag *ReplicaLag `json:"replica_lag,omitempty"`
 }
 
 // NodeOps is one node's share of a phase, by its own counters. They count

@@ -200,6 +200,20 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 			i("node_"+n.Addr+"_writes", n.Writes, "count"),
 			f("node_"+n.Addr+"_share", n.Share, "fraction"))
 	}
+	if l := p.ReplicaLag; l != nil { // a replica set's lag over the phase's samples
+		out = append(out,
+			i("replica_lag_samples", int64(l.Samples), "count"),
+			i("replica_lag_streaming", int64(l.Streaming), "count"),
+			f("replica_lag_bytes_p50", l.Bytes.P50, "bytes"),
+			f("replica_lag_bytes_max", l.Bytes.Max, "bytes"),
+			f("replica_lag_catch_up_ms", l.CatchUpMs, "ms"))
+		if l.TimedSamples > 0 {
+			out = append(out,
+				f("replica_lag_replay_p50_ms", l.ReplayMs.P50, "ms"),
+				f("replica_lag_replay_max_ms", l.ReplayMs.Max, "ms"),
+				f("replica_lag_flush_max_ms", l.FlushMs.Max, "ms"))
+		}
+	}
 	return append(out, scheduleMetrics(p)...)
 }
 

@@ -1,22 +1,17 @@
 package report
 
 import (
-	"fmt"
 	"io"
 
 	"github.com/storebench/storebench/internal/result"
 )
 
-// nodesModel is the "ops per node" section of every format: for each phase
-// of a cluster or pool target (Phase.Nodes), a row per node with the reads
-// and writes its own counters saw and its share, so an uneven spread of
-// keys over slots or servers shows.
-type nodesModel struct {
-	table *table
-}
-
-// newNodesModel builds the section; nil when no phase counted nodes.
-func newNodesModel(r *result.Result) *nodesModel {
+// newNodesModel builds the "ops per node" section of every format: for
+// each phase of a cluster or pool target (Phase.Nodes), a row per node with
+// the reads and writes its own counters saw and its share, so an uneven
+// spread of keys over slots or servers shows. nil when no phase counted
+// nodes.
+func newNodesModel(r *result.Result) *tableSection {
 	t := newTable("nodes", "ops per node: the commands each node served, by its own counters", true,
 		column{head: "cell", left: true}, column{head: "phase", left: true}, column{head: "node", left: true}, column{head: "role", left: true},
 		column{head: "reads", m: "reads"}, column{head: "writes", m: "writes"}, column{head: "other", m: "other"}, column{head: "share", m: "share"})
@@ -31,24 +26,13 @@ func newNodesModel(r *result.Result) *nodesModel {
 	if len(t.rows) == 0 {
 		return nil
 	}
-	return &nodesModel{table: t}
+	return &tableSection{table: t, note: nodesNote,
+		textTitle: "ops per node (the commands each node of a cluster or pool served, by its own counters)"}
 }
 
 // nodesNote says what the counts are.
-const nodesNote = "Each node's own counters (Redis INFO commandstats: GET, SET; memcached stats: cmd_get, cmd_set) before and after the measured part: they count every client of the node, and a replica the writes its primary streams to it; share = the node's reads and writes over all nodes'."
+const nodesNote = "Each node's own counters (Redis INFO commandstats: GET, SET; memcached stats: cmd_get, cmd_set) before and after the measured part: they count every client of the node, and a replica the writes its primary streams to it; a PostgreSQL replica set's are counted at the client instead (storebench's reads and writes per node only); share = the node's reads and writes over all nodes'."
 
 // NodesText prints the ops-per-node section for the terminal; nothing for a
 // run without clusters or pools.
-func NodesText(w io.Writer, r *result.Result) {
-	m := newNodesModel(r)
-	if m == nil {
-		return
-	}
-	fmt.Fprintln(w, "\nops per node (the commands each node of a cluster or pool served, by its own counters)")
-	m.table.text(w)
-}
-
-func (m *nodesModel) render(d doc) {
-	d.para(nodesNote)
-	d.table(m.table)
-}
+func NodesText(w io.Writer, r *result.Result) { newNodesModel(r).text(w) }

@@ -23,34 +23,20 @@ func TestNodesInEveryFormat(t *testing.T) {
 			{Addr: "127.0.0.1:7002", Role: "replica", Reads: 6636, Writes: 0, Other: 2, Share: 0.6636},
 		}
 	}
-	var text, md, html, csvOut bytes.Buffer
-	Text(&text, r)
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := HTML(&html, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := CSV(&csvOut, r); err != nil {
-		t.Fatal(err)
-	}
-	var rows []string
-	for _, line := range strings.Split(text.String(), "\n") {
-		rows = append(rows, strings.Join(strings.Fields(line), " "))
-	}
+	text, md, html, csvOut := everyFormat(t, r)
 	label, phase := r.Cells[0].Label(), r.Cells[0].Phases[0].Name
 	want := label + " " + phase + " 127.0.0.1:7001 primary 3,364 10 0 33.6%"
-	if !strings.Contains(strings.Join(rows, "\n"), want) {
-		t.Errorf("text lacks %q:\n%s", want, text.String())
+	if !strings.Contains(text, want) {
+		t.Errorf("text lacks %q:\n%s", want, text)
 	}
-	if !strings.Contains(md.String(), "## Ops per node") || !strings.Contains(md.String(), "| 127.0.0.1:7002 | replica | 6,636 | 0 | 2 | 66.4% |") {
-		t.Errorf("markdown lacks the node table:\n%s", md.String())
+	if !strings.Contains(md, "## Ops per node") || !strings.Contains(md, "| 127.0.0.1:7002 | replica | 6,636 | 0 | 2 | 66.4% |") {
+		t.Errorf("markdown lacks the node table:\n%s", md)
 	}
-	if !strings.Contains(html.String(), `data-m="share" data-v="0.6636">66.4%</td>`) {
+	if !strings.Contains(html, `data-m="share" data-v="0.6636">66.4%</td>`) {
 		t.Error("HTML lacks the node share cell")
 	}
 	for _, w := range []string{",node_127.0.0.1:7001_reads,3364,count", ",node_127.0.0.1:7002_share,0.6636,fraction"} {
-		if !strings.Contains(csvOut.String(), w) {
+		if !strings.Contains(csvOut, w) {
 			t.Errorf("CSV lacks %q", w)
 		}
 	}

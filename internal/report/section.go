@@ -287,6 +287,27 @@ func (d htmlOut) lineChart(s *lineChartSpec) {
 	p.s("</div></figure>\n</div>\n")
 }
 
+// tableSection is a section that is one table under a note: the terminal
+// prints its title and the table, Markdown and HTML the note and the table.
+type tableSection struct {
+	table           *table
+	note, textTitle string
+}
+
+// text prints the section for the terminal; nothing for a nil section.
+func (s *tableSection) text(w io.Writer) {
+	if s == nil {
+		return
+	}
+	fmt.Fprintln(w, "\n"+s.textTitle)
+	s.table.text(w)
+}
+
+func (s *tableSection) render(d doc) {
+	d.para(s.note)
+	d.table(s.table)
+}
+
 // workloadSection is a section of the report that a workload's summaries
 // fill (payments, sessions, durability, network): built once in newModel,
 // written by Markdown and HTML alike.
@@ -314,6 +335,9 @@ func workloadSections(r *result.Result, colorOf map[string]int) []workloadSectio
 	}
 	if m := newNodesModel(r); m != nil {
 		out = append(out, workloadSection{"nodes", "Ops per node", "nodes", m.render})
+	}
+	if m := newReplicaLagModel(r); m != nil {
+		out = append(out, workloadSection{"replica-lag", "Replica lag", "replica lag", m.render})
 	}
 	if m := newDurabilityModel(r); m != nil {
 		out = append(out, workloadSection{"durability", "Durability: " + strings.TrimPrefix(m.title(), "durability: "), "durability", m.render})

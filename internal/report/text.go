@@ -52,6 +52,7 @@ func Text(w io.Writer, r *result.Result) {
 	ByOpText(w, r)
 	ServerTimeText(w, r)
 	NodesText(w, r)
+	ReplicaLagText(w, r)
 	NetworkText(w, r)
 	CoordinatedOmissionText(w, r)
 	PaymentsText(w, r)

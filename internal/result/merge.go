@@ -332,6 +332,9 @@ func mergePhases(ps []*metrics.Phase, hosts []string) (metrics.Phase, string, er
 	if first.Nodes != nil {
 		out.Notes = appendNew(out.Notes, "ops per node not merged: a node's counters count every shard's ops in each shard")
 	}
+	if first.ReplicaLag != nil {
+		out.Notes = appendNew(out.Notes, "replica lag not merged: each shard sampled the same replicas, under every shard's writes")
+	}
 	if first.Placement != nil {
 		out.Notes = appendNew(out.Notes, "placement not merged: each shard's machine has its own CPUs")
 	}

@@ -90,6 +90,9 @@ func TestMergeLeavesNodesOut(t *testing.T) {
 	a, b := shardPhase(t, t0, 100, 1, []int64{100}), shardPhase(t, t0, 100, 1, []int64{100})
 	a.Nodes = []metrics.NodeOps{{Addr: "127.0.0.1:7000", Role: "primary", Reads: 200, Share: 1}}
 	b.Nodes = a.Nodes
+	// A replica set's lag is one sampling of the same replicas per shard.
+	a.ReplicaLag = &metrics.ReplicaLag{Replicas: 1, Streaming: 1, Samples: 10}
+	b.ReplicaLag = a.ReplicaLag
 	m, _, err := Merge(Shards{Results: []*Result{shardResult(0, a), shardResult(1, b)}, Names: []string{"a", "b"}})
 	if err != nil {
 		t.Fatal(err)
@@ -97,5 +100,8 @@ func TestMergeLeavesNodesOut(t *testing.T) {
 	p := m.Cells[0].Phases[0]
 	if p.Nodes != nil || !strings.Contains(strings.Join(p.Notes, "\n"), "ops per node not merged") {
 		t.Errorf("merged nodes %+v, notes %q", p.Nodes, p.Notes)
+	}
+	if p.ReplicaLag != nil || !strings.Contains(strings.Join(p.Notes, "\n"), "replica lag not merged") {
+		t.Errorf("merged replica lag %+v, notes %q", p.ReplicaLag, p.Notes)
 	}
 }

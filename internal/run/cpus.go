@@ -153,12 +153,27 @@ func (p threadPolicy) clientCPUCount() int {
 func (p threadPolicy) facts(inst *target.Instance) threadFacts {
 	f := threadFacts{asked: p.asked, scenario: p.scenario, clientCPUs: p.clientCPUCount()}
 	srv := inst.Server
+	if c := inst.Cluster; c != nil && len(c.Nodes) > 0 {
+		// The nodes run one plan, pinned alike: the first stands for them,
+		// and their command threads add up.
+		srv = c.Nodes[0]
+		for _, n := range c.Nodes {
+			t := serverThreads(n)
+			if t == 0 {
+				f.serverThreads = 0
+				break
+			}
+			f.serverThreads += t
+		}
+	} else if srv != nil {
+		f.serverThreads = serverThreads(srv)
+	}
 	if srv == nil {
 		// A URL to a server kind; sqlite:// and file:// run inside storebench.
 		f.external = !inst.Spec.Managed() && inst.Kind.Server != ""
 		return f
 	}
-	f.server, f.serverThreads = srv.Kind, serverThreads(srv)
+	f.server = srv.Kind
 	serverCPUs, err := server.ParseCPUList(srv.CPUs)
 	if err != nil || len(serverCPUs) == 0 {
 		serverCPUs = nil // unpinned: it may run anywhere

@@ -306,6 +306,14 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 		if inst.Server != nil && !inst.Server.Running() {
 			stop() // removes the dead server's directory; the next cell starts a fresh one
 		}
+		if inst != nil && inst.Cluster != nil && inst.Cluster.Running() < len(inst.Cluster.Nodes) {
+			c := inst.Cluster
+			// A dead node would leave the next cells a smaller cluster
+			// (fewer slots served, a replica set without a replica) than
+			// their target names: they get the whole cluster anew.
+			logf("  %d of %d nodes of %s are down after the cell: the next cell starts it anew", len(c.Nodes)-c.Running(), len(c.Nodes), spec.Label())
+			stop()
+		}
 		if failFast && rc.Status != result.CellOK {
 			break
 		}

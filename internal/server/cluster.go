@@ -57,8 +57,10 @@ const (
 func CheckCluster(k Kind, co ClusterOptions) error {
 	switch k {
 	case Redis, Valkey, Memcached:
+	case Postgres: // a primary and its streaming replicas
+		return checkPostgresReplicas(co)
 	default:
-		return fmt.Errorf("%s cannot run as a cluster (redis, valkey and memcached can)", k)
+		return fmt.Errorf("%s cannot run as a cluster (redis, valkey and memcached can; postgres as a primary with replicas)", k)
 	}
 	p := co.Primaries
 	if p == 0 {
@@ -85,6 +87,9 @@ func CheckCluster(k Kind, co ClusterOptions) error {
 func StartCluster(ctx context.Context, k Kind, opts Options, co ClusterOptions) (_ *Cluster, err error) {
 	if err := CheckCluster(k, co); err != nil {
 		return nil, err
+	}
+	if k == Postgres {
+		return startPostgresReplicas(ctx, opts, co)
 	}
 	if co.Primaries == 0 {
 		co.Primaries = DefaultPrimaries
@@ -147,11 +152,13 @@ func (c *Cluster) Addrs() []string {
 // memcached-pool://a,b,c/, every node a seed (a replica is one too: the
 // client learns the slot map from any node).
 func (c *Cluster) URL() string {
-	scheme := "redis-cluster"
-	if c.Kind == Memcached {
-		scheme = "memcached-pool"
+	switch c.Kind {
+	case Memcached:
+		return "memcached-pool://" + strings.Join(c.Addrs(), ",") + "/"
+	case Postgres: // the primary first, as its clients route writes to it
+		return "postgres-replicas://" + pgUser + "@" + strings.Join(c.Addrs(), ",") + "/" + pgDatabase + "?sslmode=disable"
 	}
-	return scheme + "://" + strings.Join(c.Addrs(), ",") + "/"
+	return "redis-cluster://" + strings.Join(c.Addrs(), ",") + "/"
 }
 
 // Role says whether node i is a primary or a replica.
@@ -168,9 +175,12 @@ func (c *Cluster) Role(i int) string {
 // Describe names the cluster for a report: its kind and its first node's
 // process id.
 func (c *Cluster) Describe() (kind string, pid int) {
-	if c.Kind == Memcached {
+	switch c.Kind {
+	case Memcached:
 		kind = "memcached-pool"
-	} else {
+	case Postgres:
+		kind = "postgres-replicas"
+	default:
 		kind = string(c.Kind) + "-cluster"
 	}
 	if len(c.Nodes) > 0 {

@@ -151,7 +151,10 @@ func TestCheckCluster(t *testing.T) {
 		{server.Redis, server.ClusterOptions{Primaries: 6, Replicas: 2}, "18 nodes: at most 16"},
 		{server.Redis, server.ClusterOptions{Replicas: 3}, "want 0 to 2"},
 		{server.Memcached, server.ClusterOptions{Replicas: 1}, "no replicas"},
-		{server.Postgres, server.ClusterOptions{}, "cannot run as a cluster"},
+		{server.MariaDB, server.ClusterOptions{}, "cannot run as a cluster"},
+		{server.Postgres, server.ClusterOptions{}, "replicas=0: want 1 to 8"},
+		{server.Postgres, server.ClusterOptions{Replicas: 9}, "replicas=9: want 1 to 8"},
+		{server.Postgres, server.ClusterOptions{Primaries: 2, Replicas: 1}, "one primary"},
 		{server.Redis, server.ClusterOptions{Primaries: -1}, "at least 1"},
 	} {
 		err := server.CheckCluster(tc.k, tc.co)

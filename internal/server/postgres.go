@@ -72,6 +72,13 @@ func (postgresDriver) init(ctx context.Context, s *Server) error {
 		"-E", "UTF8", "--locale=C", "--no-sync", "--no-instructions"); err != nil {
 		return err
 	}
+	preloadStatements(s)
+	return nil
+}
+
+// preloadStatements loads pg_stat_statements when it is installed and no
+// setting says otherwise: the server-side time of statements.
+func preloadStatements(s *Server) {
 	if _, set := s.want["shared_preload_libraries"]; !set {
 		if lib, ok := pgStatStatements(s.bins); ok {
 			s.want["shared_preload_libraries"] = "pg_stat_statements"
@@ -82,7 +89,6 @@ func (postgresDriver) init(ctx context.Context, s *Server) error {
 			s.Notes = append(s.Notes, "pg_stat_statements not installed ("+lib+" missing): server-side statement stats unavailable")
 		}
 	}
-	return nil
 }
 
 // pgStatStatements reports whether the extension's library is installed

@@ -65,8 +65,14 @@ func (d replicaDriver) init(ctx context.Context, s *Server) error {
 	}
 	// -R: standby.signal and primary_conninfo; -X stream: the WAL needed to
 	// start comes along; -c fast: checkpoint now rather than spread out.
-	return s.run(ctx, "pg_basebackup", d.basebackup, "-h", host, "-p", port, "-U", pgUser,
-		"-D", pgData(s), "-R", "-X", "stream", "-c", "fast", "--no-sync", "-w")
+	if err := s.run(ctx, "pg_basebackup", d.basebackup, "-h", host, "-p", port, "-U", pgUser,
+		"-D", pgData(s), "-R", "-X", "stream", "-c", "fast", "--no-sync", "-w"); err != nil {
+		return err
+	}
+	// As on the primary, whose extension the replica has by the backup:
+	// the replica's own executor time of the reads it serves.
+	preloadStatements(s)
+	return nil
 }
 
 // setup has nothing to create: the replica has the primary's databases.

@@ -29,6 +29,10 @@ func TestReplicaStreams(t *testing.T) {
 	if replica.Settings["pg_is_in_recovery"] != "on" || replica.Settings["hot_standby"] != "on" {
 		t.Errorf("replica settings: in recovery %q, hot_standby %q", replica.Settings["pg_is_in_recovery"], replica.Settings["hot_standby"])
 	}
+	// The replica times the reads it serves as the primary does.
+	if got, want := replica.Settings["shared_preload_libraries"], primary.Settings["shared_preload_libraries"]; got != want {
+		t.Errorf("replica shared_preload_libraries %q, the primary's %q", got, want)
+	}
 	p, err := pgx.Connect(ctx, primary.URL)
 	if err != nil {
 		t.Fatal(err)

@@ -2,6 +2,7 @@ package target
 
 import (
 	"net/url"
+	"strconv"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -23,7 +24,7 @@ func FuzzParseTarget(f *testing.F) {
 	} {
 		f.Add(pw)
 	}
-	r := testRegistry()
+	r := replicaRegistry()
 	f.Fuzz(func(t *testing.T, pw string) {
 		if len(pw) < 6 || !utf8.ValidString(pw) {
 			return // the brief's floor; a YAML file or a shell gives valid UTF-8
@@ -79,6 +80,22 @@ var plantings = func() []func(string) string {
 			return "redis-cluster://" + url.UserPassword("bench", pw).String() + "@h1.example:7000/app"
 		},
 	)
+	// A replica set's nodes after the password, and its options' values.
+	p = append(p,
+		func(pw string) string {
+			return "postgres-replicas://bench:" + pw + "@h1.example:5432,h2.example:5433/app"
+		},
+		func(pw string) string {
+			return "postgres-replicas://bench:" + pw + "@h1.example:5432,h2.example:x/app?sslmode=bogus"
+		},
+		func(pw string) string {
+			return "postgres-replicas://h1.example:5432,h2.example:5433/app?password=" + pw
+		},
+		func(pw string) string { return "postgres-replicas://bench:" + pw + "@h1.example:5432/app" },
+		func(pw string) string { return "postgres-replicas:reads=" + pw },
+		func(pw string) string { return "postgres-replicas:replicas=" + notNumber(pw) + ",reads=any" },
+		func(pw string) string { return "postgres:replicas=" + notNumber(pw) },
+	)
 	// A version's "@" where a URL's user information would be. Digits and
 	// dots there are a version, which a label shows, not a password.
 	atVersion := func(pw, rest string) string {
@@ -101,6 +118,15 @@ var plantings = func() []func(string) string {
 		func(pw string) string { return "password=" + pw },
 	)
 }()
+
+// notNumber is pw, or "" when it is a whole number: a count a label shows
+// (replicas=00000000001 is one replica), not a password.
+func notNumber(pw string) string {
+	if _, err := strconv.Atoi(pw); err == nil {
+		return ""
+	}
+	return pw
+}
 
 // parseOutputs is everything Parse and Check can show of in.
 func parseOutputs(r Registry, in string) []string {

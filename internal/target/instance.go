@@ -202,14 +202,26 @@ func (k Kind) ServerOptionsFor(spec Spec, a StartArgs) server.Options {
 func (k Kind) ClusterOptionsFor(spec Spec) server.ClusterOptions {
 	var co server.ClusterOptions
 	co.Primaries, _ = strconv.Atoi(spec.Options["nodes"])
-	co.Replicas, _ = strconv.Atoi(spec.Options["replicas"])
+	co.Replicas = defaultReplicas(k.Server)
+	if v, ok := spec.Options["replicas"]; ok {
+		co.Replicas, _ = strconv.Atoi(v)
+	}
 	return co
+}
+
+// defaultReplicas is a cluster's replicas per primary when its target
+// names none: a PostgreSQL replica set has one, a Redis Cluster none.
+func defaultReplicas(k server.Kind) int {
+	if k == server.Postgres {
+		return 1
+	}
+	return 0
 }
 
 // CheckClusterOptions checks a cluster target's nodes and replicas options
 // (numbers, within server.CheckCluster's bounds) before any work.
 func CheckClusterOptions(k server.Kind, opts map[string]string) error {
-	var co server.ClusterOptions
+	co := server.ClusterOptions{Replicas: defaultReplicas(k)}
 	for name, n := range map[string]*int{"nodes": &co.Primaries, "replicas": &co.Replicas} {
 		v, ok := opts[name]
 		if !ok {
@@ -217,7 +229,8 @@ func CheckClusterOptions(k server.Kind, opts map[string]string) error {
 		}
 		var err error
 		if *n, err = strconv.Atoi(v); err != nil {
-			return fmt.Errorf("option %s=%s: want a whole number", name, quoteWord(v))
+			// The value is not quoted: what is not a number may be a secret typed in the wrong place.
+			return fmt.Errorf("option %s: want a whole number", name)
 		}
 		if name == "nodes" && *n < 1 { // 0 would mean the default
 			return fmt.Errorf("option nodes=%d: want at least 1", *n)

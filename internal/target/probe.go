@@ -36,6 +36,14 @@ func Probe(ctx context.Context, k Kind, raw string) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, ExternalTimeout)
 	defer cancel()
+	if nodes := strings.Split(u.Host, ","); len(nodes) > 1 && k.EveryNode {
+		for i, node := range nodes {
+			if err := dialOnce(ctx, node); err != nil {
+				return fmt.Errorf("%s: node %d of %d (%s) does not answer (%v); are they all running and reachable?", k.Name, i+1, len(nodes), node, err)
+			}
+		}
+		return nil
+	}
 	if seeds := strings.Split(u.Host, ","); len(seeds) > 1 {
 		// A cluster's seeds: the client needs one that answers.
 		var errs []string

@@ -1,6 +1,8 @@
 package target
 
 import (
+	"time"
+
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/server"
@@ -19,6 +21,10 @@ func (i *Instance) Probe(string) load.Probe {
 	// outside the /proc window, so their cost is not charged to the phase.
 	if st, ok := i.Store.(store.ServerTimer); ok {
 		ps = append(ps, &timeProbe{st: st})
+	}
+	if rs, ok := i.Store.(store.Replicated); ok {
+		// Before the node counts: its catch-up wait is no phase's.
+		ps = append(ps, &replicaProbe{rs: rs, interval: metrics.ReplicaLagIntervalMs * time.Millisecond})
 	}
 	if nc, ok := i.Store.(store.NodeCounter); ok {
 		ps = append(ps, &nodeProbe{nc: nc})

@@ -56,7 +56,7 @@ func (s Spec) Label() string {
 	}
 	// A cluster's size tells two targets of one store apart, as a profile
 	// does, and is written the way Parse reads it.
-	for _, o := range ClusterOptionNames {
+	for _, o := range ShapeOptionNames {
 		if v, ok := s.Options[o]; ok && wordRE.MatchString(v) {
 			shape = append(shape, o+"="+v)
 		}
@@ -101,6 +101,9 @@ type Kind struct {
 	// (server.StartCluster) that the store's clients use together, sized
 	// by the options nodes and replicas (ClusterOptions).
 	Cluster bool
+	// EveryNode says every host of its URL must answer (a primary and its
+	// replicas), where a cluster's seeds need one.
+	EveryNode bool
 	// Schemes are the URL schemes that select this kind, e.g. "postgres", "postgresql".
 	Schemes []string
 	// Prototype is a nil store of the kind's concrete type: the workloads
@@ -242,7 +245,7 @@ func (r Registry) Parse(s string) (Spec, error) {
 		}
 	}
 	if strings.Contains(profile, "=") {
-		return Spec{}, errConnString
+		return Spec{}, r.noShape(k, profile)
 	}
 	if versioned {
 		if err := checkVersion(k, version); err != nil {
@@ -315,10 +318,10 @@ func clusterShape(k Kind, text string) (profile string, opts map[string]string, 
 			return "", nil, fmt.Errorf("target %s:…: one profile at most, then options such as nodes=3,replicas=1", k.Name)
 		case !isOption:
 			profile = item
-		case !slices.Contains(ClusterOptionNames, name):
-			return "", nil, fmt.Errorf("target %s:…: unknown option %s (valid: %s)", k.Name, quoteWord(name), strings.Join(ClusterOptionNames, ", "))
+		case !slices.Contains(ShapeOptionNames, name):
+			return "", nil, fmt.Errorf("target %s:…: unknown option %s (valid: %s)", k.Name, quoteWord(name), strings.Join(shapeOptions(k), ", "))
 		case !wordRE.MatchString(value):
-			return "", nil, fmt.Errorf("target %s:…: option %s wants a number", k.Name, name)
+			return "", nil, fmt.Errorf("target %s:…: option %s wants a number or a word", k.Name, name)
 		default:
 			opts[name] = value
 		}
@@ -329,6 +332,63 @@ func clusterShape(k Kind, text string) (profile string, opts map[string]string, 
 // ClusterOptionNames are the options that size a managed cluster: its
 // primaries (nodes) and each one's replicas.
 var ClusterOptionNames = []string{"nodes", "replicas"}
+
+// ShapeOptionNames are the options a cluster target may carry after its
+// ':' (and its label shows): its size, and a replica set's read policy.
+var ShapeOptionNames = []string{"nodes", "replicas", "reads"}
+
+// shapeOptions are the shape options kind k knows.
+func shapeOptions(k Kind) []string {
+	var out []string
+	for _, o := range ShapeOptionNames {
+		_, opt := k.Options[o]
+		_, srv := k.ServerOptions[o]
+		if opt || srv {
+			out = append(out, o)
+		}
+	}
+	return out
+}
+
+// noShape is the error of options after a single server's ':'
+// ("postgres:replicas=1"): the kinds that have such an option are named
+// when the option is a shape option; anything else may be a connection
+// string and is quoted nowhere.
+func (r Registry) noShape(k Kind, text string) error {
+	name, _, _ := strings.Cut(strings.Split(text, ",")[0], "=")
+	if !slices.Contains(ShapeOptionNames, name) {
+		return errConnString
+	}
+	var have []string
+	for _, other := range r {
+		if other.Cluster && slices.Contains(shapeOptions(other), name) {
+			have = append(have, other.Name)
+		}
+	}
+	for _, other := range have {
+		if r.kindServer(other) == k.Server && k.Server != "" {
+			return fmt.Errorf("target %s:%s…: store %s is one server; write %s:%s=… (%s)", k.Name, name, k.Name, other, name, r.description(other))
+		}
+	}
+	return fmt.Errorf("target %s:%s…: store %s cannot have %s (stores that can: %s)", k.Name, name, k.Name, name, strings.Join(have, ", "))
+}
+
+func (r Registry) kindServer(name string) server.Kind {
+	k, _ := r.Lookup(name)
+	return k.Server
+}
+
+// description is a kind's description up to its first ':' or ';', or its
+// name.
+func (r Registry) description(name string) string {
+	k, _ := r.Lookup(name)
+	d, _, _ := strings.Cut(k.Description, ":")
+	d, _, _ = strings.Cut(d, ";")
+	if d == "" {
+		return name
+	}
+	return d
+}
 
 // checkVersion checks a version a target names for kind k: only managed
 // servers have versions, and a version is a number. The version is quoted

@@ -61,9 +61,11 @@ func TestParse(t *testing.T) {
 		"sqlite://":            "no path",
 		"postgres://u:pw@h:%z": "malformed URL",
 		// A cluster's size, after its ':' like a profile.
-		"redis:replicas=1":                    "key=value connection string",
+		"redis:replicas=1":                    "store redis is one server; write redis-cluster:replicas=…",
+		"memory:replicas=1":                   "store memory cannot have replicas (stores that can: redis-cluster)",
+		"redis:host=x,password=hunter2":       "key=value connection string",
 		"redis-cluster:password=pw":           `unknown option "password"`,
-		"redis-cluster:replicas=x":            "option replicas=\"x\": want a whole number",
+		"redis-cluster:replicas=x":            "option replicas: want a whole number",
 		"redis-cluster:replicas=3":            "want 0 to 2 per primary",
 		"redis-cluster:nodes=0":               "want at least 1",
 		"redis-cluster:nodes=17":              "at most 16",
