@@ -2,9 +2,11 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -149,14 +151,25 @@ func TestRunPostgresReplicasByURL(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	primary := servertest.Start(t, server.Postgres, server.Options{})
-	var addrs []string
-	for range 2 {
-		replica, err := server.StartReplica(ctx, primary, server.Options{BaseDir: servertest.BaseDir(t)})
-		if err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { replica.Stop(context.Background()) })
-		addrs = append(addrs, replica.Addr)
+	// Both replicas at once: each pg_basebackup and start takes seconds.
+	addrs := make([]string, 2)
+	errs := make([]error, 2)
+	var wg sync.WaitGroup
+	for i := range addrs {
+		base := servertest.BaseDir(t)
+		wg.Go(func() {
+			replica, err := server.StartReplica(ctx, primary, server.Options{BaseDir: base})
+			if err != nil {
+				errs[i] = err
+				return
+			}
+			t.Cleanup(func() { replica.Stop(context.Background()) })
+			addrs[i] = replica.Addr
+		})
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		t.Fatal(err)
 	}
 	// Trust authentication: the password is accepted, and never to be printed.
 	url := "postgres-replicas://storebench:hunter2@" + primary.Addr + "," + strings.Join(addrs, ",") + "/storebench?sslmode=disable"
