@@ -139,8 +139,8 @@ type NodeKill struct {
 	AckedKilled int64 `json:"acked_killed"`
 	LostKilled  int64 `json:"lost_killed"`
 	// AckedKilledBeforeKill are the AckedKilled acknowledged before the
-	// kill (the rest came after the recovery): all a memcached server
-	// that comes back empty can lose.
+	// killed node's processes were gone (the rest came after the
+	// recovery): all a memcached server that comes back empty can lose.
 	AckedKilledBeforeKill int64 `json:"acked_killed_before_kill"`
 	AckedOther            int64 `json:"acked_other"`
 	LostOther             int64 `json:"lost_other"`

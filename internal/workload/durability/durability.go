@@ -312,7 +312,11 @@ type trial struct {
 	stopping atomic.Bool   // set just before the kill: no new write starts
 	// killed is set at a node's kill, after which the writers go on
 	// (nodeCrasher); their failures from then on are the outage's.
-	killed   atomic.Bool
+	killed atomic.Bool
+	// deadAt is when the kill returned, the killed node's processes gone
+	// (since start): what it acknowledged until then, it acknowledged
+	// before its death, though the writers kept writing past the signal.
+	deadAt   time.Duration
 	abortMu  sync.Mutex
 	abortErr error
 	aborted  chan struct{}
@@ -472,6 +476,7 @@ func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase,
 		k.at = killedAt.Sub(t.start)
 		t.killed.Store(true)
 		k.err = r.crash.kill()
+		t.deadAt = time.Since(t.start)
 		k.done = true
 		if nodeKill && k.err == nil {
 			k.recovery, k.recovered, k.err = nk.recoverKeys(loadCtx, killedAt, p.RecoveryTimeout+nk.outage)
@@ -611,7 +616,7 @@ func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt
 				killed := onKilled != nil && onKilled(key)
 				if killed {
 					o.ackedKilled++
-					if at, ok := w.j.ackedAt(seq); ok && at < killAt {
+					if at, ok := w.j.ackedAt(seq); ok && at < t.deadAt {
 						o.ackedKilledBefore++
 					}
 				}
