@@ -99,7 +99,8 @@ func TestClusterRefusals(t *testing.T) {
 		want []string
 	}{
 		{"sessions", []string{"run", "sessions", "--stores", "redis-cluster"}, []string{"redis-cluster does not support workload sessions"}},
-		{"durability", []string{"run", "durability", "--stores", "redis-cluster"}, []string{"redis-cluster is a cluster", "redis"}},
+		{"durability on a cluster by URL", []string{"run", "durability", "--stores", "redis-cluster://u:hunter2@127.0.0.1:" + closed + "/"}, []string{"cluster given by URL", "cannot kill"}},
+		{"durability power cut on a cluster", []string{"run", "durability", "--stores", "redis-cluster", "--fault", "power"}, []string{"--fault power", "redis-cluster is a cluster"}},
 		{"stall", []string{"run", "hotkey", "--stores", "memcached-pool", "--duration", "2s", "--stall", "1s:500ms"}, []string{"stall", "memcached-pool is a cluster"}},
 		{"network", []string{"run", "hotkey", "--stores", "redis-cluster", "--rtt", "1ms"}, []string{"redis-cluster is a cluster"}},
 		{"too many replicas", []string{"run", "kv", "--stores", "redis-cluster:replicas=3"}, []string{"replicas=3", "0 to 2"}},

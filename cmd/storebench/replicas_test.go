@@ -221,7 +221,7 @@ func TestReplicaRefusals(t *testing.T) {
 		{"reads on redis-cluster", []string{"run", "kv", "--stores", "redis-cluster:reads=any"}, []string{`unknown option "reads"`}},
 		{"sessions", []string{"run", "sessions", "--stores", "postgres-replicas"}, []string{"postgres-replicas does not support workload sessions"}},
 		{"payments", []string{"run", "payments", "--stores", "postgres-replicas"}, []string{"postgres-replicas does not support workload payments"}},
-		{"durability", []string{"run", "durability", "--stores", "postgres-replicas"}, []string{"postgres-replicas is a cluster"}},
+		{"durability", []string{"run", "durability", "--stores", "postgres-replicas"}, []string{"postgres-replicas", "no automatic failover"}},
 		{"pipeline", []string{"run", "throughput", "--stores", "postgres-replicas", "--pipeline", "8"}, []string{"postgres-replicas"}},
 		{"one host", []string{"run", "kv", "--stores", "postgres-replicas://u:hunter2@127.0.0.1:" + closed + "/db"}, []string{"one host", "list the primary, then its replicas"}},
 		{"replica down", []string{"run", "kv", "--stores", "postgres-replicas://u:hunter2@127.0.0.1:" + closed + ",127.0.0.1:" + closed2 + "/db"}, []string{"node 1 of 2", "does not answer"}},

@@ -11,6 +11,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/result/durability"
 )
 
 // CSVColumns are the CSV report's columns, in order. They are stable: new
@@ -58,7 +59,9 @@ import (
 // durability_lost_max, durability_lost_mean, durability_loss_trials,
 // durability_lost_all_trials, durability_window_max_s,
 // durability_window_max_writes, durability_recovery_mean_s,
-// durability_recovery_max_s (and for a power-cut cell durability_fs_writes,
+// durability_recovery_max_s (and for a cell that killed one node of a
+// cluster per trial durability_node_lost_killed, durability_node_lost_other,
+// durability_node_outage_errors: over its trials; for a power-cut cell durability_fs_writes,
 // durability_fs_{plain,mount}_{p50,p99,mean}_us: the filesystem's own
 // cost); cache_aside_hit_ratio,
 // cache_aside_db_queries_per_s, cache_aside_db_queries_per_request,
@@ -245,6 +248,27 @@ func scheduleMetrics(p *metrics.Phase) []csvMetric {
 	return out
 }
 
+// nodeKillMetrics sums a node-kill cell's trials; none for a whole-store kill.
+func nodeKillMetrics(s *durability.Summary) []csvMetric {
+	var killed, other, errs int64
+	killedSome := false
+	for _, t := range s.PerTrial {
+		if k := t.NodeKill; k != nil {
+			killedSome = true
+			killed += k.LostKilled
+			other += k.LostOther
+			for _, n := range k.OutageErrors {
+				errs += n
+			}
+		}
+	}
+	if !killedSome {
+		return nil
+	}
+	return []csvMetric{intMetric("durability_node_lost_killed", killed, "count"), intMetric("durability_node_lost_other", other, "count"),
+		intMetric("durability_node_outage_errors", errs, "count")}
+}
+
 // cellMetrics are the cell-level figures of a payments, durability or
 // sessions cell, the rows of their sections' tables.
 func cellMetrics(c *result.Cell) []csvMetric {
@@ -265,6 +289,7 @@ func cellMetrics(c *result.Cell) []csvMetric {
 			i("durability_lost_max", s.LostMax), f("durability_lost_mean", s.LostMean, "count"), i("durability_loss_trials", int64(s.LossTrials)),
 			i("durability_lost_all_trials", int64(s.LostAllTrials)), f("durability_window_max_s", s.WindowMaxS, "s"),
 			i("durability_window_max_writes", s.WindowMaxWrites), f("durability_recovery_mean_s", s.RecoveryMeanS, "s"), f("durability_recovery_max_s", s.RecoveryMaxS, "s"))
+		out = append(out, nodeKillMetrics(s)...)
 		if c := s.FSCost; c != nil {
 			out = append(out, i("durability_fs_writes", c.Writes),
 				f("durability_fs_plain_p50_us", c.Plain.P50, "us"), f("durability_fs_mount_p50_us", c.Mount.P50, "us"),

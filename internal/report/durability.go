@@ -34,6 +34,52 @@ type durabilityModel struct {
 	// fsCost compares, per power-cut cell, the store's writes on its plain
 	// directory and on the power-cut filesystem; nil when none measured it.
 	fsCost *table
+	// nodeKills is one row per trial that killed one node of a cluster or
+	// pool; nil when none did. findings are losses on the nodes not killed.
+	nodeKills *table
+	findings  []string
+}
+
+// nodeKillNote says what the node-kill table is, under it.
+const nodeKillNote = "Node kills: each trial SIGKILLed one node serving keys of a managed cluster or pool (chosen by the seed) while the writers went on writing through the others. " +
+	"recovery: the kill to the first successful write to a key of the killed node (a replica's failover, or storebench's restart of the node after the outage shown); " +
+	"outage errors: the writers' failed writes in between, by class; lost on the killed node: its acknowledged writes missing afterwards, of those it acknowledged before the kill " +
+	"(asynchronous replication, or a memcached server's memory: expected); lost elsewhere: on the nodes that were not killed, which must be 0."
+
+// addNodeKills adds c's node-kill trials to the table, and its losses on
+// the nodes not killed to the findings.
+func (m *durabilityModel) addNodeKills(c *result.Cell, s *durability.Summary) {
+	for _, t := range s.PerTrial {
+		k := t.NodeKill
+		if k == nil {
+			continue
+		}
+		if m.nodeKills == nil {
+			m.nodeKills = newTable("durability-node-kill", "one node killed per trial, the writers going on through the others", true,
+				column{head: "target", left: true}, column{head: "trial", m: "trial"}, column{head: "node killed", left: true},
+				column{head: "recovered by", left: true}, column{head: "recovery", m: "recovery_s"}, column{head: "outage errors", left: true},
+				column{head: "lost on killed node", left: true}, column{head: "lost elsewhere", m: "lost_other"})
+		}
+		how := k.Recovered
+		if k.OutageS > 0 {
+			how += " after " + durSecs(k.OutageS) + " s"
+		}
+		var errs []string
+		for _, class := range sortedKeys(k.OutageErrors) {
+			errs = append(errs, thousands(k.OutageErrors[class])+" "+class)
+		}
+		outage := "none"
+		if len(errs) > 0 {
+			outage = strings.Join(errs, ", ")
+		}
+		m.nodeKills.add(textCell(durRowName(c)), countCell(int64(t.Trial)), textCell(k.Node+" ("+k.Role+")"), textCell(how),
+			figureCell(durSecs(t.RecoveryS)+" s", t.RecoveryS), textCell(outage),
+			textCell(fmt.Sprintf("%s of %s", thousands(k.LostKilled), thousands(k.AckedKilledBeforeKill))), countCell(k.LostOther))
+		if k.LostOther > 0 {
+			m.findings = append(m.findings, fmt.Sprintf("FINDING: %s trial %d lost %s acknowledged writes on nodes that were NOT killed (of %s): those nodes never stopped",
+				durRowName(c), t.Trial, thousands(k.LostOther), thousands(k.AckedOther)))
+		}
+	}
 }
 
 // fsCostNote says what the filesystem-cost table is, under it.
@@ -133,6 +179,9 @@ func newDurabilityModel(r *result.Result) *durabilityModel {
 				figureCell(us(f.Plain.Mean), f.Plain.Mean), figureCell(us(f.Mount.Mean), f.Mount.Mean))
 		}
 		m.lost.add(durabilityRow(c)...)
+		if s := durabilityOf(c); s != nil {
+			m.addNodeKills(c, s)
+		}
 		if s := durabilityOf(c); s != nil && s.Unrecovered != nil {
 			m.unrecovered = append(m.unrecovered, newUnrecovered(c, s.Unrecovered))
 		}
@@ -214,6 +263,14 @@ func DurabilityText(w io.Writer, r *result.Result) {
 			fmt.Fprintf(w, "      %s\n", l)
 		}
 	}
+	if m.nodeKills != nil {
+		fmt.Fprintln(w, "\n"+m.nodeKills.caption)
+		m.nodeKills.text(w)
+		for _, f := range m.findings {
+			fmt.Fprintf(w, "  %s\n", f)
+		}
+		fmt.Fprintln(w, "  "+durWrap(nodeKillNote, 108, "  "))
+	}
 	if m.fsCost != nil {
 		fmt.Fprintln(w, "\nthe power-cut filesystem's own cost: "+m.fsCost.caption)
 		m.fsCost.text(w)
@@ -245,6 +302,11 @@ func (m *durabilityModel) render(d doc) {
 		unrecovered = append(unrecovered, u.item())
 	}
 	d.list(unrecovered)
+	if m.nodeKills != nil {
+		d.table(m.nodeKills)
+		d.list(m.findings)
+		d.para(nodeKillNote)
+	}
 	if m.fsCost != nil {
 		d.table(m.fsCost)
 		d.para(fsCostNote)

@@ -136,3 +136,50 @@ func TestDurabilityUnrecovered(t *testing.T) {
 		}
 	}
 }
+
+// A node kill's trial is shown in every format: the node, how its keys
+// came back, the recovery, the outage's errors by class and the losses on
+// the killed node and elsewhere; a loss on a node not killed is a finding.
+func TestDurabilityNodeKill(t *testing.T) {
+	kill := func(trial int, lostOther int64) durability.Trial {
+		return durability.Trial{Trial: trial, Acked: 3000, Lost: 120 + lostOther, RecoveryS: 3.25, NodeKill: &durability.NodeKill{
+			Node: "127.0.0.1:7001", Role: "primary", Recovered: "failover", OutageErrors: map[string]int64{"unavailable": 9224, "other": 7},
+			AckedKilled: 1000, LostKilled: 120, AckedKilledBeforeKill: 900, AckedOther: 2000, LostOther: lostOther}}
+	}
+	r := &result.Result{Cells: []result.Cell{
+		{Target: "redis-cluster:replicas=1", Workload: "durability", Status: result.CellOK, Durability: &durability.Summary{Trials: 1, TrialsAsked: 1, PerTrial: []durability.Trial{kill(1, 0)}}},
+		{Target: "memcached-pool", Workload: "durability", Status: result.CellOK, Durability: &durability.Summary{Trials: 1, TrialsAsked: 1, LostOtherNodes: 4, PerTrial: []durability.Trial{kill(1, 4)}}},
+		{Target: "redis", Workload: "durability", Status: result.CellOK, Durability: &durability.Summary{Trials: 1, TrialsAsked: 1, PerTrial: []durability.Trial{{Trial: 1}}}},
+	}}
+	var text, md, html, csv bytes.Buffer
+	DurabilityText(&text, r)
+	for _, write := range []struct {
+		w  *bytes.Buffer
+		fn func(io.Writer, *result.Result) error
+	}{{&md, Markdown}, {&html, HTML}, {&csv, CSV}} {
+		if err := write.fn(write.w, r); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, out := range map[string]string{"text": text.String(), "markdown": md.String(), "html": html.String()} {
+		for _, want := range []string{"one node killed per trial", "127.0.0.1:7001 (primary)", "failover", "3.25 s",
+			"9,224 unavailable", "7 other", "120 of 900",
+			"FINDING: memcached-pool trial 1 lost 4 acknowledged writes on nodes that were NOT killed"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: no %q in the durability section:\n%s", name, want, out)
+			}
+		}
+		// One row per node-kill trial: the plain redis cell has none.
+		if n := strings.Count(out, "127.0.0.1:7001 (primary)"); n != 2 {
+			t.Errorf("%s: %d node-kill rows, want 2", name, n)
+		}
+		if strings.Contains(out, "FINDING: redis-cluster") {
+			t.Errorf("%s: a finding for a cluster that lost nothing elsewhere", name)
+		}
+	}
+	for _, want := range []string{"durability_node_lost_other,4,count", "durability_node_lost_killed,120,count", "durability_node_outage_errors,9231,count"} {
+		if !strings.Contains(csv.String(), want) {
+			t.Errorf("csv: no %q:\n%s", want, csv.String())
+		}
+	}
+}

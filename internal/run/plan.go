@@ -119,5 +119,8 @@ func env(inst *target.Instance) workload.Env {
 	if inst.Server != nil {
 		e.Server = inst.Server
 	}
+	if inst.Cluster != nil {
+		e.Cluster = inst.Cluster
+	}
 	return e
 }

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -118,6 +119,12 @@ func StartCluster(ctx context.Context, k Kind, opts Options, co ClusterOptions) 
 				// The surviving primaries keep serving their slots when one
 				// fails without a replica: a node kill costs its keys only.
 				"cluster-require-full-coverage": "no",
+				// A replica fails over however long since it last heard from
+				// its primary: Redis 7.0 replicas whose link died with a
+				// SIGKILLed primary report it down since the epoch
+				// (master_link_down_since_seconds:-1) and refused to fail
+				// over as "disconnected for longer than allowed".
+				"cluster-replica-validity-factor": "0",
 			})
 		}
 		p, err := resolve(k, nodeOpts)
@@ -195,6 +202,62 @@ func (c *Cluster) Kill(i int) error {
 		return fmt.Errorf("kill: no node %d in a cluster of %d", i, len(c.Nodes))
 	}
 	return c.Nodes[i].Kill()
+}
+
+// NodeCount is the number of nodes, replicas included.
+func (c *Cluster) NodeCount() int { return len(c.Nodes) }
+
+// Addr is node i's host:port.
+func (c *Cluster) Addr(i int) string { return c.Nodes[i].Addr }
+
+// NodeRunning reports whether node i is alive.
+func (c *Cluster) NodeRunning(i int) bool { return c.Nodes[i].Running() }
+
+// RestartNode starts killed node i again on its data dir and port: a
+// Redis node rejoins from its nodes.conf (as a replica of the node that
+// took its slots over, if one did); a memcached server comes back empty.
+func (c *Cluster) RestartNode(ctx context.Context, i int) error {
+	if i < 0 || i >= len(c.Nodes) {
+		return fmt.Errorf("restart: no node %d in a cluster of %d", i, len(c.Nodes))
+	}
+	return c.Nodes[i].Restart(ctx)
+}
+
+// WaitHealthy waits until every node answers and, for Redis, every node
+// says cluster_state:ok with all slots served, every node known, as many
+// primaries as at the start (a restarted primary whose slots moved is a
+// replica now), one slot map, and every replica's link to its primary up:
+// a replica still in its first sync has nothing to fail over with.
+func (c *Cluster) WaitHealthy(ctx context.Context) error {
+	if c.Kind == Memcached {
+		for _, n := range c.Nodes {
+			if err := waitDial(ctx, n.Addr); err != nil {
+				return fmt.Errorf("node %s: %w", n.Addr, err)
+			}
+		}
+		return nil
+	}
+	return c.waitRedis(ctx, func(info map[string]string, slotMap, first string) bool {
+		return info["cluster_state"] == "ok" && info["cluster_slots_ok"] == strconv.Itoa(redisSlots) &&
+			info["cluster_known_nodes"] == strconv.Itoa(len(c.Nodes)) && info["cluster_size"] == strconv.Itoa(c.Primaries) &&
+			(info["role"] != "slave" || info["master_link_status"] == "up") && slotMap == first
+	})
+}
+
+// waitDial waits until addr accepts a connection.
+func waitDial(ctx context.Context, addr string) error {
+	var d net.Dialer
+	for {
+		conn, err := d.DialContext(ctx, "tcp", addr)
+		if err == nil {
+			return conn.Close()
+		}
+		select {
+		case <-ctx.Done():
+			return fmt.Errorf("%w; last: %w", ctx.Err(), err)
+		case <-time.After(50 * time.Millisecond):
+		}
+	}
 }
 
 // Running reports how many nodes are alive.
@@ -309,11 +372,7 @@ func (c *Cluster) formRedis(ctx context.Context) error {
 			return fmt.Errorf("replica %s: %w", c.Nodes[i].Addr, err)
 		}
 	}
-	return c.waitRedis(ctx, func(info map[string]string, slotMap, first string) bool {
-		return info["cluster_state"] == "ok" && info["cluster_slots_ok"] == strconv.Itoa(redisSlots) &&
-			info["cluster_known_nodes"] == strconv.Itoa(len(c.Nodes)) && info["cluster_size"] == strconv.Itoa(c.Primaries) &&
-			slotMap == first
-	})
+	return c.WaitHealthy(ctx)
 }
 
 // waitRedis polls every node's CLUSTER INFO and its view of the slot map
@@ -331,8 +390,8 @@ func (c *Cluster) waitRedis(ctx context.Context, ok func(info map[string]string,
 			}
 			if err != nil || !ok(info, slotMap, first) {
 				all = false
-				last = fmt.Sprintf("node %s: cluster_state %s, %s known nodes, %s slots ok (err %v)",
-					n.Addr, info["cluster_state"], info["cluster_known_nodes"], info["cluster_slots_ok"], err)
+				last = fmt.Sprintf("node %s: cluster_state %s, %s known nodes, %s slots ok, role %s, primary link %s (err %v)",
+					n.Addr, info["cluster_state"], info["cluster_known_nodes"], info["cluster_slots_ok"], info["role"], cmp.Or(info["master_link_status"], "-"), err)
 				break
 			}
 		}
@@ -358,6 +417,16 @@ func clusterView(ctx context.Context, addr string) (map[string]string, string, e
 			return err
 		}
 		text, _ := reply.(string)
+		for _, line := range strings.Split(text, "\n") {
+			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
+				info[k] = v
+			}
+		}
+		// The role and, on a replica, whether its link to its primary is up.
+		if reply, err = rc.do("INFO", "replication"); err != nil {
+			return err
+		}
+		text, _ = reply.(string)
 		for _, line := range strings.Split(text, "\n") {
 			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
 				info[k] = v

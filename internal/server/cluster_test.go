@@ -112,6 +112,49 @@ func TestRedisClusterReplicas(t *testing.T) {
 	}
 }
 
+// A killed primary's replica takes its slots over; RestartNode brings the
+// node back and WaitHealthy returns once it serves again as the new
+// primary's replica, its link up. Replicas are in sync as soon as the
+// cluster has started (a replica still in its first sync has nothing to
+// fail over with), and after WaitHealthy.
+func TestRedisClusterFailoverAndRejoin(t *testing.T) {
+	c := servertest.StartCluster(t, server.Redis, server.Options{Profile: "none"}, server.ClusterOptions{Primaries: 3, Replicas: 1})
+	replicaLinkUp := func(i int) {
+		t.Helper()
+		if repl := redisReply(t, c.Nodes[i].Addr, "INFO", "replication"); !strings.Contains(repl, "role:slave") || !strings.Contains(repl, "master_link_status:up") {
+			t.Errorf("node %d is not a replica in sync:\n%s", i, repl)
+		}
+	}
+	for i := c.Primaries; i < len(c.Nodes); i++ {
+		replicaLinkUp(i)
+	}
+	if err := c.Kill(0); err != nil {
+		t.Fatal(err)
+	}
+	// Node 0's replica is node Primaries (replica j of primary i is
+	// Nodes[Primaries*(1+j)+i]).
+	promoted := c.Nodes[c.Primaries].Addr
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(redisReply(t, promoted, "INFO", "replication"), "role:master") {
+		if time.Now().After(deadline) {
+			t.Fatalf("replica %s did not take over within 30 s:\n%s", promoted, redisReply(t, promoted, "INFO", "replication"))
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if err := c.RestartNode(ctx, 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.WaitHealthy(ctx); err != nil {
+		t.Fatal(err)
+	}
+	replicaLinkUp(0)
+	if info := clusterInfo(t, c.Nodes[0].Addr); info["cluster_state"] != "ok" || info["cluster_size"] != "3" {
+		t.Errorf("restarted node: %v", info)
+	}
+}
+
 // Killing one node leaves the rest running, and Stop still removes every
 // process and every node's dir.
 func TestClusterKillThenStopLeavesNothing(t *testing.T) {

@@ -18,3 +18,15 @@ type NodeCount struct {
 	// Other every other one (DEL, the admin's own commands).
 	Reads, Writes, Other int64
 }
+
+// KeyNoder is a store spread over several servers that says which server
+// holds a key: a workload that kills one node (durability) tells the
+// writes the node took with it from those the others kept. It reads the
+// layout once, so that asking costs no round trip per key and stays off
+// the write path.
+type KeyNoder interface {
+	// KeyNodes reads the current layout and returns the host:port of the
+	// server each key goes to under it ("" for none). The layout is a
+	// snapshot: a failover after the call does not change its answers.
+	KeyNodes(ctx context.Context) (func(key []byte) string, error)
+}

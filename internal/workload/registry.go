@@ -127,6 +127,8 @@ type Env struct {
 	// Server is the managed server of Store; nil for external and
 	// in-process targets, which storebench does not restart or kill.
 	Server Server
+	// Cluster is the managed cluster (or pool) of Store; nil otherwise.
+	Cluster ClusterServer
 	// ReplicaURL is a streaming replica of Server (Cell.Replica).
 	ReplicaURL string
 	// Companion is the cell's second target (Cell.Companion); nil for none.
@@ -148,6 +150,24 @@ type Server interface {
 	Dir() string
 	// LogTail is the last n lines of its log.
 	LogTail(n int) string
+}
+
+// ClusterServer is what a workload may do to a managed cluster's nodes
+// (a Redis Cluster, a memcached pool): kill one and bring it back
+// (durability's node kill). Nodes are numbered 0 to NodeCount()-1.
+type ClusterServer interface {
+	NodeCount() int
+	// Role is node i's role at the start: primary, replica, or server (a
+	// pool's).
+	Role(i int) string
+	// Addr is node i's host:port, as store.KeyNoder names it.
+	Addr(i int) string
+	Kill(i int) error
+	NodeRunning(i int) bool
+	// RestartNode starts killed node i again on its data dir and port.
+	RestartNode(ctx context.Context, i int) error
+	// WaitHealthy waits until every node serves again as one cluster.
+	WaitHealthy(ctx context.Context) error
 }
 
 // Outcome is what a cell measured.

@@ -73,6 +73,9 @@ type Summary struct {
 	// (it refused to start, or reported corruption): a finding, not a
 	// failure of the run. The cell's trials stop there.
 	Unrecovered *Unrecovered `json:"unrecovered,omitempty"`
+	// LostOtherNodes sums NodeKill.LostOther over the trials: acknowledged
+	// writes lost on nodes that were not killed (a finding when not 0).
+	LostOtherNodes int64 `json:"lost_other_nodes,omitempty"`
 	// Verdict says the outcome in one line.
 	Verdict  string  `json:"verdict"`
 	PerTrial []Trial `json:"per_trial"`
@@ -108,8 +111,39 @@ type Trial struct {
 	// probe (crash recovery included); 0 for an in-process store.
 	RestartS float64 `json:"restart_s"`
 	// RecoveryS is the time from the restart (for an in-process store: from
-	// the writer's death) to the first successful read.
+	// the writer's death) to the first successful read; for a node kill,
+	// from the kill to the first successful write to a key of the killed
+	// node.
 	RecoveryS float64 `json:"recovery_s"`
+	// NodeKill is what killing one node of a cluster did; nil when the
+	// whole store was killed.
+	NodeKill *NodeKill `json:"node_kill,omitempty"`
+}
+
+// NodeKill is one trial's kill of one node of a cluster or pool, while the
+// writers went on writing through the other nodes.
+type NodeKill struct {
+	Node string `json:"node"` // host:port
+	Role string `json:"role"` // at the kill: primary, or server (a pool's)
+	// Recovered says how its keys came back: "failover" (a replica took
+	// over) or "restart" (storebench restarted the node after OutageS).
+	Recovered string  `json:"recovered"`
+	OutageS   float64 `json:"outage_s,omitempty"` // kill → storebench's restart
+	// OutageErrors are the writers' failed writes from the kill to the
+	// recovery, by errclass class.
+	OutageErrors map[string]int64 `json:"outage_errors,omitempty"`
+	// AckedKilled and LostKilled are the acknowledged writes on keys the
+	// killed node held and those missing or wrong after the recovery;
+	// AckedOther and LostOther the same on every other node's keys, where
+	// a loss is a finding: those nodes never stopped.
+	AckedKilled int64 `json:"acked_killed"`
+	LostKilled  int64 `json:"lost_killed"`
+	// AckedKilledBeforeKill are the AckedKilled acknowledged before the
+	// killed node's processes were gone (the rest came after the
+	// recovery): all a memcached server that comes back empty can lose.
+	AckedKilledBeforeKill int64 `json:"acked_killed_before_kill"`
+	AckedOther            int64 `json:"acked_other"`
+	LostOther             int64 `json:"lost_other"`
 }
 
 // Cuts sums what the power cuts of a cell discarded, over its trials.

@@ -74,6 +74,7 @@ var (
 	_ store.Store       = (*PoolStore)(nil)
 	_ store.NodeCounter = (*PoolStore)(nil)
 	_ store.Detacher    = (*PoolStore)(nil)
+	_ store.KeyNoder    = (*PoolStore)(nil)
 )
 
 // NewPool checks that every server answers.
@@ -143,6 +144,11 @@ func (p *PoolStore) NodeCounts(ctx context.Context) ([]store.NodeCount, error) {
 	return out, errors.Join(errs...)
 }
 
+// KeyNodes is the pool's pick: the list is fixed, so no round trip.
+func (p *PoolStore) KeyNodes(context.Context) (func(key []byte) string, error) {
+	return func(key []byte) string { return p.servers[pickIndex(key, len(p.servers))].addr }, nil
+}
+
 // Reset moves every server's store to a new generation (see Store's).
 func (p *PoolStore) Reset(ctx context.Context) error {
 	return p.each(func(s *Store) error { return s.Reset(ctx) })
@@ -192,11 +198,14 @@ const pickMax = 256
 // pick is the index of the server for key: the server gomemcache's
 // ServerList.PickServer picks among the same list (a test checks it), without
 // its string conversion and lock.
-func (c *PoolClient) pick(key []byte) int {
-	if len(c.clients) == 1 {
+func (c *PoolClient) pick(key []byte) int { return pickIndex(key, len(c.clients)) }
+
+// pickIndex is the index, among n servers, of the one that holds key.
+func pickIndex(key []byte, n int) int {
+	if n == 1 {
 		return 0
 	}
-	return int(crc32.ChecksumIEEE(key[:min(len(key), pickMax)]) % uint32(len(c.clients)))
+	return int(crc32.ChecksumIEEE(key[:min(len(key), pickMax)]) % uint32(n))
 }
 
 // ClientIO is how the first server's connection waits (every one alike).

@@ -36,6 +36,8 @@ func TestMemcachedPool(t *testing.T) {
 	// Every server holds and serves its share of the keys, the one
 	// gomemcache's ServerList would give it.
 	t.Run("EveryServerServes", func(t *testing.T) { storetest.NodeSpread(t, openPool(t, url), 3) })
+	// KeyNodes names the server each key goes to.
+	t.Run("KeyNodes", func(t *testing.T) { storetest.KeyNodes(t, openPool(t, url), 3) })
 }
 
 // pick chooses the server gomemcache's ServerList.PickServer chooses.

@@ -112,6 +112,7 @@ type ClusterStore struct {
 var (
 	_ store.Store       = (*ClusterStore)(nil)
 	_ store.NodeCounter = (*ClusterStore)(nil)
+	_ store.KeyNoder    = (*ClusterStore)(nil)
 )
 
 // NewCluster connects to the cluster, learning its nodes from the seeds.
@@ -200,6 +201,49 @@ func (s *ClusterStore) NodeCounts(ctx context.Context) ([]store.NodeCount, error
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Addr < out[j].Addr })
 	return out, errors.Join(errs...)
+}
+
+// KeyNodes reads CLUSTER SLOTS once: a key goes to the primary serving
+// its slot (of the key as stored, under the namespace's prefix).
+func (s *ClusterStore) KeyNodes(ctx context.Context) (func(key []byte) string, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return nil, errClosed
+	}
+	ranges, err := s.admin.Do(ctx, s.admin.B().ClusterSlots().Build()).ToArray()
+	if err != nil {
+		return nil, opErr("CLUSTER SLOTS", err)
+	}
+	var owner [16384]string
+	for _, r := range ranges {
+		// [start, end, [ip, port, id, ...], replicas...]
+		f, err := r.ToArray()
+		if err != nil || len(f) < 3 {
+			return nil, fmt.Errorf("redis: CLUSTER SLOTS: unexpected reply %v", r)
+		}
+		lo, err1 := f[0].AsInt64()
+		hi, err2 := f[1].AsInt64()
+		primary, err3 := f[2].ToArray()
+		if err := errors.Join(err1, err2, err3); err != nil || len(primary) < 2 || lo < 0 || hi >= int64(len(owner)) || lo > hi {
+			return nil, fmt.Errorf("redis: CLUSTER SLOTS: unexpected range %v", f)
+		}
+		ip, err1 := primary[0].ToString()
+		port, err2 := primary[1].AsInt64()
+		if err := errors.Join(err1, err2); err != nil {
+			return nil, fmt.Errorf("redis: CLUSTER SLOTS: unexpected node %v: %w", primary, err)
+		}
+		addr := net.JoinHostPort(ip, strconv.FormatInt(port, 10))
+		for slot := lo; slot <= hi; slot++ {
+			owner[slot] = addr
+		}
+	}
+	admin, prefix := s.admin, s.prefix
+	return func(key []byte) string {
+		// The client's own slot function, through a command it never sends.
+		cmd := admin.B().Get().Key(prefix + string(key)).Build()
+		return owner[cmd.Slot()]
+	}, nil
 }
 
 func nodeCount(ctx context.Context, addr string, node rueidis.Client) (store.NodeCount, error) {

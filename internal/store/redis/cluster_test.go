@@ -99,6 +99,9 @@ func TestRedisCluster(t *testing.T) {
 		}
 	})
 
+	// KeyNodes names the primary each key's slot is on.
+	t.Run("KeyNodes", func(t *testing.T) { storetest.KeyNodes(t, openCluster(t, url), 3) })
+
 	t.Run("Info", func(t *testing.T) {
 		info, err := openCluster(t, url).Info(context.Background())
 		if err != nil {

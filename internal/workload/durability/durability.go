@@ -31,6 +31,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	schema "github.com/storebench/storebench/internal/result/durability"
@@ -52,8 +53,12 @@ const maxConsecutiveErrors = 1000
 // killed by storebench, and the memory store lives in the writer's process.
 func Check(k target.Kind, spec target.Spec) error {
 	switch {
+	case k.Cluster && k.Server == "postgres":
+		return fmt.Errorf("durability: %s is a PostgreSQL primary with replicas, which has no automatic failover: killing its primary stops every write until it is back (measure the primary's durability on postgres)", spec.Label())
+	case k.Cluster && !spec.Managed():
+		return fmt.Errorf("durability: %s is a cluster given by URL, whose nodes storebench cannot kill and restart; use a managed cluster", spec.Label())
 	case k.Cluster:
-		return fmt.Errorf("durability: %s is a cluster; the workload kills and restarts one server and reads back what it acknowledged (measure a node's durability on %s)", spec.Label(), k.Server)
+		return nil // one node is killed, the writers go on through the others
 	case k.Server != "" && spec.Managed():
 		return nil
 	case k.Server != "":
@@ -124,6 +129,9 @@ func (e *notRecovered) Unwrap() error { return e.err }
 func newCrasher(ctx context.Context, env workload.Env, p Params) (crasher, error) {
 	if env.Store == nil {
 		return nil, errors.New("durability: no store")
+	}
+	if env.Cluster != nil {
+		return newNodeCrasher(env, p)
 	}
 	if p.Fault == FaultPower && env.Server != nil {
 		return newPowerCrasher(ctx, env.Store, env.Server)
@@ -302,6 +310,13 @@ type trial struct {
 	total    atomic.Int64  // acknowledged writes, all writers
 	reached  chan struct{} // closed at p.MinAcked acknowledgements
 	stopping atomic.Bool   // set just before the kill: no new write starts
+	// killed is set at a node's kill, after which the writers go on
+	// (nodeCrasher); their failures from then on are the outage's.
+	killed atomic.Bool
+	// deadAt is when the kill returned, the killed node's processes gone
+	// (since start): what it acknowledged until then, it acknowledged
+	// before its death, though the writers kept writing past the signal.
+	deadAt   time.Duration
 	abortMu  sync.Mutex
 	abortErr error
 	aborted  chan struct{}
@@ -338,6 +353,8 @@ type writer struct {
 	j        journal
 	key, val []byte
 	errs     int
+	// outage counts the failed writes after a node's kill, by class.
+	outage map[errclass.Class]int64
 }
 
 // Do writes the writer's next seq; a failed write is retried with the same
@@ -355,6 +372,13 @@ func (w *writer) Do(ctx context.Context, _ int64) error {
 		if w.t.stopping.Load() {
 			<-ctx.Done() // the kill's doing, not the store's failure
 			return ctx.Err()
+		}
+		if w.t.killed.Load() && ctx.Err() == nil {
+			// The outage's: retried until the key's node is back, paced
+			// so that a refused connection does not spin a CPU.
+			w.outage[errclass.Classify(err)]++
+			time.Sleep(time.Millisecond)
+			return err
 		}
 		if w.errs++; w.errs >= maxConsecutiveErrors {
 			w.t.abort(fmt.Errorf("writer %d: %d writes in a row failed before any kill, the last: %w", w.id, w.errs, err))
@@ -376,12 +400,22 @@ type kill struct {
 	delay   time.Duration
 	err     error
 	timeout bool
+	// A node's kill: kill → first successful write to its keys, and how
+	// they came back.
+	recovery  time.Duration
+	recovered string
 }
 
 func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase, error) {
 	p := r.p
 	name := "write-" + strconv.Itoa(n)
 	res := schema.Trial{Trial: n}
+	nk, nodeKill := r.crash.(*nodeCrasher)
+	if nodeKill {
+		if err := nk.prepare(ctx, n); err != nil {
+			return res, metrics.Phase{}, err
+		}
+	}
 	kvs, closeClients, err := r.crash.clients(ctx, p.Writers)
 	if err != nil {
 		return res, metrics.Phase{}, err
@@ -392,7 +426,7 @@ func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase,
 	writers := make([]*writer, p.Writers)
 	workers := make([]load.Worker, p.Writers)
 	for i := range writers {
-		writers[i] = &writer{t: t, id: i, kv: kvs[i], key: make([]byte, 0, 48), val: make([]byte, 0, p.ValueSize)}
+		writers[i] = &writer{t: t, id: i, kv: kvs[i], key: make([]byte, 0, 48), val: make([]byte, 0, p.ValueSize), outage: map[errclass.Class]int64{}}
 		workers[i] = writers[i]
 	}
 	// The phase runs until the controller cancels it after the kill; its
@@ -434,13 +468,22 @@ func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase,
 		case <-loadCtx.Done():
 			return
 		}
-		t.stopping.Store(true)
+		t.stopping.Store(!nodeKill)
 		if fp != nil {
 			fp.freeze(t.total.Load() + int64(p.Writers))
 		}
-		k.at = time.Since(t.start)
+		killedAt := time.Now()
+		k.at = killedAt.Sub(t.start)
+		t.killed.Store(true)
 		k.err = r.crash.kill()
+		t.deadAt = time.Since(t.start)
 		k.done = true
+		if nodeKill && k.err == nil {
+			k.recovery, k.recovered, k.err = nk.recoverKeys(loadCtx, killedAt, p.RecoveryTimeout+nk.outage)
+			if k.err != nil && ctx.Err() == nil {
+				k.err = &notRecovered{k.err}
+			}
+		}
 	}()
 	ph, runErr := load.Run(loadCtx, cfg, workers)
 	cancelLoad()
@@ -482,10 +525,28 @@ func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase,
 		return res, ph, &notRecovered{fmt.Errorf("no successful read within %v of the restart: %w", p.RecoveryTimeout, err)}
 	}
 	res.RecoveryS = time.Since(restartAt).Seconds()
+	if nodeKill {
+		res.RecoveryS = k.recovery.Seconds()
+		res.NodeKill = &schema.NodeKill{Node: nk.addr, Role: nk.role(), Recovered: k.recovered, OutageErrors: outageErrors(writers)}
+		if k.recovered == "restart" {
+			res.NodeKill.OutageS = nk.outage.Seconds()
+		}
+	}
 	if err := r.verify(ctx, t, writers, k.at, &res); err != nil {
 		return res, ph, &notRecovered{err}
 	}
 	return res, ph, nil
+}
+
+// outageErrors sums the writers' failures after a node's kill, by class.
+func outageErrors(writers []*writer) map[string]int64 {
+	out := map[string]int64{}
+	for _, w := range writers {
+		for c, n := range w.outage {
+			out[string(c)] += n
+		}
+	}
+	return out
 }
 
 // firstRead opens a client and reads key until a read succeeds (found or
@@ -524,11 +585,17 @@ func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt
 		return fmt.Errorf("open clients to read back: %w", err)
 	}
 	defer closeKV()
+	var onKilled func([]byte) bool
+	if nk, ok := r.crash.(*nodeCrasher); ok && res.NodeKill != nil {
+		onKilled = nk.onKilled
+	}
 	type outcome struct {
-		lost, wrong   int64
-		oldest        int64 // oldest lost seq, -1 if none
-		inflightThere bool
-		err           error
+		// Of the killed node's keys, for a node kill.
+		ackedKilled, lostKilled, ackedKilledBefore int64
+		lost, wrong                                int64
+		oldest                                     int64 // oldest lost seq, -1 if none
+		inflightThere                              bool
+		err                                        error
 	}
 	outs := make([]outcome, len(writers))
 	var wg sync.WaitGroup
@@ -546,6 +613,13 @@ func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt
 					return
 				}
 				want = workload.AppendValue(want[:0], t.p.Seed, valueIndex(t.n, w.id, seq), 0, t.p.ValueSize)
+				killed := onKilled != nil && onKilled(key)
+				if killed {
+					o.ackedKilled++
+					if at, ok := w.j.ackedAt(seq); ok && at < t.deadAt {
+						o.ackedKilledBefore++
+					}
+				}
 				switch {
 				case !ok:
 					o.lost++
@@ -553,6 +627,9 @@ func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt
 					o.wrong++
 				default:
 					continue
+				}
+				if killed {
+					o.lostKilled++
 				}
 				if o.oldest < 0 {
 					o.oldest = seq
@@ -574,6 +651,13 @@ func (r *runner) verify(ctx context.Context, t *trial, writers []*writer, killAt
 		}
 		res.Lost += o.lost
 		res.Wrong += o.wrong
+		if nkr := res.NodeKill; nkr != nil {
+			nkr.AckedKilled += o.ackedKilled
+			nkr.LostKilled += o.lostKilled
+			nkr.AckedKilledBeforeKill += o.ackedKilledBefore
+			nkr.AckedOther += writers[i].j.acked - o.ackedKilled
+			nkr.LostOther += o.lost + o.wrong - o.lostKilled
+		}
 		if o.inflightThere {
 			res.InFlightPresent++
 		}

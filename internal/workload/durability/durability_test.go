@@ -282,6 +282,12 @@ func TestCheck(t *testing.T) {
 		{target.Kind{Name: "files"}, target.Spec{Store: "files"}, true},
 		{target.Kind{Name: "sqlite"}, target.Spec{Store: "sqlite", URL: "sqlite:///tmp/x.db"}, true},
 		{target.Kind{Name: "memory"}, target.Spec{Store: "memory"}, false},
+		// One node of a managed cluster or pool is killed; one given by URL
+		// cannot be, and a PostgreSQL primary has no automatic failover.
+		{target.Kind{Name: "redis-cluster", Server: server.Redis, Cluster: true}, target.Spec{Store: "redis-cluster", Options: map[string]string{"replicas": "1"}}, true},
+		{target.Kind{Name: "memcached-pool", Server: server.Memcached, Cluster: true}, target.Spec{Store: "memcached-pool"}, true},
+		{target.Kind{Name: "redis-cluster", Server: server.Redis, Cluster: true}, target.Spec{Store: "redis-cluster", URL: "redis-cluster://h:1/"}, false},
+		{target.Kind{Name: "postgres-replicas", Server: server.Postgres, Cluster: true}, target.Spec{Store: "postgres-replicas"}, false},
 	} {
 		if err := Check(tc.kind, tc.spec); (err == nil) != tc.ok {
 			t.Errorf("Check(%s %s) = %v, want ok %v", tc.kind.Name, tc.spec.Label(), err, tc.ok)
@@ -362,5 +368,19 @@ func TestExpectations(t *testing.T) {
 		if !strings.Contains(c, tc.crash) || !strings.Contains(p, tc.power) {
 			t.Errorf("%s %v: process crash %q, power loss %q; want %q and %q", tc.kind, tc.set, c, p, tc.crash, tc.power)
 		}
+	}
+}
+
+// A loss on a node that was not killed makes the verdict a finding,
+// whatever else the trials lost.
+func TestNodeKillVerdict(t *testing.T) {
+	var s schema.Summary
+	addTrial(&s, schema.Trial{Trial: 1, Acked: 100, Lost: 30, NodeKill: &schema.NodeKill{AckedKilled: 40, LostKilled: 30, AckedOther: 60}})
+	if strings.Contains(s.Verdict, "FINDING") || s.LostOtherNodes != 0 {
+		t.Errorf("losses on the killed node only: verdict %q, lost elsewhere %d", s.Verdict, s.LostOtherNodes)
+	}
+	addTrial(&s, schema.Trial{Trial: 2, Acked: 100, Lost: 2, NodeKill: &schema.NodeKill{AckedKilled: 40, AckedOther: 60, LostOther: 2}})
+	if !strings.HasPrefix(s.Verdict, "FINDING: lost 2 acknowledged writes on nodes that were NOT killed") || s.LostOtherNodes != 2 {
+		t.Errorf("a loss elsewhere: verdict %q, lost elsewhere %d", s.Verdict, s.LostOtherNodes)
 	}
 }

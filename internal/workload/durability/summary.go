@@ -2,6 +2,7 @@ package durability
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	schema "github.com/storebench/storebench/internal/result/durability"
@@ -31,6 +32,9 @@ func addTrial(s *schema.Summary, t schema.Trial) {
 	}
 	s.WindowMaxWrites = max(s.WindowMaxWrites, t.WindowWrites)
 	s.RecoveryMaxS = max(s.RecoveryMaxS, t.RecoveryS)
+	if t.NodeKill != nil {
+		s.LostOtherNodes += t.NodeKill.LostOther
+	}
 	var lost int64
 	var rec float64
 	for _, x := range s.PerTrial {
@@ -51,6 +55,11 @@ func verdict(s *schema.Summary) string {
 			return fmt.Sprintf("did not recover after trial %d's crash: %s", u.Trial, first)
 		}
 		return fmt.Sprintf("did not recover after trial %d's crash (the %d trials before it lost %d of %d acknowledged writes): %s", u.Trial, n, s.Lost+s.Wrong, s.Acked, first)
+	}
+	if s.LostOtherNodes > 0 {
+		// The nodes that were not killed never stopped: nothing excuses it.
+		return fmt.Sprintf("FINDING: lost %d acknowledged writes on nodes that were NOT killed, over %d trials (%d lost in all, of %d acknowledged)",
+			s.LostOtherNodes, n, s.Lost+s.Wrong, s.Acked)
 	}
 	switch {
 	case n == 0:
@@ -88,6 +97,18 @@ func expectations(kind string, set map[string]string) (processCrash, powerLoss s
 		return "everything: memory only, nothing is written", "everything"
 	case "memcached":
 		return "everything: memory only", "everything"
+	case "memcached-pool":
+		return "every write on the killed server's keys (memory only); nothing on the other servers' keys",
+			"everything"
+	case "redis-cluster", "valkey-cluster":
+		if n, _ := strconv.Atoi(set["cluster_replicas_per_primary"]); n > 0 {
+			return "the writes the killed primary acknowledged but had not yet sent to its replica (replication is asynchronous); nothing on the other nodes' keys",
+				"as each primary's own persistence, plus the writes not yet replicated"
+		}
+		node, _ := expectations("redis", set)
+		return "on the killed primary's keys, what a single redis loses with these settings (" + node + "); nothing on the other nodes' keys",
+			"as each primary's own persistence"
+
 	case "postgres":
 		switch {
 		case get("design") == "unlogged" || get("table_persistence") == "unlogged":

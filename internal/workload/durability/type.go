@@ -69,6 +69,9 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	}
 	params := s.params(p.Load, p.Seed)
 	if params.Fault == FaultPower {
+		if p.Kind.Cluster {
+			return nil, fmt.Errorf("durability --fault power: %s is a cluster; a power cut under a cluster's nodes is not measured (the node kill is: drop --fault power)", p.Spec.Label())
+		}
 		if !p.Spec.Managed() {
 			return nil, fmt.Errorf("durability: a power cut needs a data dir of storebench's own, which it mounts: a managed server, or files and sqlite without a URL; %s is given by URL", p.Spec.Label())
 		}
