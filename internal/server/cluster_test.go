@@ -94,24 +94,6 @@ func TestRedisClusterForms(t *testing.T) {
 	}
 }
 
-// replicas=1 gives each primary a replica that follows it.
-func TestRedisClusterReplicas(t *testing.T) {
-	c := servertest.StartCluster(t, server.Redis, server.Options{Profile: "none"}, server.ClusterOptions{Primaries: 2, Replicas: 1})
-	if len(c.Nodes) != 4 {
-		t.Fatalf("%d nodes, want 4", len(c.Nodes))
-	}
-	for i, n := range c.Nodes {
-		info := clusterInfo(t, n.Addr)
-		if info["cluster_state"] != "ok" || info["cluster_size"] != "2" || info["cluster_known_nodes"] != "4" {
-			t.Errorf("node %s: %v", n.Addr, info)
-		}
-		repl := redisReply(t, n.Addr, "INFO", "replication")
-		if want := map[string]string{"primary": "role:master", "replica": "role:slave"}[c.Role(i)]; !strings.Contains(repl, want) {
-			t.Errorf("node %d (%s) is a %s, but INFO replication says:\n%s", i, n.Addr, c.Role(i), repl)
-		}
-	}
-}
-
 // A killed primary's replica takes its slots over; RestartNode brings the
 // node back and WaitHealthy returns once it serves again as the new
 // primary's replica, its link up. Replicas are in sync as soon as the
@@ -119,6 +101,22 @@ func TestRedisClusterReplicas(t *testing.T) {
 // fail over with), and after WaitHealthy.
 func TestRedisClusterFailoverAndRejoin(t *testing.T) {
 	c := servertest.StartCluster(t, server.Redis, server.Options{Profile: "none"}, server.ClusterOptions{Primaries: 3, Replicas: 1})
+	// replicas=1 gives each primary a replica that follows it (checked on
+	// this cluster: a start with replicas costs seconds). Three primaries:
+	// a failover needs a majority of them alive.
+	if len(c.Nodes) != 6 {
+		t.Fatalf("%d nodes, want 6", len(c.Nodes))
+	}
+	for i, n := range c.Nodes {
+		info := clusterInfo(t, n.Addr)
+		if info["cluster_state"] != "ok" || info["cluster_size"] != "3" || info["cluster_known_nodes"] != "6" {
+			t.Errorf("node %s: %v", n.Addr, info)
+		}
+		repl := redisReply(t, n.Addr, "INFO", "replication")
+		if want := map[string]string{"primary": "role:master", "replica": "role:slave"}[c.Role(i)]; !strings.Contains(repl, want) {
+			t.Errorf("node %d (%s) is a %s, but INFO replication says:\n%s", i, n.Addr, c.Role(i), repl)
+		}
+	}
 	replicaLinkUp := func(i int) {
 		t.Helper()
 		if repl := redisReply(t, c.Nodes[i].Addr, "INFO", "replication"); !strings.Contains(repl, "role:slave") || !strings.Contains(repl, "master_link_status:up") {
