@@ -387,6 +387,9 @@ func TestHTMLInChromium(t *testing.T) {
 	}
 	for _, suite := range append([]string{"quick", "mix"}, suiteSamples...) {
 		t.Run(suite, func(t *testing.T) {
+			// Two browsers at a time (-parallel is GOMAXPROCS): 35 s
+			// one after another was the report package's largest cost.
+			t.Parallel()
 			var r *result.Result
 			switch suite {
 			case "quick":
