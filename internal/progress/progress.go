@@ -3,6 +3,7 @@
 package progress
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/report"
 	"github.com/storebench/storebench/internal/run"
+	"github.com/storebench/storebench/internal/tick"
 )
 
 // Display is what run shows while it works: the log lines ("starting redis",
@@ -49,7 +51,7 @@ type Display struct {
 	lastEvent time.Time // when the previous second (or the cell) arrived
 	haveLast  bool
 	drawn     bool
-	stop      chan struct{}
+	stop      context.CancelFunc // of the ticking goroutine
 	stopped   chan struct{}
 }
 
@@ -102,27 +104,22 @@ func (p *Display) Begin(cells []run.CellInfo) {
 	p.start = p.now()
 	p.mu.Unlock()
 	if p.live && p.stop == nil {
-		p.stop, p.stopped = make(chan struct{}), make(chan struct{})
-		go p.tick()
+		var ticking context.Context
+		ticking, p.stop = context.WithCancel(context.Background())
+		p.stopped = make(chan struct{})
+		go p.tick(ticking)
 	}
 }
 
 // tick redraws the line every second, so elapsed time moves while a
 // server starts or a phase prepares.
-func (p *Display) tick() {
+func (p *Display) tick(ctx context.Context) {
 	defer close(p.stopped)
-	t := time.NewTicker(time.Second)
-	defer t.Stop()
-	for {
-		select {
-		case <-p.stop:
-			return
-		case <-t.C:
-			p.mu.Lock()
-			p.drawLocked()
-			p.mu.Unlock()
-		}
-	}
+	tick.Every(ctx, time.Second, func() {
+		p.mu.Lock()
+		p.drawLocked()
+		p.mu.Unlock()
+	})
 }
 
 // CellStarted marks cell i as running.
@@ -161,7 +158,7 @@ func (p *Display) CellDone(i int, seconds float64) {
 // close stops the ticker and leaves the terminal clean.
 func (p *Display) Close() {
 	if p.stop != nil {
-		close(p.stop)
+		p.stop()
 		<-p.stopped
 		p.stop = nil
 	}

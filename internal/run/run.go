@@ -26,6 +26,7 @@ import (
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/tick"
 	"github.com/storebench/storebench/internal/workload"
 )
 
@@ -428,20 +429,14 @@ func companionStarter(reg target.Registry, args target.StartArgs, obs Observer, 
 
 // watchServer cancels the cell as soon as its managed server is gone, so a
 // dead server fails the cell at once instead of after every op has failed.
+//
+// ctx is the cell's, so cancel ends the watch too.
 func watchServer(ctx context.Context, inst *target.Instance, cancel context.CancelCauseFunc) {
-	t := time.NewTicker(100 * time.Millisecond)
-	defer t.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-t.C:
-			if !inst.Server.Running() {
-				cancel(errServerDied)
-				return
-			}
+	tick.Every(ctx, 100*time.Millisecond, func() {
+		if !inst.Server.Running() {
+			cancel(errServerDied)
 		}
-	}
+	})
 }
 
 func mismatches(phases []metrics.Phase) int64 {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/tick"
 )
 
 // replicaProbe waits, before a phase, for a replica set's replicas to
@@ -20,7 +21,7 @@ type replicaProbe struct {
 	interval time.Duration
 	catchUp  time.Duration
 	err      error // of the catch-up, or the first failed sample
-	stop     chan struct{}
+	stop     context.CancelFunc
 	done     chan struct{}
 	mu       sync.Mutex
 	samples  []lagSample
@@ -44,19 +45,12 @@ func (p *replicaProbe) Begin() {
 	p.catchUp = time.Since(start)
 	p.samples = nil
 	p.sample()
-	p.stop, p.done = make(chan struct{}), make(chan struct{})
+	var sampling context.Context
+	sampling, p.stop = context.WithCancel(context.Background())
+	p.done = make(chan struct{})
 	go func() {
 		defer close(p.done)
-		t := time.NewTicker(p.interval)
-		defer t.Stop()
-		for {
-			select {
-			case <-p.stop:
-				return
-			case <-t.C:
-				p.sample()
-			}
-		}
+		tick.Every(sampling, p.interval, p.sample)
 	}()
 }
 
@@ -82,7 +76,7 @@ func (p *replicaProbe) sample() {
 }
 
 func (p *replicaProbe) End(ph *metrics.Phase) {
-	close(p.stop)
+	p.stop()
 	<-p.done
 	p.sample()
 	if p.err != nil {

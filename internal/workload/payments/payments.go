@@ -26,6 +26,7 @@ import (
 	"github.com/storebench/storebench/internal/metrics"
 	schema "github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/tick"
 	"github.com/storebench/storebench/internal/workload"
 )
 
@@ -232,16 +233,7 @@ func startSampler(ctx context.Context, pay store.Payments, every time.Duration, 
 	}
 	go func() {
 		defer close(sp.done)
-		t := time.NewTicker(every)
-		defer t.Stop()
-		for {
-			select {
-			case <-ctx.Done():
-				return
-			case <-t.C:
-				sp.take(ctx)
-			}
-		}
+		tick.Every(ctx, every, func() { sp.take(ctx) })
 	}()
 	return sp
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/storebench/storebench/internal/metrics"
 	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/tick"
 )
 
 // replicaLagGrace is how soon after its last write a session may still be
@@ -365,16 +366,9 @@ func (c *churn) record(rec *metrics.Recorder, t1, t2 time.Time, err error) {
 // flusher is the application's keepalive buffer: every KeepaliveEvery it
 // extends the sessions read since the last flush, in chunks.
 func (c *churn) flusher(ctx context.Context, h store.SessionClient, rec *metrics.Recorder) {
-	tick := time.NewTicker(c.t.KeepaliveEvery)
-	defer tick.Stop()
 	var slots []int32
 	var ids []int64
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	tick.Every(ctx, c.t.KeepaliveEvery, func() {
 		slots, ids = c.tr.takeDirty(slots, ids)
 		for i := 0; i < len(ids); i += c.p.KeepaliveChunk {
 			j := min(i+c.p.KeepaliveChunk, len(ids))
@@ -400,25 +394,18 @@ func (c *churn) flusher(ctx context.Context, h store.SessionClient, rec *metrics
 			c.mu.Unlock()
 			c.record(rec, t1, t2, err)
 		}
-	}
+	})
 }
 
 // reaper deletes expired sessions every ReapEvery: one unbounded DELETE
 // (V9 naive), or capped batches until one comes back short or
 // ReapMaxBatches were run.
 func (c *churn) reaper(ctx context.Context, h store.SessionClient, rec *metrics.Recorder) {
-	tick := time.NewTicker(c.t.ReapEvery)
-	defer tick.Stop()
 	limit := 0
 	if c.design.ReapBatched() {
 		limit = c.p.ReapBatch
 	}
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case <-tick.C:
-		}
+	tick.Every(ctx, c.t.ReapEvery, func() {
 		for b := 1; ; b++ {
 			t1 := time.Now()
 			n, err := h.Reap(ctx, limit)
@@ -438,21 +425,21 @@ func (c *churn) reaper(ctx context.Context, h store.SessionClient, rec *metrics.
 				break
 			}
 		}
-	}
+	})
 }
 
 // observer samples the store every ObserveEvery, and once right when the
 // measured part begins.
 func (c *churn) observer(ctx context.Context, h store.SessionClient) {
-	tick := time.NewTicker(c.t.ObserveEvery)
-	defer tick.Stop()
+	every := time.NewTicker(c.t.ObserveEvery)
+	defer every.Stop()
 	atStart := time.NewTimer(time.Until(c.mStart))
 	defer atStart.Stop()
 	for {
 		select {
 		case <-ctx.Done():
 			return
-		case now := <-tick.C:
+		case now := <-every.C:
 			c.sample(ctx, h, now)
 		case now := <-atStart.C:
 			c.sample(ctx, h, now)
