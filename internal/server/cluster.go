@@ -412,30 +412,22 @@ func clusterView(ctx context.Context, addr string) (map[string]string, string, e
 	info := map[string]string{}
 	var lines []string
 	err := respCall(ctx, addr, func(rc *respConn) error {
-		reply, err := rc.do("CLUSTER", "INFO")
+		state, err := rc.fields("CLUSTER", "INFO")
+		if err != nil {
+			return err
+		}
+		maps.Copy(info, state) // what was read, for the caller's message when the rest fails
+		// The role and, on a replica, whether its link to its primary is up.
+		replication, err := rc.info("replication")
+		if err != nil {
+			return err
+		}
+		maps.Copy(info, replication)
+		reply, err := rc.do("CLUSTER", "NODES")
 		if err != nil {
 			return err
 		}
 		text, _ := reply.(string)
-		for _, line := range strings.Split(text, "\n") {
-			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-				info[k] = v
-			}
-		}
-		// The role and, on a replica, whether its link to its primary is up.
-		if reply, err = rc.do("INFO", "replication"); err != nil {
-			return err
-		}
-		text, _ = reply.(string)
-		for _, line := range strings.Split(text, "\n") {
-			if k, v, ok := strings.Cut(strings.TrimSpace(line), ":"); ok {
-				info[k] = v
-			}
-		}
-		if reply, err = rc.do("CLUSTER", "NODES"); err != nil {
-			return err
-		}
-		text, _ = reply.(string)
 		for _, line := range strings.Split(strings.TrimSpace(text), "\n") {
 			// <id> <ip:port@bus> <flags> <primary> <ping> <pong> <epoch> <link> <slot>...
 			f := strings.Fields(line)

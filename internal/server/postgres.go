@@ -174,6 +174,13 @@ var pgAlways = []string{
 }
 
 func (postgresDriver) inspect(ctx context.Context, s *Server) (string, map[string]string, error) {
+	return pgInspect(ctx, s, nil)
+}
+
+// pgInspect reads back a PostgreSQL server's version and settings, then
+// runs also (when not nil) on the same connection: what a kind built on
+// PostgreSQL (a replica) checks and records besides.
+func pgInspect(ctx context.Context, s *Server, also func(conn *pgx.Conn, settings map[string]string) error) (string, map[string]string, error) {
 	conn, err := pgConnect(ctx, s, pgDatabase)
 	if err != nil {
 		return "", nil, err
@@ -196,6 +203,11 @@ func (postgresDriver) inspect(ctx context.Context, s *Server) (string, map[strin
 		return nil
 	}); err != nil {
 		return "", nil, err
+	}
+	if also != nil {
+		if err := also(conn, settings); err != nil {
+			return "", nil, err
+		}
 	}
 	return version, settings, nil
 }

@@ -239,7 +239,13 @@ func (c *respConn) read() (any, error) {
 
 // info returns one INFO section as key/value pairs.
 func (c *respConn) info(section string) (map[string]string, error) {
-	reply, err := c.do("INFO", section)
+	return c.fields("INFO", section)
+}
+
+// fields runs a command whose reply is "key:value" lines (INFO, CLUSTER
+// INFO) and returns them as key/value pairs.
+func (c *respConn) fields(args ...string) (map[string]string, error) {
+	reply, err := c.do(args...)
 	if err != nil {
 		return nil, err
 	}

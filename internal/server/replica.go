@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+
+	"github.com/jackc/pgx/v5"
 )
 
 // StartReplica starts a PostgreSQL streaming replica of primary, a running
@@ -79,25 +81,18 @@ func (d replicaDriver) init(ctx context.Context, s *Server) error {
 func (replicaDriver) setup(context.Context, *Server) error { return nil }
 
 func (d replicaDriver) inspect(ctx context.Context, s *Server) (string, map[string]string, error) {
-	version, set, err := d.postgresDriver.inspect(ctx, s)
-	if err != nil {
-		return "", nil, err
-	}
-	conn, err := pgConnect(ctx, s, pgDatabase)
-	if err != nil {
-		return "", nil, err
-	}
-	defer conn.Close(context.Background())
-	var recovery bool
-	if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&recovery); err != nil {
-		return "", nil, err
-	}
-	if !recovery {
-		return "", nil, errors.New("the replica is not in recovery: it is no standby")
-	}
-	set["pg_is_in_recovery"] = "on"
-	set["primary"] = d.primary.Addr
-	return version, set, nil
+	return pgInspect(ctx, s, func(conn *pgx.Conn, set map[string]string) error {
+		var recovery bool
+		if err := conn.QueryRow(ctx, "SELECT pg_is_in_recovery()").Scan(&recovery); err != nil {
+			return err
+		}
+		if !recovery {
+			return errors.New("the replica is not in recovery: it is no standby")
+		}
+		set["pg_is_in_recovery"] = "on"
+		set["primary"] = d.primary.Addr
+		return nil
+	})
 }
 
 func (d replicaDriver) durability(map[string]string) string {

@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"strconv"
@@ -154,4 +155,13 @@ func ParseCounts(s string) ([]int64, error) {
 		out = append(out, n*mult)
 	}
 	return out, nil
+}
+
+// Refuse is a Validate's answer: what it found wrong (nil errors passed
+// over) under the workload's name, or nil when nothing is.
+func Refuse(workload string, errs ...error) error {
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("%s: %w", workload, err)
+	}
+	return nil
 }

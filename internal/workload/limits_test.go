@@ -1,6 +1,7 @@
 package workload
 
 import (
+	"errors"
 	"math"
 	"strings"
 	"testing"
@@ -100,5 +101,24 @@ func TestEstimate(t *testing.T) {
 	}
 	if CheckMemory(Estimate{Clients: math.MaxInt32, PerClient: math.MaxInt64, Shared: math.MaxInt64}, true, 1, "") == nil {
 		t.Error("an estimate past int64 passed")
+	}
+}
+
+// A Validate's answer names the workload once, carries every problem (so
+// errors.Is still finds each) and passes over the checks that found none.
+func TestRefuse(t *testing.T) {
+	if err := Refuse("mix", nil, nil); err != nil {
+		t.Errorf("nothing wrong: got %v, want nil", err)
+	}
+	if err := Refuse("mix"); err != nil {
+		t.Errorf("no checks: got %v, want nil", err)
+	}
+	keys, load := errors.New("keys must be positive"), errors.New("clients must be positive")
+	err := Refuse("mix", keys, nil, load)
+	if got, want := err.Error(), "mix: keys must be positive\nclients must be positive"; got != want {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if !errors.Is(err, keys) || !errors.Is(err, load) {
+		t.Errorf("%v: the problems are not found by errors.Is", err)
 	}
 }

@@ -83,6 +83,13 @@ func (ks Keyspace) Check() []error {
 	return errs
 }
 
+// PopulatedEstimate is the memory of a cell that populates ks, unmeasured,
+// then drives clients over it, perClient bytes each (ClientBytes): the
+// population's buffers are shared, the keyspace is the data set.
+func PopulatedEstimate(ks Keyspace, clients int, perClient int64) Estimate {
+	return Estimate{Clients: clients, PerClient: perClient, Shared: PopulateBytes(ks, clients), Data: ks.Keys * EntryBytes(ks.ValueSize)}
+}
+
 // PopulateBytes estimates Populate's memory: each of its connections'
 // buffers and a chunk of keys and values.
 func PopulateBytes(ks Keyspace, clients int) int64 {

@@ -244,10 +244,7 @@ func (p Params) Validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("cache-aside: %w", err)
-	}
-	return nil
+	return workload.Refuse("cache-aside", errs...)
 }
 
 // check lists what is wrong with s, after defaults.

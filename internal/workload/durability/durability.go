@@ -331,6 +331,32 @@ func (t *trial) abort(err error) {
 	}
 }
 
+// waitEnd is how one of the controller's waits ended.
+type waitEnd int
+
+const (
+	waitReady   waitEnd = iota // what it waited for came
+	waitTimer                  // its time ran out
+	waitStopped                // the trial aborted or the load ended
+)
+
+// wait waits for ready (nil: for the time alone) at most d. The trial's
+// abort and the load's end cut every wait of the controller short.
+func (t *trial) wait(ctx context.Context, ready <-chan struct{}, d time.Duration) waitEnd {
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-ready:
+		return waitReady
+	case <-timer.C:
+		return waitTimer
+	case <-t.aborted:
+		return waitStopped
+	case <-ctx.Done():
+		return waitStopped
+	}
+}
+
 // appendKey appends the key of writer w's write seq in this trial.
 func appendKey(dst []byte, trial, w int, seq int64) []byte {
 	dst = append(dst, "durability:"...)
@@ -446,26 +472,15 @@ func (r *runner) trial(ctx context.Context, n int) (schema.Trial, metrics.Phase,
 	go func() {
 		defer close(ctrlDone)
 		defer cancelLoad()
-		timeout := time.NewTimer(p.TrialTimeout)
-		defer timeout.Stop()
-		select {
-		case <-t.reached:
-		case <-t.aborted:
-			return
-		case <-timeout.C:
+		switch t.wait(loadCtx, t.reached, p.TrialTimeout) {
+		case waitTimer:
 			k.timeout = true
 			return
-		case <-loadCtx.Done():
+		case waitStopped:
 			return
 		}
 		k.delay = time.Duration(rng.Int64N(int64(p.KillWindow) + 1))
-		wait := time.NewTimer(k.delay)
-		defer wait.Stop()
-		select {
-		case <-wait.C:
-		case <-t.aborted:
-			return
-		case <-loadCtx.Done():
+		if t.wait(loadCtx, nil, k.delay) != waitTimer {
 			return
 		}
 		t.stopping.Store(!nodeKill)

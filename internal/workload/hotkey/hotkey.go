@@ -7,7 +7,6 @@ package hotkey
 
 import (
 	"context"
-	"errors"
 	"fmt"
 
 	"github.com/storebench/storebench/internal/load"
@@ -75,13 +74,8 @@ func (p Params) Validate() error {
 			errs = append(errs, err)
 		}
 	}
-	if err := p.EffectiveLoad().Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("hotkey: %w", err)
-	}
-	return nil
+	errs = append(errs, p.EffectiveLoad().Validate())
+	return workload.Refuse("hotkey", errs...)
 }
 
 // Memory estimates a cell's memory (workload.Estimate): per client the

@@ -20,7 +20,6 @@ package mix
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -113,13 +112,8 @@ func (p Params) Validate() error {
 	if p.Load.Pipeline > 1 {
 		errs = append(errs, fmt.Errorf("--pipeline is not supported (got %d): a pipeline would carry gets and sets of one kind per call; drop it, or use the throughput workload for pipelined gets and sets", p.Load.Pipeline))
 	}
-	if err := p.Load.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("mix: %w", err)
-	}
-	return nil
+	errs = append(errs, p.Load.Validate())
+	return workload.Refuse("mix", errs...)
 }
 
 // Memory estimates a cell's memory (workload.Estimate): per client the
@@ -128,10 +122,7 @@ func (p Params) Validate() error {
 func (p Params) Memory() workload.Estimate {
 	p = p.WithDefaults()
 	buffers := workload.KeyBytes + 3*int64(p.ValueSize)
-	return workload.Estimate{
-		Clients: p.Load.Clients, PerClient: workload.ClientBytes(len(Kinds), buffers),
-		Shared: workload.PopulateBytes(p.Keyspace, p.Load.Clients), Data: p.Keys * workload.EntryBytes(p.ValueSize),
-	}
+	return workload.PopulatedEstimate(p.Keyspace, p.Load.Clients, workload.ClientBytes(len(Kinds), buffers))
 }
 
 // CheckRatio rejects a read ratio outside [0, 1].

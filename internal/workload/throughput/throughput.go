@@ -18,7 +18,6 @@ package throughput
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"slices"
 
@@ -99,13 +98,8 @@ func (p Params) Validate() error {
 			errs = append(errs, fmt.Errorf("unknown operation %q (valid: set, get)", o))
 		}
 	}
-	if err := p.Load.Validate(); err != nil {
-		errs = append(errs, err)
-	}
-	if err := errors.Join(errs...); err != nil {
-		return fmt.Errorf("throughput: %w", err)
-	}
-	return nil
+	errs = append(errs, p.Load.Validate())
+	return workload.Refuse("throughput", errs...)
 }
 
 // Memory estimates a cell's memory (workload.Estimate): per client a
@@ -115,10 +109,7 @@ func (p Params) Memory() workload.Estimate {
 	p = p.WithDefaults()
 	vs := int64(p.ValueSize)
 	buffers := int64(p.Load.Depth()) * (workload.KeyBytes + 3*vs)
-	return workload.Estimate{
-		Clients: p.Load.Clients, PerClient: workload.ClientBytes(0, buffers),
-		Shared: workload.PopulateBytes(p.Keyspace, p.Load.Clients), Data: p.Keys * workload.EntryBytes(p.ValueSize),
-	}
+	return workload.PopulatedEstimate(p.Keyspace, p.Load.Clients, workload.ClientBytes(0, buffers))
 }
 
 // Run resets the store, then runs one measured phase per operation. It
