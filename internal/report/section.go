@@ -327,6 +327,14 @@ type tableSection struct {
 	note, textTitle string
 }
 
+// newTableSection is the section of t; nil when no row went into it.
+func newTableSection(t *table, note, textTitle string) *tableSection {
+	if t.orNil() == nil {
+		return nil
+	}
+	return &tableSection{table: t, note: note, textTitle: textTitle}
+}
+
 // text prints the section for the terminal; nothing for a nil section.
 func (s *tableSection) text(w io.Writer) {
 	if s != nil {

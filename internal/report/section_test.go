@@ -4,6 +4,9 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/storebench/storebench/internal/metrics"
+	"github.com/storebench/storebench/internal/result"
 )
 
 // TestAbsentTableWritesNothing: a section's optional table that no cell
@@ -30,5 +33,34 @@ func TestAbsentTableWritesNothing(t *testing.T) {
 	subsectionTable(mdOut{&md}, "Title", "lede", empty)
 	if !strings.HasPrefix(md.String(), "\n### Title\n\nlede\n\ncaption:") {
 		t.Errorf("markdown: %q, want the heading, the lede and the table", md.String())
+	}
+}
+
+// TestPhasesInOrder: every phase of the cells, a cell's repeats together,
+// and a loop may break off.
+func TestPhasesInOrder(t *testing.T) {
+	phases := func(names ...string) []metrics.Phase {
+		var ps []metrics.Phase
+		for _, n := range names {
+			ps = append(ps, metrics.Phase{Name: n})
+		}
+		return ps
+	}
+	r := &result.Result{Cells: []result.Cell{
+		{ID: "a", Target: "a", Repeat: 1, Phases: phases("write", "read")},
+		{ID: "b", Target: "b", Repeat: 1, Phases: phases("write")},
+		{ID: "a", Target: "a", Repeat: 2, Phases: phases("write", "read")},
+	}}
+	var got []string
+	for c, p := range phasesInOrder(r) {
+		got = append(got, c.ID+"#"+string(rune('0'+c.Repeat))+" "+p.Name)
+	}
+	if want := "a#1 write, a#1 read, a#2 write, a#2 read, b#1 write"; strings.Join(got, ", ") != want {
+		t.Errorf("phases %q, want %q", strings.Join(got, ", "), want)
+	}
+	// An iterator that went on after the loop's break would make the
+	// runtime panic here.
+	for range phasesInOrder(r) {
+		break
 	}
 }
