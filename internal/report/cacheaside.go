@@ -244,6 +244,12 @@ func cacheAsideChart(cells []*result.Cell, colorOf map[string]int, id, title, yL
 // cacheAsideIntro says what the verdict table's figures mean.
 const cacheAsideIntro = "A read gets the key from the cache and, on a miss, reads the database row and fills the cache; a write updates the row, then invalidates or updates the cache entry. Latency is end to end per request (from its intended start in an open loop). A stale read returned an older version than the last one committed when it started; its age runs from the commit of the first newer version. Database load saved compares with the database-alone cell of the same database at the same offered rate (open loop only)."
 
+// cacheAsideAtCapacityLede says where the at-capacity table's rates come from.
+const cacheAsideAtCapacityLede = "The capacity of the application loop is capacity's search over these requests, open loop, after the phases above on the same warm cache: the highest offered rate whose steps meet the SLO and are sustained. Its knee curve, latency and CPU per request at capacity (the database's and the cache's servers together) are in the capacity section."
+
+// cacheAsideStampedeLede says what each stampede protection does.
+const cacheAsideStampedeLede = "One hot key whose cache entry expires every TTL, read by every client. none: every client that misses reads the database; lease: the client that adds the lease key refills, the others wait and re-read (no stale copy is served); xfetch: probabilistic early expiration (Vattani et al., β = 1); coalesce: the misses of one process share one database read."
+
 // CacheAsideText prints the cache-aside verdict and stampede tables.
 func CacheAsideText(w io.Writer, r *result.Result) {
 	m := newCacheAsideModel(r, nil)
@@ -263,10 +269,8 @@ func (m *cacheAsideModel) render(d doc) {
 	d.para(cacheAsideIntro)
 	d.table(m.verdict)
 	d.list(m.notes)
-	subsectionTable(d, "At capacity", "The capacity of the application loop is capacity's search over these requests, open loop, after the phases above on the same warm cache: the highest offered rate whose steps meet the SLO and are sustained. Its knee curve, latency and CPU per request at capacity (the database's and the cache's servers together) are in the capacity section.",
-		m.capacity)
-	subsectionTable(d, "Stampede", "One hot key whose cache entry expires every TTL, read by every client. none: every client that misses reads the database; lease: the client that adds the lease key refills, the others wait and re-read (no stale copy is served); xfetch: probabilistic early expiration (Vattani et al., β = 1); coalesce: the misses of one process share one database read.",
-		m.stampede)
+	subsectionTable(d, "At capacity", cacheAsideAtCapacityLede, m.capacity)
+	subsectionTable(d, "Stampede", cacheAsideStampedeLede, m.stampede)
 	d.heading("", "Hit ratio over time")
 	d.lineChart(m.hitRatio)
 	d.heading("", "Database queries over time")

@@ -115,6 +115,9 @@ func capacityRow(label string, s *capacity.Summary, cp capacity.Capacity) []cell
 // uslCaption is the USL table's caption, and its title in the terminal.
 const uslCaption = "Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to closed-loop throughput: a fit, not a measurement"
 
+// uslLede says what the USL table's parameters mean.
+const uslLede = "σ is contention (the share of work that serializes), κ coherency (the cost of keeping clients' views consistent, which makes throughput fall past the peak). The fit's peak is a model's prediction beside the measured capacity, not a measurement."
+
 // uslTable is each cell's USL fit beside its measured capacity; nil when no
 // cell has one.
 func uslTable(cells []*result.Cell) *table {
@@ -313,8 +316,7 @@ func (m *capacityModel) render(d doc) {
 		d.para("Cores needed = measured CPU µs per op at capacity × the needed rate ÷ 10^6: an extrapolation from one measurement, which assumes the CPU per op stays what it was at capacity.")
 		d.list(m.costs)
 	}
-	subsectionTable(d, "Scalability fit (USL, a fit)", "σ is contention (the share of work that serializes), κ coherency (the cost of keeping clients' views consistent, which makes throughput fall past the peak). The fit's peak is a model's prediction beside the measured capacity, not a measurement.",
-		m.usl)
+	subsectionTable(d, "Scalability fit (USL, a fit)", uslLede, m.usl)
 	for _, k := range m.knees {
 		d.heading("", "Knee curve: "+k.label)
 		d.lineChart(k.chart)
