@@ -187,10 +187,7 @@ func atCapacityTable(cells []*result.Cell) *table {
 				figureCell(whole(a.DBQueriesPerS), a.DBQueriesPerS), figureCell(fixed(a.DBQueriesPerRequest, 3), a.DBQueriesPerRequest), countCell(a.Stale))
 		}
 	}
-	if len(t.rows) == 0 {
-		return nil
-	}
-	return t
+	return t.orNil()
 }
 
 // stampedeTable is a row per cell and protection; nil without one.
@@ -206,10 +203,7 @@ func stampedeTable(cells []*result.Cell) *table {
 				countCell(st.Refills), latencyCell(st.RefillP99Us, st.Refills), figureCell(us(st.P99Us), st.P99Us))
 		}
 	}
-	if len(t.rows) == 0 {
-		return nil
-	}
-	return t
+	return t.orNil()
 }
 
 // cacheAsideChart is one figure of every cell's per-second series, with
@@ -250,22 +244,21 @@ func cacheAsideChart(cells []*result.Cell, colorOf map[string]int, id, title, yL
 // cacheAsideIntro says what the verdict table's figures mean.
 const cacheAsideIntro = "A read gets the key from the cache and, on a miss, reads the database row and fills the cache; a write updates the row, then invalidates or updates the cache entry. Latency is end to end per request (from its intended start in an open loop). A stale read returned an older version than the last one committed when it started; its age runs from the commit of the first newer version. Database load saved compares with the database-alone cell of the same database at the same offered rate (open loop only)."
 
+// cacheAsideAtCapacityLede says where the at-capacity table's rates come from.
+const cacheAsideAtCapacityLede = "The capacity of the application loop is capacity's search over these requests, open loop, after the phases above on the same warm cache: the highest offered rate whose steps meet the SLO and are sustained. Its knee curve, latency and CPU per request at capacity (the database's and the cache's servers together) are in the capacity section."
+
+// cacheAsideStampedeLede says what each stampede protection does.
+const cacheAsideStampedeLede = "One hot key whose cache entry expires every TTL, read by every client. none: every client that misses reads the database; lease: the client that adds the lease key refills, the others wait and re-read (no stale copy is served); xfetch: probabilistic early expiration (Vattani et al., β = 1); coalesce: the misses of one process share one database read."
+
 // CacheAsideText prints the cache-aside verdict and stampede tables.
 func CacheAsideText(w io.Writer, r *result.Result) {
 	m := newCacheAsideModel(r, nil)
 	if m == nil {
 		return
 	}
-	fmt.Fprintln(w, "\n"+cacheAsideTitle)
-	m.verdict.text(w)
-	if m.capacity != nil {
-		fmt.Fprintln(w, "\ncache-aside at capacity: what the cache did at each SLO's capacity (the capacity section has the knee curves)")
-		m.capacity.text(w)
-	}
-	if m.stampede != nil {
-		fmt.Fprintln(w, "\ncache-aside stampede: database queries per expiry of one hot key, by protection")
-		m.stampede.text(w)
-	}
+	m.verdict.textUnder(w, cacheAsideTitle)
+	m.capacity.textUnder(w, "cache-aside at capacity: what the cache did at each SLO's capacity (the capacity section has the knee curves)")
+	m.stampede.textUnder(w, "cache-aside stampede: database queries per expiry of one hot key, by protection")
 	for _, n := range m.notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
 	}
@@ -276,16 +269,8 @@ func (m *cacheAsideModel) render(d doc) {
 	d.para(cacheAsideIntro)
 	d.table(m.verdict)
 	d.list(m.notes)
-	if m.capacity != nil {
-		d.heading("", "At capacity")
-		d.para("The capacity of the application loop is capacity's search over these requests, open loop, after the phases above on the same warm cache: the highest offered rate whose steps meet the SLO and are sustained. Its knee curve, latency and CPU per request at capacity (the database's and the cache's servers together) are in the capacity section.")
-		d.table(m.capacity)
-	}
-	if m.stampede != nil {
-		d.heading("", "Stampede")
-		d.para("One hot key whose cache entry expires every TTL, read by every client. none: every client that misses reads the database; lease: the client that adds the lease key refills, the others wait and re-read (no stale copy is served); xfetch: probabilistic early expiration (Vattani et al., β = 1); coalesce: the misses of one process share one database read.")
-		d.table(m.stampede)
-	}
+	subsectionTable(d, "At capacity", cacheAsideAtCapacityLede, m.capacity)
+	subsectionTable(d, "Stampede", cacheAsideStampedeLede, m.stampede)
 	d.heading("", "Hit ratio over time")
 	d.lineChart(m.hitRatio)
 	d.heading("", "Database queries over time")

@@ -112,10 +112,16 @@ func capacityRow(label string, s *capacity.Summary, cp capacity.Capacity) []cell
 		figureCell(num(cp.ClientCPUUs), cp.ClientCPUUs), server, need, cores)
 }
 
+// uslCaption is the USL table's caption, and its title in the terminal.
+const uslCaption = "Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to closed-loop throughput: a fit, not a measurement"
+
+// uslLede says what the USL table's parameters mean.
+const uslLede = "σ is contention (the share of work that serializes), κ coherency (the cost of keeping clients' views consistent, which makes throughput fall past the peak). The fit's peak is a model's prediction beside the measured capacity, not a measurement."
+
 // uslTable is each cell's USL fit beside its measured capacity; nil when no
 // cell has one.
 func uslTable(cells []*result.Cell) *table {
-	t := newTable("capacity-usl", "Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to closed-loop throughput: a fit, not a measurement", true,
+	t := newTable("capacity-usl", uslCaption, true,
 		column{head: "cell", left: true}, column{head: "clients", left: true}, column{head: "λ ops/s", m: "lambda_ops_s"},
 		column{head: "σ contention", m: "sigma"}, column{head: "κ coherency", m: "kappa"},
 		column{head: "fit peak clients", m: "peak_clients"}, column{head: "fit peak ops/s", m: "peak_ops_s"},
@@ -149,10 +155,7 @@ func uslTable(cells []*result.Cell) *table {
 			figureCell(fixed(f.Sigma, 4), f.Sigma), figureCell(fixed(f.Kappa, 6), f.Kappa), peakN, peakX, measured,
 			figureCell(whole(f.RMSE), f.RMSE), textCell(note))
 	}
-	if len(t.rows) == 0 {
-		return nil
-	}
-	return t
+	return t.orNil()
 }
 
 // kneePercentiles are the percentiles a cell's knee curve draws: p50, p99
@@ -290,21 +293,16 @@ func CapacityText(w io.Writer, r *result.Result) {
 	if m == nil {
 		return
 	}
-	fmt.Fprintln(w, "\n"+capacityTitle)
-	m.summary.text(w)
+	m.summary.textUnder(w, capacityTitle)
 	for _, l := range m.reasons {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
 	for _, l := range m.costs {
 		fmt.Fprintf(w, "  cost: %s\n", l)
 	}
-	if m.usl != nil {
-		fmt.Fprintln(w, "\n"+m.usl.caption)
-		m.usl.text(w)
-	}
+	m.usl.textUnder(w, uslCaption)
 	for _, k := range m.knees {
-		fmt.Fprintf(w, "\nknee curve, %s\n", k.chart.table.caption)
-		k.chart.table.text(w)
+		k.chart.table.textUnder(w, "knee curve, "+k.chart.table.caption)
 	}
 }
 
@@ -318,11 +316,7 @@ func (m *capacityModel) render(d doc) {
 		d.para("Cores needed = measured CPU µs per op at capacity × the needed rate ÷ 10^6: an extrapolation from one measurement, which assumes the CPU per op stays what it was at capacity.")
 		d.list(m.costs)
 	}
-	if m.usl != nil {
-		d.heading("", "Scalability fit (USL, a fit)")
-		d.para("σ is contention (the share of work that serializes), κ coherency (the cost of keeping clients' views consistent, which makes throughput fall past the peak). The fit's peak is a model's prediction beside the measured capacity, not a measurement.")
-		d.table(m.usl)
-	}
+	subsectionTable(d, "Scalability fit (USL, a fit)", uslLede, m.usl)
 	for _, k := range m.knees {
 		d.heading("", "Knee curve: "+k.label)
 		d.lineChart(k.chart)

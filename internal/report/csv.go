@@ -28,7 +28,7 @@ import (
 //	phase        the phase (write, read, …); empty for cell-level metrics
 //	metric       the figure's name, see below
 //	value        the figure, a plain decimal number (no exponent, no thousands separator)
-//	unit         count, s, ops/s, us, us/op, bytes, bytes/op, fraction (0 to 1)
+//	unit         count, s, ops/s, us, us/op, bytes, bytes/op, fraction (0 to 1), bool (1 or 0)
 //
 // Metrics of every phase: ops, errors, duration_s, throughput_ops_s,
 // latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us,
@@ -138,6 +138,14 @@ func intMetric(name string, v int64, unit string) csvMetric {
 	return csvMetric{name, strconv.FormatInt(v, 10), unit}
 }
 
+// boolMetric is a yes or no as 1 or 0, unit bool.
+func boolMetric(name string, v bool) csvMetric {
+	if v {
+		return csvMetric{name, "1", "bool"}
+	}
+	return csvMetric{name, "0", "bool"}
+}
+
 // phaseMetrics lists a phase's figures in the CSV's order.
 func phaseMetrics(p *metrics.Phase) []csvMetric {
 	f, i := floatMetric, intMetric
@@ -169,7 +177,7 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 		f("client_cpu_us_per_op", p.ClientCPUUsPerOp, "us/op"),
 	)
 	if p.ClientIO != "" { // 1: blocked in read(2), a thread per connection; 0: Go's poller or mixed
-		out = append(out, i("client_io_blocking", map[bool]int64{true: 1}[p.ClientIO == "blocking"], "bool"))
+		out = append(out, boolMetric("client_io_blocking", p.ClientIO == "blocking"))
 	}
 	out = append(out, byOpMetrics(p)...)
 	if s := p.Server; s != nil {
@@ -282,7 +290,7 @@ func cellMetrics(c *result.Cell) []csvMetric {
 			out = append(out, i("payments_declined_"+reason, s.DeclinedBy[reason]))
 		}
 		out = append(out, i("payments_retries", s.Retries), i("payments_errors", s.Errors), i("payments_deletes", s.Deletes),
-			csvMetric{"payments_invariants_ok", map[bool]string{true: "1", false: "0"}[s.Invariants.OK], "bool"})
+			boolMetric("payments_invariants_ok", s.Invariants.OK))
 	}
 	if s := durabilityOf(c); s != nil {
 		out = append(out, i("durability_trials", int64(s.Trials)), i("durability_trials_asked", int64(s.TrialsAsked)), i("durability_acked", s.Acked),
@@ -304,7 +312,7 @@ func cellMetrics(c *result.Cell) []csvMetric {
 			if a.Found { // the verdict table's "capacity at SLO" column
 				at := "_at_" + a.SLO
 				out = append(out, f("cache_aside_capacity_ops_s"+at, a.OpsS, "ops/s"),
-					csvMetric{"cache_aside_capacity_at_least" + at, map[bool]string{true: "1", false: "0"}[a.AtLeast], "bool"},
+					boolMetric("cache_aside_capacity_at_least"+at, a.AtLeast),
 					f("cache_aside_capacity_hit_ratio"+at, a.HitRatio, "fraction"), f("cache_aside_capacity_db_queries_per_request"+at, a.DBQueriesPerRequest, "count"))
 			}
 		}

@@ -249,8 +249,7 @@ func DurabilityText(w io.Writer, r *result.Result) {
 	if m == nil {
 		return
 	}
-	fmt.Fprintln(w, "\n"+m.title())
-	m.lost.text(w)
+	m.lost.textUnder(w, m.title())
 	for _, l := range append(m.legend, m.failed...) {
 		fmt.Fprintf(w, "  %s\n", l)
 	}
@@ -264,16 +263,14 @@ func DurabilityText(w io.Writer, r *result.Result) {
 		}
 	}
 	if m.nodeKills != nil {
-		fmt.Fprintln(w, "\n"+m.nodeKills.caption)
-		m.nodeKills.text(w)
+		m.nodeKills.textUnder(w, m.nodeKills.caption)
 		for _, f := range m.findings {
 			fmt.Fprintf(w, "  %s\n", f)
 		}
 		fmt.Fprintln(w, "  "+durWrap(nodeKillNote, 108, "  "))
 	}
 	if m.fsCost != nil {
-		fmt.Fprintln(w, "\nthe power-cut filesystem's own cost: "+m.fsCost.caption)
-		m.fsCost.text(w)
+		m.fsCost.textUnder(w, "the power-cut filesystem's own cost: "+m.fsCost.caption)
 		fmt.Fprintln(w, "  "+durWrap(fsCostNote, 108, "  "))
 	}
 	fmt.Fprintln(w, "\n"+durWrap(m.notPowerLoss, 110, ""))

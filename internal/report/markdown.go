@@ -171,14 +171,12 @@ func mdCells(b *strings.Builder, m *model) {
 func mdCost(b *strings.Builder, r *result.Result) {
 	b.WriteString("\n## Cost per operation\n\nCPU in µs per operation: the whole client process, and a managed server's processes; disk is what a managed server wrote; same CPU: share of the time client and server ran on the same CPU (a loopback round trip costs several times more across CPUs).\n\n")
 	b.WriteString("| cell | phase | client CPU µs | server CPU µs | disk B | server peak RSS | same CPU |\n|:--|:--|--:|--:|--:|--:|--:|\n")
-	for _, c := range cellsInOrder(r) {
-		for _, ph := range c.Phases {
-			srv, disk, rss := "—", "—", "—"
-			if s := ph.Server; s != nil {
-				srv, disk, rss = num(s.CPUUsPerOp), num(s.WritePerOp), bytesIEC(s.PeakRSSBytes)
-			}
-			fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(c.Label()), mdText(ph.Name), num(ph.ClientCPUUsPerOp), srv, disk, rss, sameCPUText(&ph))
+	for c, ph := range phasesInOrder(r) {
+		srv, disk, rss := "—", "—", "—"
+		if s := ph.Server; s != nil {
+			srv, disk, rss = num(s.CPUUsPerOp), num(s.WritePerOp), bytesIEC(s.PeakRSSBytes)
 		}
+		fmt.Fprintf(b, "| %s | %s | %s | %s | %s | %s | %s |\n", mdText(c.Label()), mdText(ph.Name), num(ph.ClientCPUUsPerOp), srv, disk, rss, sameCPUText(ph))
 	}
 }
 

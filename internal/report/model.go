@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"iter"
 	"slices"
 	"sort"
 	"strings"
@@ -224,6 +225,20 @@ func cellsInOrder(r *result.Result) []*result.Cell {
 		out = append(out, g...)
 	}
 	return out
+}
+
+// phasesInOrder is every phase of the result's cells, the cells in
+// cellsInOrder's order: the rows of the per-phase tables.
+func phasesInOrder(r *result.Result) iter.Seq2[*result.Cell, *metrics.Phase] {
+	return func(yield func(*result.Cell, *metrics.Phase) bool) {
+		for _, c := range cellsInOrder(r) {
+			for i := range c.Phases {
+				if !yield(c, &c.Phases[i]) {
+					return
+				}
+			}
+		}
+	}
 }
 
 // medianCell is, of cells that repeat one measurement, the finished one

@@ -164,8 +164,7 @@ func NetworkText(w io.Writer, r *result.Result) {
 		return
 	}
 	for _, g := range m.groups {
-		fmt.Fprintln(w, "\n"+g.title)
-		g.table.text(w)
+		g.table.textUnder(w, g.title)
 		for _, l := range []string{g.reading, g.pathCost} {
 			if l != "" {
 				fmt.Fprintf(w, "  %s\n", l)

@@ -15,19 +15,13 @@ func newNodesModel(r *result.Result) *tableSection {
 	t := newTable("nodes", "ops per node: the commands each node served, by its own counters", true,
 		column{head: "cell", left: true}, column{head: "phase", left: true}, column{head: "node", left: true}, column{head: "role", left: true},
 		column{head: "reads", m: "reads"}, column{head: "writes", m: "writes"}, column{head: "other", m: "other"}, column{head: "share", m: "share"})
-	for _, c := range cellsInOrder(r) {
-		for _, p := range c.Phases {
-			for _, n := range p.Nodes {
-				t.add(textCell(c.Label()), textCell(p.Name), textCell(n.Addr), textCell(n.Role),
-					countCell(n.Reads), countCell(n.Writes), countCell(n.Other), figureCell(fixed(100*n.Share, 1)+"%", n.Share))
-			}
+	for c, p := range phasesInOrder(r) {
+		for _, n := range p.Nodes {
+			t.add(textCell(c.Label()), textCell(p.Name), textCell(n.Addr), textCell(n.Role),
+				countCell(n.Reads), countCell(n.Writes), countCell(n.Other), figureCell(fixed(100*n.Share, 1)+"%", n.Share))
 		}
 	}
-	if len(t.rows) == 0 {
-		return nil
-	}
-	return &tableSection{table: t, note: nodesNote,
-		textTitle: "ops per node (the commands each node of a cluster or pool served, by its own counters)"}
+	return newTableSection(t, nodesNote, "ops per node (the commands each node of a cluster or pool served, by its own counters)")
 }
 
 // nodesNote says what the counts are.

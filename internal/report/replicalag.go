@@ -20,30 +20,24 @@ func newReplicaLagModel(r *result.Result) *tableSection {
 		column{head: "flush max ms", m: "flush_max_ms"},
 		column{head: "bytes p50", m: "bytes_p50"}, column{head: "bytes max", m: "bytes_max"},
 		column{head: "catch-up ms", m: "catch_up_ms"})
-	for _, c := range cellsInOrder(r) {
-		for _, p := range c.Phases {
-			l := p.ReplicaLag
-			if l == nil {
-				continue
-			}
-			replayP50, replayMax, flushMax := textCell("—"), textCell("—"), textCell("—")
-			if l.TimedSamples > 0 {
-				replayP50 = figureCell(fixed(l.ReplayMs.P50, 2), l.ReplayMs.P50)
-				replayMax = figureCell(fixed(l.ReplayMs.Max, 2), l.ReplayMs.Max)
-				flushMax = figureCell(fixed(l.FlushMs.Max, 2), l.FlushMs.Max)
-			}
-			t.add(textCell(c.Label()), textCell(p.Name),
-				textCell(strconv.Itoa(l.Streaming)+" of "+strconv.Itoa(l.Replicas)), countCell(int64(l.Samples)),
-				replayP50, replayMax, flushMax,
-				figureCell(whole(l.Bytes.P50), l.Bytes.P50), figureCell(whole(l.Bytes.Max), l.Bytes.Max),
-				figureCell(fixed(l.CatchUpMs, 1), l.CatchUpMs))
+	for c, p := range phasesInOrder(r) {
+		l := p.ReplicaLag
+		if l == nil {
+			continue
 		}
+		replayP50, replayMax, flushMax := textCell("—"), textCell("—"), textCell("—")
+		if l.TimedSamples > 0 {
+			replayP50 = figureCell(fixed(l.ReplayMs.P50, 2), l.ReplayMs.P50)
+			replayMax = figureCell(fixed(l.ReplayMs.Max, 2), l.ReplayMs.Max)
+			flushMax = figureCell(fixed(l.FlushMs.Max, 2), l.FlushMs.Max)
+		}
+		t.add(textCell(c.Label()), textCell(p.Name),
+			textCell(strconv.Itoa(l.Streaming)+" of "+strconv.Itoa(l.Replicas)), countCell(int64(l.Samples)),
+			replayP50, replayMax, flushMax,
+			figureCell(whole(l.Bytes.P50), l.Bytes.P50), figureCell(whole(l.Bytes.Max), l.Bytes.Max),
+			figureCell(fixed(l.CatchUpMs, 1), l.CatchUpMs))
 	}
-	if len(t.rows) == 0 {
-		return nil
-	}
-	return &tableSection{table: t, note: replicaLagNote,
-		textTitle: "replica lag (how far the replicas trailed the primary over the phase, the worst replica per sample)"}
+	return newTableSection(t, replicaLagNote, "replica lag (how far the replicas trailed the primary over the phase, the worst replica per sample)")
 }
 
 // replicaLagNote says where the figures come from.

@@ -76,6 +76,26 @@ func cellsWith[S any](r *result.Result, of func(*result.Cell) *S) []*result.Cell
 	return cells
 }
 
+// orNil is t, or nil when no row went into it: a part of a section that
+// no cell has figures for is nil, and no format writes anything of it.
+func (t *table) orNil() *table {
+	if len(t.rows) == 0 {
+		return nil
+	}
+	return t
+}
+
+// textUnder prints the table for the terminal after a blank line and its
+// title line, the layout of every titled table of a section; nothing for
+// a nil table.
+func (t *table) textUnder(w io.Writer, title string) {
+	if t == nil {
+		return
+	}
+	fmt.Fprintln(w, "\n"+title)
+	t.text(w)
+}
+
 // text writes the table for the terminal.
 func (t *table) text(w io.Writer) {
 	flags := uint(0)
@@ -117,6 +137,19 @@ type doc interface {
 	// numbers are in a table the section writes as well.
 	lineChart(c *lineChartSpec)
 	end()
+}
+
+// subsectionTable writes a titled subsection of one table, under its
+// lede when there is one (Markdown, HTML); nothing for a nil table.
+func subsectionTable(d doc, title, lede string, t *table) {
+	if t == nil {
+		return
+	}
+	d.heading("", title)
+	if lede != "" {
+		d.para(lede)
+	}
+	d.table(t)
 }
 
 // lineChartSpec is a line chart of a section, with its table.
@@ -294,13 +327,19 @@ type tableSection struct {
 	note, textTitle string
 }
 
+// newTableSection is the section of t; nil when no row went into it.
+func newTableSection(t *table, note, textTitle string) *tableSection {
+	if t.orNil() == nil {
+		return nil
+	}
+	return &tableSection{table: t, note: note, textTitle: textTitle}
+}
+
 // text prints the section for the terminal; nothing for a nil section.
 func (s *tableSection) text(w io.Writer) {
-	if s == nil {
-		return
+	if s != nil {
+		s.table.textUnder(w, s.textTitle)
 	}
-	fmt.Fprintln(w, "\n"+s.textTitle)
-	s.table.text(w)
 }
 
 func (s *tableSection) render(d doc) {

@@ -293,10 +293,7 @@ func sessionsReplicaTable(cells []*result.Cell) *table {
 				countCell(r.Errors), textCell(sessTrim(r.ErrorSample, 90)))
 		}
 	}
-	if len(t.rows) == 0 {
-		return nil
-	}
-	return t
+	return t.orNil()
 }
 
 // SessionsText prints the sessions section for the terminal; nothing when
@@ -307,8 +304,7 @@ func SessionsText(w io.Writer, r *result.Result) {
 		return
 	}
 	if m.insert != nil {
-		fmt.Fprintln(w, "\n"+m.insertHead)
-		m.insert.text(w)
+		m.insert.textUnder(w, m.insertHead)
 		indented(w, sessionsInsertNotes)
 	}
 	if m.churn != nil {
@@ -318,8 +314,7 @@ func SessionsText(w io.Writer, r *result.Result) {
 		indented(w, m.extras)
 	}
 	if m.replica != nil {
-		fmt.Fprintln(w, "\n"+sessionsReplicaHead)
-		m.replica.text(w)
+		m.replica.textUnder(w, sessionsReplicaHead)
 		indented(w, []string{sessionsReplicaNote})
 	}
 	for _, n := range m.notes {
@@ -349,10 +344,7 @@ func (m *sessionsModel) render(d doc) {
 		d.table(m.churn)
 		d.list(m.extras)
 	}
-	if m.knobs != nil {
-		d.heading("", "Designs, knob by knob")
-		d.table(m.knobs)
-	}
+	subsectionTable(d, "Designs, knob by knob", "", m.knobs)
 	if m.replica != nil {
 		d.heading("", sessionsReplicaHead)
 		d.table(m.replica)
