@@ -57,12 +57,9 @@ func CheckClusterURL(raw string) error {
 // single node's URL is checked (parseURL): the user, password and
 // parameters are the first seed's URL's.
 func parseClusterURL(raw string) (rueidis.ClientOption, error) {
-	u, err := store.ParseURL(raw)
+	u, err := store.ParseSchemeURL(raw, ClusterScheme)
 	if err != nil {
 		return rueidis.ClientOption{}, err
-	}
-	if !strings.EqualFold(u.Scheme, ClusterScheme) {
-		return rueidis.ClientOption{}, fmt.Errorf("want a %s:// URL", ClusterScheme)
 	}
 	if u.Path != "" && u.Path != "/" {
 		return rueidis.ClientOption{}, errors.New("a path: a cluster has database 0 only, write host:port,host:port/")
@@ -74,11 +71,8 @@ func parseClusterURL(raw string) (rueidis.ClientOption, error) {
 	if len(seeds) > MaxSeeds {
 		return rueidis.ClientOption{}, fmt.Errorf("%d seed nodes: at most %d (the client learns the others from one)", len(seeds), MaxSeeds)
 	}
-	for i, seed := range seeds {
-		host, port, err := net.SplitHostPort(seed)
-		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			return rueidis.ClientOption{}, fmt.Errorf("seed node %d of %d: want host:port, the port a number from 1 to 65535", i+1, len(seeds))
-		}
+	if err := store.CheckHostPorts(seeds, "seed node"); err != nil {
+		return rueidis.ClientOption{}, err
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {
