@@ -171,6 +171,40 @@ func TestCheckServerURL(t *testing.T) {
 	}
 }
 
+func TestCheckServerConfig(t *testing.T) {
+	parse := func(raw string) error {
+		if strings.Contains(raw, "bad") {
+			return errors.New("invalid option")
+		}
+		return nil
+	}
+	optionsErr := errors.New("redis: negative timeout")
+	for _, tc := range []struct {
+		url, ns string
+		options error
+		want    string
+	}{
+		{"redis://:s3cret@db:6379/0", "sb_x", nil, "<nil>"},
+		{"", "sb_x", nil, "redis: no URL"},
+		// The URL is checked first, the options next, the namespace last.
+		{"redis://:s3cret@db:6379/0?x=bad", "BAD", optionsErr, "redis: bad URL redis://db:6379/…: invalid option"},
+		{"redis://:s3cret@db:6379/0", "BAD", optionsErr, "redis: negative timeout"},
+		{"redis://:s3cret@db:6379/0", "BAD", nil, `namespace "BAD": want 1-48 characters of [a-z0-9_] starting with a letter`},
+	} {
+		if got := fmt.Sprint(CheckServerConfig("redis", tc.url, parse, tc.options, tc.ns)); got != tc.want {
+			t.Errorf("CheckServerConfig(%q, %v, %q) = %q, want %q", tc.url, tc.options, tc.ns, got, tc.want)
+		}
+	}
+}
+
+func TestCheckTimeout(t *testing.T) {
+	for d, want := range map[time.Duration]string{-time.Nanosecond: "memcached: negative timeout", 0: "<nil>", time.Second: "<nil>"} {
+		if got := fmt.Sprint(CheckTimeout("memcached", d)); got != want {
+			t.Errorf("CheckTimeout(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
 func TestParseSchemeURL(t *testing.T) {
 	for raw, want := range map[string]string{
 		"redis-cluster://:s3cret@a:1,b:2/": "<nil>",

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // escapeHint says how to write the characters a URL reserves; it names none
@@ -210,6 +211,28 @@ func CheckServerURL(name, raw string, parse func(string) error) error {
 	}
 	if err := parse(raw); err != nil {
 		return fmt.Errorf("%s: bad URL %s: %w", name, SafeURL(raw), err)
+	}
+	return nil
+}
+
+// CheckServerConfig is a server store's Config.Validate, in the order they
+// all check: its URL (CheckServerURL), then its own options (optionsErr is
+// their check's verdict, nil when they are fine), then its namespace.
+func CheckServerConfig(name, rawURL string, parse func(string) error, optionsErr error, namespace string) error {
+	if err := CheckServerURL(name, rawURL, parse); err != nil {
+		return err
+	}
+	if optionsErr != nil {
+		return optionsErr
+	}
+	return ValidNamespace(namespace)
+}
+
+// CheckTimeout refuses a negative timeout of a server store's Config (0
+// means the store's default).
+func CheckTimeout(name string, d time.Duration) error {
+	if d < 0 {
+		return errors.New(name + ": negative timeout")
 	}
 	return nil
 }

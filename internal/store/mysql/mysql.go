@@ -84,15 +84,14 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if err := store.CheckServerURL("mysql", c.URL, CheckURL); err != nil {
-		return err
+	return store.CheckServerConfig("mysql", c.URL, CheckURL, checkDesign(c.Design), c.Namespace)
+}
+
+func checkDesign(design string) error {
+	if design != "" && design != DesignInnoDB {
+		return fmt.Errorf("mysql: design %q not implemented (have %s)", design, DesignInnoDB)
 	}
-	switch c.Design {
-	case "", DesignInnoDB:
-	default:
-		return fmt.Errorf("mysql: design %q not implemented (have %s)", c.Design, DesignInnoDB)
-	}
-	return store.ValidNamespace(c.Namespace)
+	return nil
 }
 
 // CheckURL parses a URL as New will, without connecting, the driver's DSN

@@ -37,13 +37,7 @@ type ClusterConfig struct {
 
 // Validate checks the config without connecting.
 func (c ClusterConfig) Validate() error {
-	if _, err := parseClusterURL(c.URL); err != nil {
-		return fmt.Errorf("redis cluster: bad URL %s: %w", store.SafeURL(c.URL), err)
-	}
-	if c.Timeout < 0 {
-		return errors.New("redis cluster: negative timeout")
-	}
-	return store.ValidNamespace(c.Namespace)
+	return store.CheckServerConfig("redis cluster", c.URL, CheckClusterURL, store.CheckTimeout("redis cluster", c.Timeout), c.Namespace)
 }
 
 // CheckClusterURL parses a cluster URL as NewCluster will, without
