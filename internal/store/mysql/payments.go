@@ -222,13 +222,19 @@ func (s *Store) setupDB(ctx context.Context) (*sql.DB, error) {
 	return db, nil
 }
 
-// paymentsDB checks the database's marker under the store's lock, then
-// opens setupDB for op.
-func (s *Store) paymentsDB(ctx context.Context, op string) (*sql.DB, error) {
+// withPaymentsDB checks the database's marker under the store's lock, then
+// runs use for op on a setupDB of its own, closed after it.
+func withPaymentsDB[T any](ctx context.Context, s *Store, op string, use func(*sql.DB) (T, error)) (T, error) {
+	var zero T
 	if err := s.ns.Check(ctx, op); err != nil {
-		return nil, err
+		return zero, err
 	}
-	return s.setupDB(ctx)
+	db, err := s.setupDB(ctx)
+	if err != nil {
+		return zero, err
+	}
+	defer db.Close()
+	return use(db)
 }
 
 func (s *Store) dropPayments(ctx context.Context, db *sql.DB) error {
@@ -249,24 +255,24 @@ func (s *Store) dropPayments(ctx context.Context, db *sql.DB) error {
 
 // PaymentsDrop drops the payments tables and procedure.
 func (s *Store) PaymentsDrop(ctx context.Context) error {
-	db, err := s.paymentsDB(ctx, "payments drop")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := s.dropPayments(ctx, db); err != nil {
-		return opErr("payments drop", err)
-	}
-	return nil
+	_, err := withPaymentsDB(ctx, s, "payments drop", func(db *sql.DB) (struct{}, error) {
+		if err := s.dropPayments(ctx, db); err != nil {
+			return struct{}{}, opErr("payments drop", err)
+		}
+		return struct{}{}, nil
+	})
+	return err
 }
 
 // PaymentsSetup creates and loads the tables on a connection of its own.
 func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store.PaymentsSetupInfo, error) {
-	db, err := s.paymentsDB(ctx, "payments setup")
-	if err != nil {
-		return store.PaymentsSetupInfo{}, err
-	}
-	defer db.Close()
+	return withPaymentsDB(ctx, s, "payments setup", func(db *sql.DB) (store.PaymentsSetupInfo, error) {
+		return s.setupPayments(ctx, db, d)
+	})
+}
+
+// setupPayments is PaymentsSetup on its connection.
+func (s *Store) setupPayments(ctx context.Context, db *sql.DB, d *store.PaymentsData) (store.PaymentsSetupInfo, error) {
 	fail := func(what string, err error) (store.PaymentsSetupInfo, error) {
 		return store.PaymentsSetupInfo{}, opErr("payments setup: "+what, err)
 	}
@@ -407,12 +413,9 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 // PaymentsCheck loads the delete journal into a table of the namespace and
 // reads back what the invariants need (paycheck.Check).
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
-	db, err := s.paymentsDB(ctx, "payments check")
-	if err != nil {
-		return store.PaymentsFacts{}, err
-	}
-	defer db.Close()
-	return paycheck.Check(ctx, paycheck.SQLDB{DB: db, Resolve: s.sql}, &myCheck, in)
+	return withPaymentsDB(ctx, s, "payments check", func(db *sql.DB) (store.PaymentsFacts, error) {
+		return paycheck.Check(ctx, paycheck.SQLDB{DB: db, Resolve: s.sql}, &myCheck, in)
+	})
 }
 
 // myCheck is MySQL's and MariaDB's text for paycheck.Check.
