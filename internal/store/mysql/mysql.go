@@ -776,3 +776,32 @@ func classify(err error) errclass.Class {
 	}
 	return ""
 }
+
+// driverInt reads an integer the driver returned: int64 or uint64 in the
+// binary protocol, float64 from a DOUBLE, []byte or string in the text
+// protocol. Text is read as an integer first, exact beyond 2^53 (an id, a
+// balance), and else as a number with a fraction (a DECIMAL, such as a
+// SUM), which is dropped.
+func driverInt(v driver.Value) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case uint64:
+		return int64(x)
+	case float64:
+		return int64(x)
+	case []byte:
+		return textInt(string(x))
+	case string:
+		return textInt(x)
+	}
+	return 0
+}
+
+func textInt(s string) int64 {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	f, _ := strconv.ParseFloat(s, 64)
+	return int64(f)
+}

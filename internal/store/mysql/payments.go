@@ -620,21 +620,6 @@ func (pc *paymentsConn) queryRow1(st *stmt, n, cols int) (bool, error) {
 	return ok, err
 }
 
-func asInt(v driver.Value) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case uint64:
-		return int64(x)
-	case []byte:
-		n, _ := strconv.ParseInt(string(x), 10, 64)
-		return n
-	case float64:
-		return int64(x)
-	}
-	return 0
-}
-
 // Token is RT1/RT3.
 func (pc *paymentsConn) Token(ctx context.Context, hash *[16]byte, permission string, out *store.PaymentsTokenRow) (bool, error) {
 	pc.args[0].Value = hash[:]
@@ -648,7 +633,7 @@ func (pc *paymentsConn) Token(ctx context.Context, hash *[16]byte, permission st
 	}
 	ok, err := pc.queryRow(ctx, pc.token, 2, 4)
 	if ok {
-		*out = store.PaymentsTokenRow{UserID: asInt(pc.dest[0]), OrgID: asInt(pc.dest[1]), UserFrozen: asInt(pc.dest[2]) != 0, Expired: asInt(pc.dest[3]) != 0}
+		*out = store.PaymentsTokenRow{UserID: driverInt(pc.dest[0]), OrgID: driverInt(pc.dest[1]), UserFrozen: driverInt(pc.dest[2]) != 0, Expired: driverInt(pc.dest[3]) != 0}
 	}
 	pc.clearArgs(2)
 	if err != nil {
@@ -663,8 +648,8 @@ func (pc *paymentsConn) Card(ctx context.Context, id int64, out *store.PaymentsC
 	ok, err := pc.queryRow(ctx, pc.card, 1, 7)
 	if ok {
 		d := &pc.dest
-		*out = store.PaymentsCardRow{AccountID: asInt(d[0]), AccountOrgID: asInt(d[1]), Balance: asInt(d[2]), CVV: int16(asInt(d[3])),
-			CardFrozen: asInt(d[4]) != 0, CardExpired: asInt(d[5]) != 0, AccountFrozen: asInt(d[6]) != 0}
+		*out = store.PaymentsCardRow{AccountID: driverInt(d[0]), AccountOrgID: driverInt(d[1]), Balance: driverInt(d[2]), CVV: int16(driverInt(d[3])),
+			CardFrozen: driverInt(d[4]) != 0, CardExpired: driverInt(d[5]) != 0, AccountFrozen: driverInt(d[6]) != 0}
 	}
 	pc.clearArgs(1)
 	if err != nil {
@@ -713,7 +698,7 @@ func (pc *paymentsConn) returning(st *stmt, n int, t *store.PaymentsTransfer) er
 	if !ok {
 		return errors.New("transfer returned no row")
 	}
-	t.ID, t.CreatedUs = asInt(pc.dest[0]), asInt(pc.dest[1])
+	t.ID, t.CreatedUs = driverInt(pc.dest[0]), driverInt(pc.dest[1])
 	return nil
 }
 
@@ -768,7 +753,7 @@ func (pc *paymentsConn) DeleteTransfer(ctx context.Context, fromID int64, out *s
 	}
 	if ok {
 		d := &pc.dest
-		*out = store.PaymentsDeleted{ID: asInt(d[0]), From: asInt(d[1]), To: asInt(d[2]), Amount: asInt(d[3]), CreatedUs: asInt(d[4])}
+		*out = store.PaymentsDeleted{ID: driverInt(d[0]), From: driverInt(d[1]), To: driverInt(d[2]), Amount: driverInt(d[3]), CreatedUs: driverInt(d[4])}
 	}
 	err = pc.c.unwatch(ctx, err)
 	pc.clearArgs(1)
