@@ -19,14 +19,9 @@ const PoolScheme = "memcached-pool"
 const MaxPoolServers = 64
 
 // PoolConfig configures a pool of memcached servers, over which the client
-// spreads the keys by hashing them, as gomemcache's ServerList does.
-type PoolConfig struct {
-	// URL is memcached-pool://host:port,host:port[,…][/].
-	URL       string
-	Namespace string
-	// Timeout bounds connecting and each round trip; 0 means DefaultTimeout.
-	Timeout time.Duration
-}
+// spreads the keys by hashing them, as gomemcache's ServerList does. Its
+// fields are Config's; its URL is memcached-pool://host:port,host:port[,…][/].
+type PoolConfig Config
 
 // CheckPoolURL parses a pool URL without connecting; its errors quote no
 // part of raw.

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/rueidis"
 
@@ -24,16 +23,10 @@ const ClusterScheme = "redis-cluster"
 // mistake than a cluster.
 const MaxSeeds = 64
 
-// ClusterConfig configures a Redis Cluster store.
-type ClusterConfig struct {
-	// URL is redis-cluster://[user:password@]host:port[,host:port…][/]
-	// [?protocol=2|3]: the seed nodes the client learns the cluster from.
-	URL string
-	// Namespace follows KeyPrefix in every key.
-	Namespace string
-	// Timeout bounds connecting and each command; 0 means DefaultTimeout.
-	Timeout time.Duration
-}
+// ClusterConfig configures a Redis Cluster store. Its fields are Config's;
+// its URL is redis-cluster://[user:password@]host:port[,host:port…][/]
+// [?protocol=2|3]: the seed nodes the client learns the cluster from.
+type ClusterConfig Config
 
 // Validate checks the config without connecting.
 func (c ClusterConfig) Validate() error {
