@@ -170,3 +170,69 @@ func TestCheckServerURL(t *testing.T) {
 		}
 	}
 }
+
+func TestCheckServerConfig(t *testing.T) {
+	parse := func(raw string) error {
+		if strings.Contains(raw, "bad") {
+			return errors.New("invalid option")
+		}
+		return nil
+	}
+	optionsErr := errors.New("redis: negative timeout")
+	for _, tc := range []struct {
+		url, ns string
+		options error
+		want    string
+	}{
+		{"redis://:s3cret@db:6379/0", "sb_x", nil, "<nil>"},
+		{"", "sb_x", nil, "redis: no URL"},
+		// The URL is checked first, the options next, the namespace last.
+		{"redis://:s3cret@db:6379/0?x=bad", "BAD", optionsErr, "redis: bad URL redis://db:6379/…: invalid option"},
+		{"redis://:s3cret@db:6379/0", "BAD", optionsErr, "redis: negative timeout"},
+		{"redis://:s3cret@db:6379/0", "BAD", nil, `namespace "BAD": want 1-48 characters of [a-z0-9_] starting with a letter`},
+	} {
+		if got := fmt.Sprint(CheckServerConfig("redis", tc.url, parse, tc.options, tc.ns)); got != tc.want {
+			t.Errorf("CheckServerConfig(%q, %v, %q) = %q, want %q", tc.url, tc.options, tc.ns, got, tc.want)
+		}
+	}
+}
+
+func TestCheckTimeout(t *testing.T) {
+	for d, want := range map[time.Duration]string{-time.Nanosecond: "memcached: negative timeout", 0: "<nil>", time.Second: "<nil>"} {
+		if got := fmt.Sprint(CheckTimeout("memcached", d)); got != want {
+			t.Errorf("CheckTimeout(%v) = %q, want %q", d, got, want)
+		}
+	}
+}
+
+func TestParseSchemeURL(t *testing.T) {
+	for raw, want := range map[string]string{
+		"redis-cluster://:s3cret@a:1,b:2/": "<nil>",
+		"REDIS-CLUSTER://a:1/":             "<nil>",
+		"redis://:s3cret@a:1/":             "want a redis-cluster:// URL",
+		"redis-cluster://:s3/cret@a:1/":    "the password holds a character a URL reserves",
+	} {
+		_, err := ParseSchemeURL(raw, "redis-cluster")
+		if got := fmt.Sprint(err); !strings.HasPrefix(got, want) || strings.Contains(got, "s3") {
+			t.Errorf("ParseSchemeURL(%q) = %q, want %q", raw, got, want)
+		}
+	}
+}
+
+func TestCheckHostPorts(t *testing.T) {
+	for _, tc := range []struct {
+		hosts []string
+		want  string
+	}{
+		{[]string{"a:1", "[::1]:65535", "10.0.0.1:11211"}, "<nil>"},
+		{[]string{"a:1", "b"}, "node 2 of 2: want host:port, the port a number from 1 to 65535"},
+		{[]string{":6379"}, "node 1 of 1: want host:port, the port a number from 1 to 65535"},
+		{[]string{"a:0"}, "node 1 of 1: want host:port, the port a number from 1 to 65535"},
+		{[]string{"a:65536"}, "node 1 of 1: want host:port, the port a number from 1 to 65535"},
+		{[]string{"a:1", "s3cret:x"}, "node 2 of 2: want host:port, the port a number from 1 to 65535"},
+	} {
+		if got := fmt.Sprint(CheckHostPorts(tc.hosts, "node")); got != tc.want {
+			t.Errorf("CheckHostPorts(%q) = %q, want %q", tc.hosts, got, tc.want)
+		}
+	}
+}

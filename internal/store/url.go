@@ -3,9 +3,12 @@ package store
 import (
 	"errors"
 	"fmt"
+	"net"
 	"net/url"
 	"regexp"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // escapeHint says how to write the characters a URL reserves; it names none
@@ -208,6 +211,55 @@ func CheckServerURL(name, raw string, parse func(string) error) error {
 	}
 	if err := parse(raw); err != nil {
 		return fmt.Errorf("%s: bad URL %s: %w", name, SafeURL(raw), err)
+	}
+	return nil
+}
+
+// CheckServerConfig is a server store's Config.Validate, in the order they
+// all check: its URL (CheckServerURL), then its own options (optionsErr is
+// their check's verdict, nil when they are fine), then its namespace.
+func CheckServerConfig(name, rawURL string, parse func(string) error, optionsErr error, namespace string) error {
+	if err := CheckServerURL(name, rawURL, parse); err != nil {
+		return err
+	}
+	if optionsErr != nil {
+		return optionsErr
+	}
+	return ValidNamespace(namespace)
+}
+
+// CheckTimeout refuses a negative timeout of a server store's Config (0
+// means the store's default).
+func CheckTimeout(name string, d time.Duration) error {
+	if d < 0 {
+		return errors.New(name + ": negative timeout")
+	}
+	return nil
+}
+
+// ParseSchemeURL is ParseURL for a store that has a scheme of its own
+// (compared in any case), such as a cluster's or a pool's.
+func ParseSchemeURL(raw, scheme string) (*url.URL, error) {
+	u, err := ParseURL(raw)
+	if err != nil {
+		return nil, err
+	}
+	if !strings.EqualFold(u.Scheme, scheme) {
+		return nil, fmt.Errorf("want a %s:// URL", scheme)
+	}
+	return u, nil
+}
+
+// CheckHostPorts checks the servers a URL lists (host:port,host:port…):
+// each a host and a port from 1 to 65535. noun names one in the error
+// ("node 2 of 3"), which quotes none of them: a misplaced password would
+// land in the list.
+func CheckHostPorts(hosts []string, noun string) error {
+	for i, h := range hosts {
+		host, port, err := net.SplitHostPort(h)
+		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
+			return fmt.Errorf("%s %d of %d: want host:port, the port a number from 1 to 65535", noun, i+1, len(hosts))
+		}
 	}
 	return nil
 }

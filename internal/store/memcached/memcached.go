@@ -70,8 +70,8 @@ func (c Config) Validate() error {
 	if _, err := parseURL(c.URL); err != nil {
 		return err
 	}
-	if c.Timeout < 0 {
-		return errors.New("memcached: negative timeout")
+	if err := store.CheckTimeout("memcached", c.Timeout); err != nil {
+		return err
 	}
 	return store.ValidNamespace(c.Namespace)
 }

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"hash/crc32"
-	"net"
 	"strconv"
 	"strings"
 	"time"
@@ -20,14 +19,9 @@ const PoolScheme = "memcached-pool"
 const MaxPoolServers = 64
 
 // PoolConfig configures a pool of memcached servers, over which the client
-// spreads the keys by hashing them, as gomemcache's ServerList does.
-type PoolConfig struct {
-	// URL is memcached-pool://host:port,host:port[,…][/].
-	URL       string
-	Namespace string
-	// Timeout bounds connecting and each round trip; 0 means DefaultTimeout.
-	Timeout time.Duration
-}
+// spreads the keys by hashing them, as gomemcache's ServerList does. Its
+// fields are Config's; its URL is memcached-pool://host:port,host:port[,…][/].
+type PoolConfig Config
 
 // CheckPoolURL parses a pool URL without connecting; its errors quote no
 // part of raw.
@@ -37,13 +31,11 @@ func CheckPoolURL(raw string) error {
 }
 
 func parsePoolURL(raw string) ([]string, error) {
-	u, err := store.ParseURL(raw)
+	u, err := store.ParseSchemeURL(raw, PoolScheme)
 	if err != nil {
 		return nil, err
 	}
 	switch {
-	case !strings.EqualFold(u.Scheme, PoolScheme):
-		return nil, fmt.Errorf("want a %s:// URL", PoolScheme)
 	case u.User != nil:
 		return nil, errors.New("memcached has no users or passwords: write memcached-pool://host:port,host:port/")
 	case u.Path != "" && u.Path != "/", u.RawQuery != "", u.Fragment != "":
@@ -53,11 +45,8 @@ func parsePoolURL(raw string) ([]string, error) {
 	if len(addrs) > MaxPoolServers {
 		return nil, fmt.Errorf("%d servers: at most %d", len(addrs), MaxPoolServers)
 	}
-	for i, a := range addrs {
-		host, port, err := net.SplitHostPort(a)
-		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("server %d of %d: want host:port, the port a number from 1 to 65535", i+1, len(addrs))
-		}
+	if err := store.CheckHostPorts(addrs, "server"); err != nil {
+		return nil, err
 	}
 	return addrs, nil
 }

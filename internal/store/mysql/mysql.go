@@ -84,15 +84,14 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if err := store.CheckServerURL("mysql", c.URL, CheckURL); err != nil {
-		return err
+	return store.CheckServerConfig("mysql", c.URL, CheckURL, checkDesign(c.Design), c.Namespace)
+}
+
+func checkDesign(design string) error {
+	if design != "" && design != DesignInnoDB {
+		return fmt.Errorf("mysql: design %q not implemented (have %s)", design, DesignInnoDB)
 	}
-	switch c.Design {
-	case "", DesignInnoDB:
-	default:
-		return fmt.Errorf("mysql: design %q not implemented (have %s)", c.Design, DesignInnoDB)
-	}
-	return store.ValidNamespace(c.Namespace)
+	return nil
 }
 
 // CheckURL parses a URL as New will, without connecting, the driver's DSN
@@ -776,4 +775,33 @@ func classify(err error) errclass.Class {
 		return errclass.ClassUnavailable
 	}
 	return ""
+}
+
+// driverInt reads an integer the driver returned: int64 or uint64 in the
+// binary protocol, float64 from a DOUBLE, []byte or string in the text
+// protocol. Text is read as an integer first, exact beyond 2^53 (an id, a
+// balance), and else as a number with a fraction (a DECIMAL, such as a
+// SUM), which is dropped.
+func driverInt(v driver.Value) int64 {
+	switch x := v.(type) {
+	case int64:
+		return x
+	case uint64:
+		return int64(x)
+	case float64:
+		return int64(x)
+	case []byte:
+		return textInt(string(x))
+	case string:
+		return textInt(x)
+	}
+	return 0
+}
+
+func textInt(s string) int64 {
+	if n, err := strconv.ParseInt(s, 10, 64); err == nil {
+		return n
+	}
+	f, _ := strconv.ParseFloat(s, 64)
+	return int64(f)
 }

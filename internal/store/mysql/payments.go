@@ -222,13 +222,19 @@ func (s *Store) setupDB(ctx context.Context) (*sql.DB, error) {
 	return db, nil
 }
 
-// paymentsDB checks the database's marker under the store's lock, then
-// opens setupDB for op.
-func (s *Store) paymentsDB(ctx context.Context, op string) (*sql.DB, error) {
+// withPaymentsDB checks the database's marker under the store's lock, then
+// runs use for op on a setupDB of its own, closed after it.
+func withPaymentsDB[T any](ctx context.Context, s *Store, op string, use func(*sql.DB) (T, error)) (T, error) {
+	var zero T
 	if err := s.ns.Check(ctx, op); err != nil {
-		return nil, err
+		return zero, err
 	}
-	return s.setupDB(ctx)
+	db, err := s.setupDB(ctx)
+	if err != nil {
+		return zero, err
+	}
+	defer db.Close()
+	return use(db)
 }
 
 func (s *Store) dropPayments(ctx context.Context, db *sql.DB) error {
@@ -249,24 +255,24 @@ func (s *Store) dropPayments(ctx context.Context, db *sql.DB) error {
 
 // PaymentsDrop drops the payments tables and procedure.
 func (s *Store) PaymentsDrop(ctx context.Context) error {
-	db, err := s.paymentsDB(ctx, "payments drop")
-	if err != nil {
-		return err
-	}
-	defer db.Close()
-	if err := s.dropPayments(ctx, db); err != nil {
-		return opErr("payments drop", err)
-	}
-	return nil
+	_, err := withPaymentsDB(ctx, s, "payments drop", func(db *sql.DB) (struct{}, error) {
+		if err := s.dropPayments(ctx, db); err != nil {
+			return struct{}{}, opErr("payments drop", err)
+		}
+		return struct{}{}, nil
+	})
+	return err
 }
 
 // PaymentsSetup creates and loads the tables on a connection of its own.
 func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store.PaymentsSetupInfo, error) {
-	db, err := s.paymentsDB(ctx, "payments setup")
-	if err != nil {
-		return store.PaymentsSetupInfo{}, err
-	}
-	defer db.Close()
+	return withPaymentsDB(ctx, s, "payments setup", func(db *sql.DB) (store.PaymentsSetupInfo, error) {
+		return s.setupPayments(ctx, db, d)
+	})
+}
+
+// setupPayments is PaymentsSetup on its connection.
+func (s *Store) setupPayments(ctx context.Context, db *sql.DB, d *store.PaymentsData) (store.PaymentsSetupInfo, error) {
 	fail := func(what string, err error) (store.PaymentsSetupInfo, error) {
 		return store.PaymentsSetupInfo{}, opErr("payments setup: "+what, err)
 	}
@@ -407,12 +413,9 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 // PaymentsCheck loads the delete journal into a table of the namespace and
 // reads back what the invariants need (paycheck.Check).
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
-	db, err := s.paymentsDB(ctx, "payments check")
-	if err != nil {
-		return store.PaymentsFacts{}, err
-	}
-	defer db.Close()
-	return paycheck.Check(ctx, paycheck.SQLDB{DB: db, Resolve: s.sql}, &myCheck, in)
+	return withPaymentsDB(ctx, s, "payments check", func(db *sql.DB) (store.PaymentsFacts, error) {
+		return paycheck.Check(ctx, paycheck.SQLDB{DB: db, Resolve: s.sql}, &myCheck, in)
+	})
 }
 
 // myCheck is MySQL's and MariaDB's text for paycheck.Check.
@@ -617,21 +620,6 @@ func (pc *paymentsConn) queryRow1(st *stmt, n, cols int) (bool, error) {
 	return ok, err
 }
 
-func asInt(v driver.Value) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case uint64:
-		return int64(x)
-	case []byte:
-		n, _ := strconv.ParseInt(string(x), 10, 64)
-		return n
-	case float64:
-		return int64(x)
-	}
-	return 0
-}
-
 // Token is RT1/RT3.
 func (pc *paymentsConn) Token(ctx context.Context, hash *[16]byte, permission string, out *store.PaymentsTokenRow) (bool, error) {
 	pc.args[0].Value = hash[:]
@@ -645,7 +633,7 @@ func (pc *paymentsConn) Token(ctx context.Context, hash *[16]byte, permission st
 	}
 	ok, err := pc.queryRow(ctx, pc.token, 2, 4)
 	if ok {
-		*out = store.PaymentsTokenRow{UserID: asInt(pc.dest[0]), OrgID: asInt(pc.dest[1]), UserFrozen: asInt(pc.dest[2]) != 0, Expired: asInt(pc.dest[3]) != 0}
+		*out = store.PaymentsTokenRow{UserID: driverInt(pc.dest[0]), OrgID: driverInt(pc.dest[1]), UserFrozen: driverInt(pc.dest[2]) != 0, Expired: driverInt(pc.dest[3]) != 0}
 	}
 	pc.clearArgs(2)
 	if err != nil {
@@ -660,8 +648,8 @@ func (pc *paymentsConn) Card(ctx context.Context, id int64, out *store.PaymentsC
 	ok, err := pc.queryRow(ctx, pc.card, 1, 7)
 	if ok {
 		d := &pc.dest
-		*out = store.PaymentsCardRow{AccountID: asInt(d[0]), AccountOrgID: asInt(d[1]), Balance: asInt(d[2]), CVV: int16(asInt(d[3])),
-			CardFrozen: asInt(d[4]) != 0, CardExpired: asInt(d[5]) != 0, AccountFrozen: asInt(d[6]) != 0}
+		*out = store.PaymentsCardRow{AccountID: driverInt(d[0]), AccountOrgID: driverInt(d[1]), Balance: driverInt(d[2]), CVV: int16(driverInt(d[3])),
+			CardFrozen: driverInt(d[4]) != 0, CardExpired: driverInt(d[5]) != 0, AccountFrozen: driverInt(d[6]) != 0}
 	}
 	pc.clearArgs(1)
 	if err != nil {
@@ -710,7 +698,7 @@ func (pc *paymentsConn) returning(st *stmt, n int, t *store.PaymentsTransfer) er
 	if !ok {
 		return errors.New("transfer returned no row")
 	}
-	t.ID, t.CreatedUs = asInt(pc.dest[0]), asInt(pc.dest[1])
+	t.ID, t.CreatedUs = driverInt(pc.dest[0]), driverInt(pc.dest[1])
 	return nil
 }
 
@@ -765,7 +753,7 @@ func (pc *paymentsConn) DeleteTransfer(ctx context.Context, fromID int64, out *s
 	}
 	if ok {
 		d := &pc.dest
-		*out = store.PaymentsDeleted{ID: asInt(d[0]), From: asInt(d[1]), To: asInt(d[2]), Amount: asInt(d[3]), CreatedUs: asInt(d[4])}
+		*out = store.PaymentsDeleted{ID: driverInt(d[0]), From: driverInt(d[1]), To: driverInt(d[2]), Amount: driverInt(d[3]), CreatedUs: driverInt(d[4])}
 	}
 	err = pc.c.unwatch(ctx, err)
 	pc.clearArgs(1)

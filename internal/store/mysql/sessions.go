@@ -303,7 +303,7 @@ func (h *sessionClient) Observe(ctx context.Context) (store.SessionSample, error
 	if err != nil || len(rows) != 1 {
 		return store.SessionSample{}, opErr("observe sessions", errors.Join(err, errors.New("no row")))
 	}
-	n, expired, oldest := toInt(rows[0][0]), toInt(rows[0][1]), toInt(rows[0][2])
+	n, expired, oldest := driverInt(rows[0][0]), driverInt(rows[0][1]), driverInt(rows[0][2])
 	m := map[string]float64{"rows": float64(n), "expired_rows": float64(expired)}
 	sizes, err := h.queryText(ctx, `SELECT DATA_LENGTH, INDEX_LENGTH, DATA_FREE FROM information_schema.TABLES
 		WHERE TABLE_SCHEMA = '`+h.s.cfg.Namespace+`' AND TABLE_NAME = 'sessions'`, 3)
@@ -312,32 +312,13 @@ func (h *sessionClient) Observe(ctx context.Context) (store.SessionSample, error
 	}
 	var bytes int64
 	if len(sizes) == 1 {
-		m["data_bytes"], m["index_bytes"], m["data_free"] = float64(toInt(sizes[0][0])), float64(toInt(sizes[0][1])), float64(toInt(sizes[0][2]))
-		bytes = toInt(sizes[0][0]) + toInt(sizes[0][1])
+		m["data_bytes"], m["index_bytes"], m["data_free"] = float64(driverInt(sizes[0][0])), float64(driverInt(sizes[0][1])), float64(driverInt(sizes[0][2]))
+		bytes = driverInt(sizes[0][0]) + driverInt(sizes[0][1])
 	}
 	if hist, err := h.queryText(ctx, `SELECT COUNT FROM information_schema.INNODB_METRICS WHERE NAME = 'trx_rseg_history_len'`, 1); err == nil && len(hist) == 1 {
-		m["history_list_length"] = float64(toInt(hist[0][0]))
+		m["history_list_length"] = float64(driverInt(hist[0][0]))
 	}
 	return store.SessionSample{Rows: n, Expired: expired, OldestExpired: time.Duration(oldest) * time.Millisecond, Bytes: bytes, Metrics: m}, nil
-}
-
-// toInt reads an integer the driver returned as int64, []byte or string.
-func toInt(v driver.Value) int64 {
-	switch x := v.(type) {
-	case int64:
-		return x
-	case uint64:
-		return int64(x)
-	case float64:
-		return int64(x)
-	case []byte:
-		n, _ := strconv.ParseFloat(string(x), 64)
-		return int64(n)
-	case string:
-		n, _ := strconv.ParseFloat(x, 64)
-		return int64(n)
-	}
-	return 0
 }
 
 // Describe reads SHOW CREATE TABLE and the durability setting back.

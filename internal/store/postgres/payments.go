@@ -141,11 +141,13 @@ func (s *Store) PaymentsPrepare(ctx context.Context, cfg store.PaymentsConfig) (
 
 // PaymentsSetup creates and loads the tables on a connection of its own.
 func (s *Store) PaymentsSetup(ctx context.Context, d *store.PaymentsData) (store.PaymentsSetupInfo, error) {
-	conn, err := s.paymentsConn(ctx, "payments setup")
-	if err != nil {
-		return store.PaymentsSetupInfo{}, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
+	return withPaymentsConn(ctx, s, "payments setup", func(conn *pgx.Conn) (store.PaymentsSetupInfo, error) {
+		return s.setupPayments(ctx, conn, d)
+	})
+}
+
+// setupPayments is PaymentsSetup on its connection.
+func (s *Store) setupPayments(ctx context.Context, conn *pgx.Conn, d *store.PaymentsData) (store.PaymentsSetupInfo, error) {
 	step := func(what string, err error) error {
 		if err != nil {
 			return opErr("payments setup: "+what, err)
@@ -247,13 +249,19 @@ func (s *Store) dropPayments(ctx context.Context, conn *pgx.Conn) error {
 	return err
 }
 
-// paymentsConn checks the schema's marker under the store's lock, then
-// opens a connection of its own for op.
-func (s *Store) paymentsConn(ctx context.Context, op string) (*pgx.Conn, error) {
+// withPaymentsConn checks the schema's marker under the store's lock, then
+// runs use for op on a connection of its own, closed after it.
+func withPaymentsConn[T any](ctx context.Context, s *Store, op string, use func(*pgx.Conn) (T, error)) (T, error) {
+	var zero T
 	if err := s.ns.Check(ctx, op); err != nil {
-		return nil, err
+		return zero, err
 	}
-	return s.connect(ctx, false)
+	conn, err := s.connect(ctx, false)
+	if err != nil {
+		return zero, err
+	}
+	defer conn.Close(context.WithoutCancel(ctx))
+	return use(conn)
 }
 
 // PaymentsDrop drops the payments tables and function.
@@ -305,12 +313,9 @@ func (s *Store) PaymentsStats(ctx context.Context) (map[string]float64, error) {
 // PaymentsCheck loads the delete journal into a table of the schema and
 // reads back what the invariants need (paycheck.Check).
 func (s *Store) PaymentsCheck(ctx context.Context, in *store.PaymentsCheckInput) (store.PaymentsFacts, error) {
-	conn, err := s.paymentsConn(ctx, "payments check")
-	if err != nil {
-		return store.PaymentsFacts{}, err
-	}
-	defer conn.Close(context.WithoutCancel(ctx))
-	return paycheck.Check(ctx, checkConn{s, conn}, &pgCheck, in)
+	return withPaymentsConn(ctx, s, "payments check", func(conn *pgx.Conn) (store.PaymentsFacts, error) {
+		return paycheck.Check(ctx, checkConn{s, conn}, &pgCheck, in)
+	})
 }
 
 // checkConn is the connection of a payments check, loading the journal with

@@ -98,13 +98,8 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if err := store.CheckServerURL("postgres", c.URL, CheckURL); err != nil {
-		return err
-	}
-	if _, err := parseDesign(c.Design); err != nil {
-		return err
-	}
-	return store.ValidNamespace(c.Namespace)
+	_, designErr := parseDesign(c.Design)
+	return store.CheckServerConfig("postgres", c.URL, CheckURL, designErr, c.Namespace)
 }
 
 // CheckURL parses a URL as New will, without connecting: every connection

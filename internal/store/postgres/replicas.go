@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
 	"net/url"
 	"slices"
 	"strconv"
@@ -87,12 +86,9 @@ func CheckReplicasURL(raw string) error {
 // replicaURLs splits a replica set's URL into one postgres:// URL per node,
 // the primary's first, each checked as a single server's (CheckURL).
 func replicaURLs(raw string) ([]string, error) {
-	u, err := store.ParseURL(raw)
+	u, err := store.ParseSchemeURL(raw, ReplicasScheme)
 	if err != nil {
 		return nil, err
-	}
-	if !strings.EqualFold(u.Scheme, ReplicasScheme) {
-		return nil, fmt.Errorf("want a %s:// URL", ReplicasScheme)
 	}
 	if u.Fragment != "" {
 		return nil, errors.New("a #fragment means nothing to PostgreSQL")
@@ -104,12 +100,11 @@ func replicaURLs(raw string) ([]string, error) {
 	case len(hosts)-1 > MaxReplicas:
 		return nil, fmt.Errorf("%d replicas: at most %d", len(hosts)-1, MaxReplicas)
 	}
+	if err := store.CheckHostPorts(hosts, "node"); err != nil {
+		return nil, err
+	}
 	out := make([]string, len(hosts))
 	for i, h := range hosts {
-		host, port, err := net.SplitHostPort(h)
-		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			return nil, fmt.Errorf("node %d of %d: want host:port, the port a number from 1 to 65535", i+1, len(hosts))
-		}
 		node := url.URL{Scheme: "postgres", User: u.User, Host: h, Path: u.Path, RawQuery: u.RawQuery}
 		out[i] = node.String()
 		if err := CheckURL(out[i]); err != nil {

@@ -9,7 +9,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/redis/rueidis"
 
@@ -24,26 +23,14 @@ const ClusterScheme = "redis-cluster"
 // mistake than a cluster.
 const MaxSeeds = 64
 
-// ClusterConfig configures a Redis Cluster store.
-type ClusterConfig struct {
-	// URL is redis-cluster://[user:password@]host:port[,host:port…][/]
-	// [?protocol=2|3]: the seed nodes the client learns the cluster from.
-	URL string
-	// Namespace follows KeyPrefix in every key.
-	Namespace string
-	// Timeout bounds connecting and each command; 0 means DefaultTimeout.
-	Timeout time.Duration
-}
+// ClusterConfig configures a Redis Cluster store. Its fields are Config's;
+// its URL is redis-cluster://[user:password@]host:port[,host:port…][/]
+// [?protocol=2|3]: the seed nodes the client learns the cluster from.
+type ClusterConfig Config
 
 // Validate checks the config without connecting.
 func (c ClusterConfig) Validate() error {
-	if _, err := parseClusterURL(c.URL); err != nil {
-		return fmt.Errorf("redis cluster: bad URL %s: %w", store.SafeURL(c.URL), err)
-	}
-	if c.Timeout < 0 {
-		return errors.New("redis cluster: negative timeout")
-	}
-	return store.ValidNamespace(c.Namespace)
+	return store.CheckServerConfig("redis cluster", c.URL, CheckClusterURL, store.CheckTimeout("redis cluster", c.Timeout), c.Namespace)
 }
 
 // CheckClusterURL parses a cluster URL as NewCluster will, without
@@ -57,12 +44,9 @@ func CheckClusterURL(raw string) error {
 // single node's URL is checked (parseURL): the user, password and
 // parameters are the first seed's URL's.
 func parseClusterURL(raw string) (rueidis.ClientOption, error) {
-	u, err := store.ParseURL(raw)
+	u, err := store.ParseSchemeURL(raw, ClusterScheme)
 	if err != nil {
 		return rueidis.ClientOption{}, err
-	}
-	if !strings.EqualFold(u.Scheme, ClusterScheme) {
-		return rueidis.ClientOption{}, fmt.Errorf("want a %s:// URL", ClusterScheme)
 	}
 	if u.Path != "" && u.Path != "/" {
 		return rueidis.ClientOption{}, errors.New("a path: a cluster has database 0 only, write host:port,host:port/")
@@ -74,11 +58,8 @@ func parseClusterURL(raw string) (rueidis.ClientOption, error) {
 	if len(seeds) > MaxSeeds {
 		return rueidis.ClientOption{}, fmt.Errorf("%d seed nodes: at most %d (the client learns the others from one)", len(seeds), MaxSeeds)
 	}
-	for i, seed := range seeds {
-		host, port, err := net.SplitHostPort(seed)
-		if n, perr := strconv.Atoi(port); err != nil || host == "" || perr != nil || n < 1 || n > 65535 {
-			return rueidis.ClientOption{}, fmt.Errorf("seed node %d of %d: want host:port, the port a number from 1 to 65535", i+1, len(seeds))
-		}
+	if err := store.CheckHostPorts(seeds, "seed node"); err != nil {
+		return rueidis.ClientOption{}, err
 	}
 	q, err := url.ParseQuery(u.RawQuery)
 	if err != nil {

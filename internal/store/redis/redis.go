@@ -65,13 +65,7 @@ type Config struct {
 
 // Validate checks the config without connecting.
 func (c Config) Validate() error {
-	if err := store.CheckServerURL("redis", c.URL, CheckURL); err != nil {
-		return err
-	}
-	if c.Timeout < 0 {
-		return errors.New("redis: negative timeout")
-	}
-	return store.ValidNamespace(c.Namespace)
+	return store.CheckServerConfig("redis", c.URL, CheckURL, store.CheckTimeout("redis", c.Timeout), c.Namespace)
 }
 
 // Store is one key prefix on one Redis server.
