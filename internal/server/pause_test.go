@@ -94,3 +94,41 @@ func waitStates(pids []int, ok func(string) bool) []string {
 		time.Sleep(10 * time.Millisecond)
 	}
 }
+
+// TestPauseReturnsStopped: when Pause returns, every thread of a
+// multi-threaded server has stopped, so a request sent next cannot be
+// answered. SIGSTOP alone does not promise that: kill(2) returns before a
+// thread running on the other CPU has stopped.
+func TestPauseReturnsStopped(t *testing.T) {
+	t.Parallel()
+	s := servertest.Start(t, server.Memcached, server.Options{})
+	t.Cleanup(func() { s.Resume() })
+	for i := range 30 {
+		if _, err := s.Pause(); err != nil {
+			t.Fatal(err)
+		}
+		if running := runningThreads(s.PID); len(running) > 0 {
+			t.Fatalf("pause %d: threads not stopped when Pause returned: %v", i, running)
+		}
+		if err := s.Resume(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// runningThreads lists pid's threads that are not stopped ("tid:state").
+func runningThreads(pid int) []string {
+	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
+	var out []string
+	for _, task := range tasks {
+		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
+		if err != nil {
+			continue
+		}
+		st := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))[0]
+		if st != "T" && st != "t" {
+			out = append(out, task.Name()+":"+st)
+		}
+	}
+	return out
+}
