@@ -162,9 +162,10 @@ func TestReplyClass(t *testing.T) {
 		"LOADING Redis is loading the dataset in memory":                    errclass.ClassUnavailable,
 		"MASTERDOWN Link with MASTER is down and replica-serve-stale-data":  errclass.ClassUnavailable,
 		"READONLY You can't write against a read only replica.":             errclass.ClassUnavailable,
+		"CLUSTERDOWN The cluster is down":                                   errclass.ClassUnavailable,
 		"BUSY Redis is busy running a script.":                              errclass.ClassTimeout,
 		"WRONGTYPE Operation against a key holding the wrong kind of value": errclass.ClassOther,
-		"ERR unknown command": errclass.ClassOther,
+		"ERR unknown command":                                               errclass.ClassOther,
 	} {
 		if got := errclass.Classify(opErr("get", &replyError{msg: msg})); got != want {
 			t.Errorf("%q: class %s, want %s", msg, got, want)

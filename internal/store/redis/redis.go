@@ -503,11 +503,13 @@ func classify(err error) errclass.Class {
 }
 
 // replyClass is the class of an error reply: a server that is loading its
-// data or is a replica that cannot serve is unavailable; a busy script is a
-// timeout.
+// data, a replica that cannot serve, or a cluster that is down (a killed
+// node's slots have no primary until a replica takes over, or for good
+// without replicas) is unavailable; a busy script is a timeout.
 func replyClass(msg string) errclass.Class {
 	switch {
-	case strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "MASTERDOWN") || strings.HasPrefix(msg, "READONLY"):
+	case strings.HasPrefix(msg, "LOADING") || strings.HasPrefix(msg, "MASTERDOWN") || strings.HasPrefix(msg, "READONLY") ||
+		strings.HasPrefix(msg, "CLUSTERDOWN"):
 		return errclass.ClassUnavailable
 	case strings.HasPrefix(msg, "BUSY"):
 		return errclass.ClassTimeout
