@@ -99,9 +99,11 @@ type Phase struct {
 	ReplicaLag *ReplicaLag `json:"replica_lag,omitempty"`
 }
 
-// NodeOps is one node's share of a phase, by its own counters. They count
-// every client's commands, storebench's only when no one else uses the
-// node; a replica counts the writes its primary streams to it.
+// NodeOps is one node's share of a phase. A cluster's or pool's come from
+// the node's own counters: they count every client's commands,
+// storebench's only when no one else uses the node, and a replica counts
+// the writes its primary streams to it. A PostgreSQL replica set's are
+// counted at the client (its counters cannot tell reads from writes).
 type NodeOps struct {
 	Addr string `json:"addr"`
 	Role string `json:"role"` // primary, replica, or server (a pool's)

@@ -12,7 +12,7 @@ import (
 // spread of keys over slots or servers shows. nil when no phase counted
 // nodes.
 func newNodesModel(r *result.Result) *tableSection {
-	t := newTable("nodes", "ops per node: the commands each node served, by its own counters", true,
+	t := newTable("nodes", "ops per node: the commands each node served (a cluster's or pool's by its own counters, a replica set's counted at the client)", true,
 		column{head: "cell", left: true}, column{head: "phase", left: true}, column{head: "node", left: true}, column{head: "role", left: true},
 		column{head: "reads", m: "reads"}, column{head: "writes", m: "writes"}, column{head: "other", m: "other"}, column{head: "share", m: "share"})
 	for c, p := range phasesInOrder(r) {
@@ -21,7 +21,7 @@ func newNodesModel(r *result.Result) *tableSection {
 				countCell(n.Reads), countCell(n.Writes), countCell(n.Other), figureCell(fixed(100*n.Share, 1)+"%", n.Share))
 		}
 	}
-	return newTableSection(t, nodesNote, "ops per node (the commands each node of a cluster or pool served, by its own counters)")
+	return newTableSection(t, nodesNote, "ops per node (the commands each node served: a cluster's or pool's by the node's own counters, a replica set's counted at the client)")
 }
 
 // nodesNote says what the counts are.
