@@ -23,7 +23,7 @@ func Namespaces(ctx context.Context, url string) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer s.Detach(ctx)
+	defer s.Detach(context.WithoutCancel(ctx))
 	rows, err := s.admin.QueryContext(ctx, `SELECT TABLE_SCHEMA FROM information_schema.TABLES WHERE TABLE_NAME = '`+OwnerTable+`' ORDER BY TABLE_SCHEMA`)
 	if err != nil {
 		return nil, opErr("list databases", err)
@@ -64,6 +64,6 @@ func DropNamespace(ctx context.Context, url, ns string) error {
 	if err != nil {
 		return err
 	}
-	defer s.Detach(ctx)
+	defer s.Detach(context.WithoutCancel(ctx))
 	return s.ns.Drop(ctx)
 }
