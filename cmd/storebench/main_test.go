@@ -116,6 +116,8 @@ func TestBadInput(t *testing.T) {
 		args []string
 		want []string
 	}{
+		{"absurd rtt", nil, []string{"run", "kv", "--stores", "redis", "--rtt", "1h"}, []string{"rtt 1h0m0s: at most 500ms"}},
+		{"bandwidth beyond int64", nil, []string{"run", "kv", "--stores", "redis", "--rtt", "1ms", "--bandwidth", "1e30gbit"}, []string{`bandwidth "1e30gbit": at most 100gbit`}},
 		{"unknown store", nil, []string{"run", "kv", "--stores", "memory,mongo"}, []string{`unknown store "mongo"`, "memory, files, sqlite, postgres, redis, memcached, mariadb"}},
 		{"unknown workload", nil, []string{"run", "nosuchworkload"}, []string{`"nosuchworkload"`, "workloads: kv"}},
 		{"unknown profile", nil, []string{"run", "kv", "--stores", "redis:fast"}, []string{`unknown profile "fast" for redis`, "aof-always"}},

@@ -20,6 +20,7 @@ package netem
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 	"time"
@@ -37,11 +38,29 @@ type Config struct {
 	Bandwidth Rate
 }
 
+// MaxRTT bounds the round trip storebench adds. Round trips between
+// continents are 100–300 ms; and a store's connect and first statements
+// take about ten round trips (MariaDB's handshake and four prepares: seven)
+// within the stores' 5 s connect timeouts: at an rtt of 1 s MariaDB's
+// clients could not open. A longer rtt is likely a typo (1s for 1ms) that
+// would only fail once the servers were started.
+const MaxRTT = 500 * time.Millisecond
+
+// MaxRate bounds a bandwidth limit: 100 Gbit/s is more than loopback
+// carries here, so a larger limit limits nothing (leave it out instead).
+const MaxRate Rate = 100e9 / 8
+
+// minRate is the least the proxy can limit to.
+const minRate Rate = 100
+
 // Validate rejects impossible settings.
 func (c Config) Validate() error {
 	var errs []error
 	if c.RTT < 0 {
 		errs = append(errs, fmt.Errorf("rtt must not be negative, got %v", c.RTT))
+	}
+	if c.RTT > MaxRTT {
+		errs = append(errs, fmt.Errorf("rtt %v: at most %v (round trips between continents are 100–300 ms; a store's connect takes about ten round trips within its 5 s connect timeout)", c.RTT, MaxRTT))
 	}
 	if c.Jitter < 0 {
 		errs = append(errs, fmt.Errorf("jitter must not be negative, got %v", c.Jitter))
@@ -52,8 +71,11 @@ func (c Config) Validate() error {
 	if c.Bandwidth < 0 {
 		errs = append(errs, fmt.Errorf("bandwidth must not be negative, got %d B/s", int64(c.Bandwidth)))
 	}
-	if c.Bandwidth > 0 && c.Bandwidth < 100 {
-		errs = append(errs, fmt.Errorf("bandwidth %s is below the 100 B/s the proxy can limit to", c.Bandwidth))
+	if c.Bandwidth > 0 && c.Bandwidth < minRate {
+		errs = append(errs, fmt.Errorf("bandwidth %s is below the %d B/s the proxy can limit to", c.Bandwidth, int64(minRate)))
+	}
+	if c.Bandwidth > MaxRate {
+		errs = append(errs, fmt.Errorf("bandwidth %s: at most %s (more than loopback carries: leave the bandwidth out for no limit)", c.Bandwidth, MaxRate))
 	}
 	return errors.Join(errs...)
 }
@@ -84,16 +106,29 @@ var rateUnits = []struct {
 
 // ParseRate reads a bandwidth as tc writes it, in bits per second
 // ("100mbit", "1gbit", "512kbit"), or in bytes per second with "/s"
-// ("10MB/s", "500KB/s"). Units are decimal (k = 1000).
+// ("10MB/s", "500KB/s"). Units are decimal (k = 1000). A rate is a limit:
+// from 100 B/s (less, 0 included, would all but stop the traffic) to
+// MaxRate.
 func ParseRate(s string) (Rate, error) {
 	t := strings.ToLower(strings.TrimSpace(s))
 	for _, u := range rateUnits {
-		if num, ok := strings.CutSuffix(t, u.suffix); ok {
-			v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
-			if err != nil || v < 0 {
-				break
-			}
-			return Rate(v*u.bytes + 0.5), nil
+		num, ok := strings.CutSuffix(t, u.suffix)
+		if !ok {
+			continue
+		}
+		v, err := strconv.ParseFloat(strings.TrimSpace(num), 64)
+		if err != nil || v < 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+			break
+		}
+		// Bounds are checked in bytes/s as a float: converting an
+		// out-of-range float to Rate is undefined.
+		switch b := v * u.bytes; {
+		case b > float64(MaxRate):
+			return 0, fmt.Errorf("bandwidth %q: at most %s (more than loopback carries: leave the bandwidth out for no limit)", s, MaxRate)
+		case b < float64(minRate):
+			return 0, fmt.Errorf("bandwidth %q is below the %d B/s (800bit) the proxy can limit to (leave the bandwidth out for no limit)", s, int64(minRate))
+		default:
+			return Rate(b + 0.5), nil
 		}
 	}
 	return 0, fmt.Errorf("bandwidth %q: write e.g. 100mbit, 1gbit, 512kbit (bits/s) or 10MB/s (bytes/s)", s)

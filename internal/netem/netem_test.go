@@ -269,6 +269,10 @@ func TestConfigValidate(t *testing.T) {
 		{Config{RTT: -1}, "rtt must not be negative"},
 		{Config{RTT: time.Millisecond, Jitter: 2 * time.Millisecond}, "exceeds the rtt"},
 		{Config{Bandwidth: 10}, "below the 100 B/s"},
+		{Config{RTT: MaxRTT}, ""},
+		{Config{RTT: MaxRTT + 1}, "at most 500ms"},
+		{Config{RTT: time.Hour}, "at most 500ms"},
+		{Config{Bandwidth: MaxRate + 1}, "at most 100gbit"},
 	} {
 		err := tc.c.Validate()
 		if (err == nil) != (tc.want == "") || (err != nil && !strings.Contains(err.Error(), tc.want)) {
@@ -281,13 +285,16 @@ func TestConfigValidate(t *testing.T) {
 }
 
 func TestParseRate(t *testing.T) {
-	for in, want := range map[string]Rate{"100mbit": 12500000, "1gbit": 125000000, "512kbit": 64000, "10MB/s": 10000000, "1.5 mbit": 187500, "800bit": 100} {
+	for in, want := range map[string]Rate{"100mbit": 12500000, "1gbit": 125000000, "512kbit": 64000, "10MB/s": 10000000, "1.5 mbit": 187500, "800bit": 100, "100gbit": 12500000000} {
 		got, err := ParseRate(in)
 		if err != nil || got != want {
 			t.Errorf("ParseRate(%q) = %d, %v; want %d", in, got, err, want)
 		}
 	}
-	for _, bad := range []string{"", "fast", "10", "-1mbit", "mbit"} {
+	// Out of range: NaN, infinities and a float beyond int64 once made
+	// "must not be negative, got -9223372036854775808 B/s"; 0 and rates
+	// that round to 0 were taken as "no limit".
+	for _, bad := range []string{"", "fast", "10", "-1mbit", "mbit", "NaNmbit", "Infgbit", "1e30gbit", "101gbit", "0mbit", "1e-9bit", "799bit"} {
 		if _, err := ParseRate(bad); err == nil {
 			t.Errorf("ParseRate(%q): no error", bad)
 		}

@@ -119,7 +119,7 @@ func (i *Instance) SetNetwork(ctx context.Context, net *netem.Config) (*Network,
 		if i.path == nil {
 			return nil, nil
 		}
-		err := i.reopen(ctx, i.url)
+		err := i.reopen(ctx, i.url, pathDelay(i.path.Config()))
 		cerr := i.path.Close()
 		i.path, i.calibrated = nil, nil
 		return nil, errors.Join(err, cerr)
@@ -138,10 +138,10 @@ func (i *Instance) SetNetwork(ctx context.Context, net *netem.Config) (*Network,
 			return nil, err
 		}
 		i.path = p
-		if err := i.reopen(ctx, proxiedURL(i.url, p.Addr())); err != nil {
+		if err := i.reopen(ctx, proxiedURL(i.url, p.Addr()), pathDelay(*net)); err != nil {
 			i.path = nil
 			err = errors.Join(err, p.Close())
-			if rerr := i.reopen(ctx, i.url); rerr != nil {
+			if rerr := i.reopen(ctx, i.url, pathDelay(*net)); rerr != nil {
 				err = errors.Join(err, rerr)
 			}
 			return nil, fmt.Errorf("reach %s through the network path: %w", i.Spec.Label(), err)
@@ -237,10 +237,23 @@ func storeRTT(ctx context.Context, st store.Store, n int) (time.Duration, error)
 	return ts[len(ts)/2], nil
 }
 
-// reopen closes the store and opens it again at rawURL.
-func (i *Instance) reopen(ctx context.Context, rawURL string) error {
+// openRoundTrips bounds the round trips a store's open or close makes
+// (PostgreSQL: four to connect, then its schema, marker and statements),
+// so its timeout grows with the network path's delay: ExternalTimeout
+// alone failed PostgreSQL's open at an rtt of 1 s (its schema, marker
+// and statements after the connect).
+const openRoundTrips = 30
+
+// pathDelay is what a network path adds to one round trip at the most.
+func pathDelay(c netem.Config) time.Duration { return c.RTT + c.Jitter }
+
+// reopen closes the store and opens it again at rawURL; delay is what the
+// network path adds to each round trip of the store's close and open (the
+// close goes through the path the store was opened through).
+func (i *Instance) reopen(ctx context.Context, rawURL string, delay time.Duration) error {
+	timeout := ExternalTimeout + openRoundTrips*delay
 	if i.Store != nil {
-		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), ExternalTimeout)
+		closeCtx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 		err := i.Store.Close(closeCtx)
 		cancel()
 		i.Store = nil
@@ -248,7 +261,7 @@ func (i *Instance) reopen(ctx context.Context, rawURL string) error {
 			return fmt.Errorf("close %s: %w", i.Spec.Label(), err)
 		}
 	}
-	openCtx, cancel := context.WithTimeout(ctx, ExternalTimeout)
+	openCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	st, err := i.Kind.Open(openCtx, OpenArgs{URL: rawURL, Namespace: i.args.Namespace, RunDir: i.args.RunDir, Options: i.Spec.Options})
 	if err != nil {
