@@ -82,9 +82,12 @@ func beyondText(k *capacity.Cost) string {
 	return ""
 }
 
-// capacityText is a capacity for a table: "7,300", "≥ 7,300" or "none".
+// capacityText is a capacity for a table: "7,300", "≥ 7,300", "none
+// confirmed (32,000 passed once)" or "none (lowest tried 2,000)".
 func capacityText(cp capacity.Capacity) cell {
 	switch {
+	case !cp.Found && cp.PassedOnceOpsS > 0:
+		return textCell("none confirmed (" + whole(cp.PassedOnceOpsS) + " passed once)")
 	case !cp.Found:
 		return textCell("none (lowest tried " + whole(cp.LowestTriedOpsS) + ")")
 	case cp.AtLeast:

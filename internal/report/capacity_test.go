@@ -72,6 +72,20 @@ func TestCapacityText(t *testing.T) {
 	t.Log("\n" + out)
 }
 
+// A search whose steps passed but whose confirmations all missed says so:
+// "none (lowest tried 2,000)" read as if 2,000 ops/s had missed.
+func TestCapacityUnconfirmedSaysWhatPassed(t *testing.T) {
+	cp := capacity.Capacity{LowestTriedOpsS: 2000, PassedOnceOpsS: 32000, Confirm: -1, Reason: "no rate confirmed: steps passed, but their confirmations missed"}
+	r := &result.Result{Schema: result.Schema, Status: result.StatusComplete, Cells: []result.Cell{
+		{ID: "redis/capacity", Target: "redis", Workload: "capacity", Status: result.CellFailed, Capacity: &capacity.Summary{Capacity: []capacity.Capacity{cp}, SLOs: []capacity.SLO{{Text: "p99<=1ms"}}}},
+	}}
+	var b bytes.Buffer
+	CapacityText(&b, r)
+	if out := b.String(); !strings.Contains(out, "none confirmed (32,000 passed once)") || strings.Contains(out, "lowest tried") {
+		t.Errorf("output:\n%s", out)
+	}
+}
+
 // The HTML report draws each capacity cell's knee curve with the SLO bound
 // and the capacity as reference lines, and its steps in the figure's table;
 // Markdown has the same figures in tables.

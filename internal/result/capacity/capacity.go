@@ -144,6 +144,9 @@ type Capacity struct {
 	// LowestTriedOpsS is the lowest offered rate the search measured (the
 	// answer's context when nothing met the SLO).
 	LowestTriedOpsS float64 `json:"lowest_tried_ops_s"`
+	// PassedOnceOpsS is, when no rate was confirmed, the highest rate a
+	// step passed before its confirmations missed (0: none passed).
+	PassedOnceOpsS float64 `json:"passed_once_ops_s,omitempty"`
 	// Reason says, in words, what bounded the capacity or why none was found.
 	Reason string `json:"reason"`
 	// Confirm is the index in Summary.Steps of the confirming step; -1 if none.
