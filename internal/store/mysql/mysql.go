@@ -89,7 +89,7 @@ func (c Config) Validate() error {
 
 func checkDesign(design string) error {
 	if design != "" && design != DesignInnoDB {
-		return fmt.Errorf("mysql: design %q not implemented (have %s)", design, DesignInnoDB)
+		return fmt.Errorf("mysql: unknown design %q (have %s)", design, DesignInnoDB)
 	}
 	return nil
 }
