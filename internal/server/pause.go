@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
 	"os"
@@ -77,18 +76,14 @@ func allStopped(tree []procRef) bool {
 			continue // gone, or no /proc: nothing to wait for
 		}
 		for _, t := range tasks {
-			b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", r.pid, t.Name()))
+			f, err := readStatFile(fmt.Sprintf("/proc/%d/task/%s/stat", r.pid, t.Name()))
 			if err != nil {
 				continue // the thread exited
 			}
-			i := bytes.LastIndexByte(b, ')')
-			if i < 0 || i+2 >= len(b) {
-				continue
-			}
 			// State letters: T stopped, t traced, Z/X exiting; anything
 			// else (R, S, D, ...) has not stopped yet.
-			switch b[i+2] {
-			case 'T', 't', 'Z', 'X':
+			switch f[0] {
+			case "T", "t", "Z", "X":
 			default:
 				return false
 			}

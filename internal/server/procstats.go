@@ -245,7 +245,13 @@ func schedstatNanos(pid int) (ns uint64, ok bool) {
 // readStat returns the fields of /proc/PID/stat after "(comm)", which may
 // itself contain spaces and parentheses.
 func readStat(pid int) ([]string, error) {
-	b, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+	return readStatFile(filepath.Join("/proc", strconv.Itoa(pid), "stat"))
+}
+
+// readStatFile reads a stat file of /proc (a process's or one thread's,
+// /proc/PID/task/TID/stat) as readStat does.
+func readStatFile(path string) ([]string, error) {
+	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, err
 	}
