@@ -71,11 +71,10 @@ func (c Config) Validate() error {
 	if c.Bandwidth < 0 {
 		errs = append(errs, fmt.Errorf("bandwidth must not be negative, got %d B/s", int64(c.Bandwidth)))
 	}
-	if c.Bandwidth > 0 && c.Bandwidth < minRate {
-		errs = append(errs, fmt.Errorf("bandwidth %s is below the %d B/s the proxy can limit to", c.Bandwidth, int64(minRate)))
-	}
-	if c.Bandwidth > MaxRate {
-		errs = append(errs, fmt.Errorf("bandwidth %s: at most %s (more than loopback carries: leave the bandwidth out for no limit)", c.Bandwidth, MaxRate))
+	if c.Bandwidth > 0 {
+		if err := rateOutOfBounds(c.Bandwidth.String(), float64(c.Bandwidth)); err != nil {
+			errs = append(errs, err)
+		}
 	}
 	return errors.Join(errs...)
 }
@@ -121,17 +120,27 @@ func ParseRate(s string) (Rate, error) {
 			break
 		}
 		// Bounds are checked in bytes/s as a float: converting an
-		// out-of-range float to Rate is undefined.
-		switch b := v * u.bytes; {
-		case b > float64(MaxRate):
-			return 0, fmt.Errorf("bandwidth %q: at most %s (more than loopback carries: leave the bandwidth out for no limit)", s, MaxRate)
-		case b < float64(minRate):
-			return 0, fmt.Errorf("bandwidth %q is below the %d B/s (800bit) the proxy can limit to (leave the bandwidth out for no limit)", s, int64(minRate))
-		default:
-			return Rate(b + 0.5), nil
+		// out-of-range float to Rate is undefined, and a rate that rounds
+		// to 0 would read as no limit.
+		b := v * u.bytes
+		if err := rateOutOfBounds(s, b); err != nil {
+			return 0, err
 		}
+		return Rate(b + 0.5), nil
 	}
 	return 0, fmt.Errorf("bandwidth %q: write e.g. 100mbit, 1gbit, 512kbit (bits/s) or 10MB/s (bytes/s)", s)
+}
+
+// rateOutOfBounds refuses a limit of bytesPerSec bytes/s (asked as asked)
+// outside minRate..MaxRate: ParseRate's check and Validate's.
+func rateOutOfBounds(asked string, bytesPerSec float64) error {
+	switch {
+	case bytesPerSec > float64(MaxRate):
+		return fmt.Errorf("bandwidth %q: at most %s (more than loopback carries: leave the bandwidth out for no limit)", asked, MaxRate)
+	case bytesPerSec < float64(minRate):
+		return fmt.Errorf("bandwidth %q is below the %d B/s (800bit) the proxy can limit to (leave the bandwidth out for no limit)", asked, int64(minRate))
+	}
+	return nil
 }
 
 // String writes the rate in bits per second, as tc does.
