@@ -210,7 +210,7 @@ func contains(list []string, s string) bool {
 }
 
 // closedPort returns a loopback port nothing listens on.
-func closedPort(t *testing.T) string {
+func closedPort(t testing.TB) string {
 	t.Helper()
 	l, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {

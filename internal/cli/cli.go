@@ -7,9 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
 
+	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
@@ -29,6 +32,94 @@ type App struct {
 	Stderr    io.Writer
 	Version   string
 	Commit    string
+
+	secrets *store.Secrets // the passwords of this command's input, for what it prints and records
+	args    []string       // this command's arguments, as Main got them
+}
+
+// redacting writes what it is given with every password of its Secrets
+// redacted.
+type redacting struct {
+	w io.Writer
+	s *store.Secrets
+}
+
+func (r redacting) Write(p []byte) (int, error) {
+	if _, err := io.WriteString(r.w, r.s.Redact(string(p))); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Fd is the file's under it, so that a terminal is still seen as one.
+func (r redacting) Fd() uintptr {
+	if f, ok := r.w.(interface{ Fd() uintptr }); ok {
+		return f.Fd()
+	}
+	return ^uintptr(0)
+}
+
+func orStd(w, std io.Writer) io.Writer {
+	if w == nil {
+		return std
+	}
+	return w
+}
+
+// inputTexts are the texts of args in which passwords are looked for, each
+// apart: a --stores list split into its targets, so that a URL's user
+// information is not read as running to the '@' of a later target
+// ("redis://u:pw@h:1,postgres@18" would make "postgres" a password).
+func (a *App) inputTexts(args []string) []string {
+	var out []string
+	for i := 0; i < len(args); i++ {
+		switch list, ok := strings.CutPrefix(args[i], "--stores="); {
+		case ok:
+			out = append(out, a.Registry.SplitList(list)...)
+		case args[i] == "--stores" && i+1 < len(args):
+			out = append(out, a.Registry.SplitList(args[i+1])...)
+			i++
+		default:
+			out = append(out, args[i])
+		}
+	}
+	return out
+}
+
+// errURLArgument answers a store URL given where a command, a scenario or
+// a result is expected: forgetting --stores is an easy mistake, and the
+// URL is quoted nowhere.
+var errURLArgument = errors.New("this looks like a store URL: pass it with --stores (storebench run kv --stores 'URL'; storebench clean --stores 'URL')")
+
+// looksLikeURL says whether an argument is a URL ("scheme://…").
+func looksLikeURL(arg string) bool {
+	scheme, _, ok := strings.Cut(arg, "://")
+	return ok && scheme != "" && !strings.ContainsAny(scheme, "/. ")
+}
+
+// command is the command line as the result records it, passwords redacted.
+func (a *App) command() []string {
+	out := []string{"storebench"}
+	for _, arg := range a.args {
+		out = append(out, a.redact(arg))
+	}
+	return out
+}
+
+// redact is the one redaction of what this command prints or records.
+func (a *App) redact(text string) string {
+	if a.secrets == nil { // an App whose commands tests call without Main
+		return store.RedactURL(text)
+	}
+	return a.secrets.Redact(text)
+}
+
+// addSecrets adds the passwords of a scenario's targets to what this
+// command redacts.
+func (a *App) addSecrets(texts ...string) {
+	if a.secrets != nil {
+		a.secrets.Add(texts...)
+	}
 }
 
 // UsageError is bad input: exit code 2.
@@ -49,6 +140,23 @@ func (e *FailedError) Unwrap() error { return e.Err }
 
 // Main runs the command line and returns the process exit code.
 func (a *App) Main(ctx context.Context, args []string) int {
+	// Whatever this command prints goes through the one redaction of the
+	// passwords its arguments (and, once read, its scenario's targets) hold:
+	// a message that quotes a misread URL, or a piece of one, quotes none.
+	inv := *a
+	inv.secrets = new(store.Secrets)
+	inv.secrets.Add(a.inputTexts(args)...)
+	inv.args = args
+	inv.Stdout = redacting{orStd(a.Stdout, os.Stdout), inv.secrets}
+	inv.Stderr = redacting{orStd(a.Stderr, os.Stderr), inv.secrets}
+	return inv.main(ctx, args)
+}
+
+func (a *App) main(ctx context.Context, args []string) int {
+	if len(args) > 0 && looksLikeURL(args[0]) {
+		fmt.Fprintln(a.Stderr, "storebench: "+errURLArgument.Error())
+		return ExitUsage
+	}
 	root := a.root()
 	root.SetArgs(args)
 	root.SetOut(a.Stdout)
@@ -81,9 +189,15 @@ in latency, throughput and durability, with versions and settings recorded.`,
 	return root
 }
 
-// cobraArgs wraps cobra's argument validators so their errors count as usage errors.
+// cobraArgs wraps cobra's argument validators so their errors count as
+// usage errors; a store URL given as an argument is told to go to --stores.
 func cobraArgs(v cobra.PositionalArgs) cobra.PositionalArgs {
 	return func(cmd *cobra.Command, args []string) error {
+		for _, arg := range args {
+			if looksLikeURL(arg) {
+				return &UsageError{Err: errURLArgument}
+			}
+		}
 		if err := v(cmd, args); err != nil {
 			return &UsageError{Err: err}
 		}

@@ -3,7 +3,6 @@ package cli
 import (
 	"errors"
 	"fmt"
-	"os"
 
 	"github.com/spf13/cobra"
 
@@ -20,6 +19,7 @@ func (a *App) planRun(cmd *cobra.Command, name string, f runFlags) (*run.Plan, e
 	if err != nil {
 		return nil, asUsage(err)
 	}
+	a.addSecrets(s.Values...)
 	if f.quick {
 		if err := s.ApplyQuick(a.Workloads); err != nil {
 			return nil, usagef("--quick: %v", err)
@@ -42,7 +42,7 @@ func (a *App) runOptions(cmd *cobra.Command, suite string, f runFlags) run.Optio
 		Suite: suite, Quick: f.quick, Out: f.out, DataDir: f.dataDir,
 		ServerCPUs: f.serverCPUs, ClientCPUs: f.clientCPUs,
 		Keep: f.keep, FailFast: f.failFast, NetMechanism: f.netMechanism, ServerBins: f.serverBins, Shard: f.shard, StartAt: f.start,
-		Command: os.Args, Version: a.Version, Commit: a.Commit,
+		Command: a.command(), Version: a.Version, Commit: a.Commit,
 	}
 	if cmd.Flags().Changed("repeat") {
 		o.Repeat = &f.repeat

@@ -59,7 +59,7 @@ type Display struct {
 func New(stdout, stderr io.Writer, quiet bool) *Display {
 	live := !quiet && isTerminal(stdout) && isTerminal(stderr) && os.Getenv("TERM") != "dumb"
 	p := newProgressTo(stderr, quiet, live, os.Getenv("NO_COLOR") == "")
-	if f, ok := stderr.(*os.File); ok && live {
+	if f, ok := stderr.(fileWriter); ok && live {
 		p.width = func() int {
 			if w, _, err := term.GetSize(int(f.Fd())); err == nil && w > 20 {
 				return w
@@ -76,8 +76,12 @@ func newProgressTo(w io.Writer, quiet, live, color bool) *Display {
 		width: func() int { return 100 }, now: time.Now}
 }
 
+// fileWriter is an *os.File, or a writer over one that says which (the
+// CLI's, which redacts passwords on their way out).
+type fileWriter interface{ Fd() uintptr }
+
 func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
+	f, ok := w.(fileWriter)
 	return ok && term.IsTerminal(int(f.Fd()))
 }
 

@@ -55,7 +55,7 @@ func cleanTargets(reg target.Registry, stores string) ([]target.Spec, error) {
 		return nil, nil
 	}
 	var specs []target.Spec
-	for _, raw := range strings.Split(stores, ",") {
+	for _, raw := range reg.SplitList(stores) {
 		spec, err := reg.Parse(raw)
 		if err != nil {
 			return nil, inputf("--stores: %v", err)

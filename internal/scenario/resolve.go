@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/storebench/storebench/internal/netem"
+	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
@@ -210,6 +211,29 @@ func (s *Scenario) checkTop() error {
 	if len(s.Workloads) == 0 {
 		return fmt.Errorf("%s: no workloads", s.Source)
 	}
+	if err := checkName(s.Source, "the scenario's name", s.Name); err != nil {
+		return err
+	}
+	for _, t := range s.Targets {
+		if err := checkName(s.where(t.Line), "a target's name", t.Spec.Name); err != nil {
+			return err
+		}
+	}
+	for _, w := range s.Workloads {
+		if err := checkName(s.where(w.Line), "a workload's name", w.Name); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkName refuses a name that holds a URL: names go into cell ids, tables
+// and the result, and a URL's password in a shape no redaction finds would
+// go with it. The name is not quoted.
+func checkName(where, what, name string) error {
+	if strings.Contains(name, "://") {
+		return fmt.Errorf("%s: %s is a URL; a name is a word (a target's URL goes in url:)", where, what)
+	}
 	return nil
 }
 
@@ -390,7 +414,7 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 	}
 	for _, name := range w.Targets {
 		if !slices.ContainsFunc(s.Targets, func(t Target) bool { return t.Spec.Label() == name }) {
-			return fail(fmt.Errorf("workload %s names target %q, which the scenario does not have", w.Label(), name))
+			return fail(fmt.Errorf("workload %s names target %s, which the scenario does not have", w.Label(), store.QuoteName(name)))
 		}
 	}
 	others := map[string]workload.Target{}

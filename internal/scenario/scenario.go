@@ -60,6 +60,10 @@ type Scenario struct {
 	Article *result.Article `yaml:"article,omitempty" json:"-"`
 	// Source is the file name, for error messages.
 	Source string `yaml:"-" json:"source,omitempty"`
+	// Values are the file's string values that may hold a password (a
+	// URL, a password= parameter) in any field, not only a target's URL:
+	// the command line redacts their passwords from all it prints.
+	Values []string `yaml:"-" json:"-"`
 	// overlays are workload fields laid over every entry that has them, in
 	// order (the quick section's, then the command line's): Resolve's.
 	overlays []overlay
@@ -273,8 +277,30 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 	if err := onlyDocument(name, dec); err != nil {
 		return nil, err
 	}
-	s.Source = name
+	s.Source, s.Values = name, secretValues(b)
 	return &s, nil
+}
+
+// secretValues are the scalars of doc that may hold a password, each
+// apart: a password is looked for in one value, never across a document
+// (where an '@' further on would stretch a URL's user information).
+func secretValues(doc []byte) []string {
+	var root yaml.Node
+	if yaml.Unmarshal(doc, &root) != nil {
+		return nil
+	}
+	var out []string
+	var walk func(n *yaml.Node)
+	walk = func(n *yaml.Node) {
+		if n.Kind == yaml.ScalarNode && (strings.Contains(n.Value, "://") || strings.Contains(strings.ToLower(n.Value), "password")) {
+			out = append(out, n.Value)
+		}
+		for _, c := range n.Content {
+			walk(c)
+		}
+	}
+	walk(&root)
+	return out
 }
 
 // onlyDocument refuses documents after the first (after a "---"), which

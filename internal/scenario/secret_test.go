@@ -31,3 +31,32 @@ func TestYAMLErrorsNeverQuoteAPassword(t *testing.T) {
 		})
 	}
 }
+
+// TestURLsAsNamesAreNeverQuoted (issue 28): a URL where a name belongs —
+// the scenario's, a target's, a workload's, in a workload's targets list
+// (directly or through a YAML alias) or in cache-aside's caches — is refused
+// without quoting it: a password may sit in it in a shape no redaction finds.
+func TestURLsAsNamesAreNeverQuoted(t *testing.T) {
+	const url = `"redis://a/b?c#S3cr3tXyz987 d%zz@127.0.0.1:1"`
+	for name, doc := range map[string]string{
+		"workload targets":  "targets: [memory]\nworkloads:\n  - {type: kv, targets: [" + url + "]}\n",
+		"through an alias":  "targets:\n  - {name: t, url: &u " + url + "}\nworkloads:\n  - {type: kv, targets: [*u]}\n",
+		"cache-aside cache": "targets: [memory]\nworkloads:\n  - type: cache-aside\n    cache_aside: {caches: [none, " + url + "], keys: 10}\n",
+		"scenario name":     "name: " + url + "\ntargets: [memory]\nworkloads: [{type: kv}]\n",
+		"target name":       "targets:\n  - {name: " + url + ", store: memory}\nworkloads: [{type: kv}]\n",
+		"workload name":     "targets: [memory]\nworkloads:\n  - {type: kv, name: " + url + "}\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			s, err := Parse("s.yaml", strings.NewReader(doc))
+			if err == nil {
+				err = validate(s, everyStore())
+			}
+			if err == nil {
+				t.Fatal("accepted")
+			}
+			if strings.Contains(err.Error(), "S3cr3t") {
+				t.Errorf("error quotes the password: %v", err)
+			}
+		})
+	}
+}

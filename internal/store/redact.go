@@ -2,7 +2,10 @@ package store
 
 import (
 	"net/url"
+	"regexp"
+	"slices"
 	"sort"
+	"strconv"
 	"strings"
 )
 
@@ -36,21 +39,91 @@ func RedactURL(s string) string {
 // raw, the URL or connection string that msg may quote in full or in part,
 // then redacts what is left as RedactURL does.
 func RedactText(msg, raw string) string {
-	for _, sp := range secretSpans(raw) {
-		v := raw[sp.start:sp.end]
-		for _, form := range []string{v, unquote(v), unescape(v)} {
-			// Shorter ones would mangle the text; messages never quote a
-			// password on purpose, this is the safety net.
-			if len(form) >= 4 {
-				msg = strings.ReplaceAll(msg, form, Redacted)
+	return RedactURL(FindSecrets(raw).Redact(msg))
+}
+
+// Secrets are the passwords in what a user gave storebench (its arguments,
+// a scenario's targets), in every form a message could quote them: as
+// written, unquoted, percent-decoded, and each piece of them between
+// characters a parser splits at (a --stores list's comma, a URL's '@' or
+// ':'), since a message that quotes a piece of a misread URL quotes a piece
+// of its password.
+type Secrets struct {
+	forms []string
+	re    *regexp.Regexp // every form, longest first, case-insensitively
+}
+
+// FindSecrets finds the passwords in texts.
+func FindSecrets(texts ...string) Secrets {
+	var s Secrets
+	s.Add(texts...)
+	return s
+}
+
+// Add finds the passwords in texts and adds them to s.
+func (s *Secrets) Add(texts ...string) {
+	n := len(s.forms)
+	for _, raw := range texts {
+		for _, sp := range secretSpans(raw) {
+			v := raw[sp.start:sp.end]
+			for _, form := range []string{v, unquote(v), unescape(v), queryUnescape(v)} {
+				s.forms = append(s.forms, form)
+				if !sp.guess {
+					s.forms = append(s.forms, strings.FieldsFunc(form, isSeparator)...)
+				}
 			}
 		}
 	}
-	return RedactURL(msg)
+	if len(s.forms) == n {
+		return
+	}
+	// Shorter ones would mangle the text (a password "ab" in "table");
+	// messages never quote a password on purpose, this is the safety net.
+	s.forms = slices.DeleteFunc(s.forms, func(f string) bool { return len(f) < 4 || f == Redacted })
+	slices.SortFunc(s.forms, func(a, b string) int { return len(b) - len(a) })
+	s.forms = slices.Compact(s.forms)
+	quoted := make([]string, len(s.forms))
+	for i, f := range s.forms {
+		quoted[i] = regexp.QuoteMeta(f)
+	}
+	s.re = nil
+	if len(quoted) > 0 {
+		s.re = regexp.MustCompile("(?i)" + strings.Join(quoted, "|"))
+	}
 }
 
-// span is the byte range of a secret in a string.
-type span struct{ start, end int }
+// Redact replaces every form of every password of s in text. Unlike
+// RedactURL, it finds nothing else: the passwords were found in the input
+// itself, where a URL is a URL, and a message's own text (an '@' or a ':'
+// after a quoted "scheme://") is left whole.
+func (s Secrets) Redact(text string) string {
+	if s.re == nil {
+		return text
+	}
+	return s.re.ReplaceAllLiteralString(text, Redacted)
+}
+
+// isSeparator says c is where a parser may cut a password in pieces.
+func isSeparator(c rune) bool {
+	return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80)
+}
+
+// QuoteName quotes a name the user gave (a target a workload names, a
+// cache) for a message, unless it holds a URL: a password may sit in it in
+// a shape that no redaction finds, so it is described, not quoted.
+func QuoteName(name string) string {
+	if strings.Contains(name, "://") {
+		return "given by its URL (name a target by its label or name, never its URL)"
+	}
+	return strconv.Quote(name)
+}
+
+// span is the byte range of a secret in a string. A guess is text that
+// may hold a password (no '@' ends it): hidden whole, never cut in pieces.
+type span struct {
+	start, end int
+	guess      bool
+}
 
 // secretSpans finds every password in s, sorted and merged.
 func secretSpans(s string) []span {
@@ -63,6 +136,7 @@ func secretSpans(s string) []span {
 	for _, sp := range spans[1:] {
 		if top := &merged[len(merged)-1]; sp.start <= top.end {
 			top.end = max(top.end, sp.end)
+			top.guess = top.guess || sp.guess
 			continue
 		}
 		merged = append(merged, sp)
@@ -81,7 +155,7 @@ func userinfoSpans(s string) []span {
 		start := off + i + 3
 		end := start + nextURL(s[start:])
 		if sp, ok := authoritySecret(s[start:end]); ok {
-			spans = append(spans, span{start + sp.start, start + sp.end})
+			spans = append(spans, span{start: start + sp.start, end: start + sp.end, guess: sp.guess})
 		}
 		off = end
 	}
@@ -112,7 +186,13 @@ func nextURL(s string) int {
 func authoritySecret(tok string) (span, bool) {
 	at := userinfoEnd(tok)
 	if c := strings.IndexByte(tok[:max(at, 0)], ':'); c >= 0 {
-		return span{c + 1, at}, true
+		return span{start: c + 1, end: at}, true
+	}
+	// User information without a ':' ("redis://secret@host") may be a
+	// password: Redis has no login by user alone, and its drivers send it
+	// as the password. Hide all of it.
+	if at > 0 {
+		return span{start: 0, end: at}, true
 	}
 	// "host:port" whose port is not a number: most likely "user:password"
 	// whose '@' is missing or follows a '/', '?' or '#'; hide all of it.
@@ -139,7 +219,7 @@ func authoritySecret(tok string) (span, bool) {
 	if host[portAt] == ':' {
 		portAt++
 	}
-	return span{hostStart + portAt, len(tok)}, true
+	return span{start: hostStart + portAt, end: len(tok), guess: true}, true
 }
 
 // hostList says s is a list of two or more host:port (a cluster's seed
@@ -168,10 +248,19 @@ func userinfoEnd(rest string) int {
 	if at < 0 {
 		return -1
 	}
-	if user, _, _ := strings.Cut(rest[:at], ":"); strings.ContainsAny(user, "/?#@ \t\n") {
+	if user, _, _ := strings.Cut(rest[:at], ":"); strings.ContainsAny(user, "/?#@ \t\n") && !hostWithPort(rest[at+1:]) {
 		return strings.LastIndex(rest[:indexAnyOrLen(rest, "/?#")], "@")
 	}
 	return at
+}
+
+// hostWithPort says whether s (what follows an '@') opens with a host and
+// a numeric port ("127.0.0.1:6379/0"): then the '@' ends user information,
+// however odd what precedes it ("redis://a/b?c@h:6379", a password with
+// '/' and '?' that its user did not percent-encode).
+func hostWithPort(s string) bool {
+	h := s[:indexAnyOrLen(s, "/?# \t\n\"'`,;)>")]
+	return hostPort.MatchString(h) && strings.Contains(h[max(strings.LastIndexByte(h, ']'), 0):], ":")
 }
 
 // paramSpans finds the values of password parameters: "?password=…" and
@@ -229,7 +318,7 @@ func queryValue(s string, v int) span {
 		}
 		end = next
 	}
-	return span{v, end}
+	return span{start: v, end: end}
 }
 
 // keywordValue is a key=value value from v: a single-quoted one with
@@ -243,10 +332,10 @@ func keywordValue(s string, v int) span {
 			case '\\':
 				i++
 			case '\'':
-				return span{v, i + 1}
+				return span{start: v, end: i + 1}
 			}
 		}
-		return span{v, len(s)}
+		return span{start: v, end: len(s)}
 	}
 	end := v + indexAnyOrLen(s[v:], " \t\n")
 	for end < len(s) {
@@ -257,7 +346,7 @@ func keywordValue(s string, v int) span {
 		}
 		end = we
 	}
-	return span{v, end}
+	return span{start: v, end: end}
 }
 
 func unquote(v string) string {
@@ -265,6 +354,13 @@ func unquote(v string) string {
 		v = v[1 : len(v)-1]
 	}
 	return strings.NewReplacer(`\'`, `'`, `\\`, `\`).Replace(v)
+}
+
+func queryUnescape(v string) string {
+	if d, err := url.QueryUnescape(v); err == nil {
+		return d
+	}
+	return v
 }
 
 func unescape(v string) string {

@@ -9,6 +9,27 @@ import (
 // are the ones an earlier version echoed.
 const secret = "S3cr3tXyz987"
 
+// TestSecretsPieces: a message that quotes a piece of a misread password
+// (the comma split of --stores echoed `unknown store "Secret"`, issue 28)
+// is redacted, in any case, and so are its decoded forms.
+func TestSecretsPieces(t *testing.T) {
+	s := FindSecrets("--stores", "redis://u:p@ss,"+secret+"@127.0.0.1:6379", "postgres://u:a%2Cb%40"+secret+"@h/db")
+	for _, msg := range []string{
+		`unknown store "` + secret + `"`,
+		`unknown store "` + strings.ToLower(secret) + `"`,
+		`bad URL p@ss,` + secret,
+		`password a,b@` + secret + ` refused`,
+	} {
+		if got := s.Redact(msg); strings.Contains(strings.ToLower(got), strings.ToLower(secret)) {
+			t.Errorf("Redact(%q) = %q", msg, got)
+		}
+	}
+	// Pieces shorter than 4 bytes are left: they would mangle the text.
+	if got := s.Redact("unknown store ss"); got != "unknown store ss" {
+		t.Errorf("a short piece was redacted: %q", got)
+	}
+}
+
 func TestRedactURL(t *testing.T) {
 	for _, c := range []struct{ in, want string }{
 		{"postgres://me:" + secret + "@db:5432/app", "postgres://me:xxxxx@db:5432/app"},
@@ -53,10 +74,16 @@ func TestRedactURL(t *testing.T) {
 		{"postgres://h/db?password=Wr0ng#" + secret, "postgres://h/db?password=xxxxx"},
 		{"postgres://h/db?sslpassword=" + secret, "postgres://h/db?sslpassword=xxxxx"},
 		{"postgres://h/db?pass%77ord=" + secret, "postgres://h/db?pass%77ord=xxxxx"},
+		// User information without a ':' (issue 28): Redis sends it as the
+		// password, so every URL's is hidden whole.
+		{"redis://" + secret + "@h:6379", "redis://xxxxx@h:6379"},
+		{"rediss://" + secret + "@h:6379/?skip_verify=true", "rediss://xxxxx@h:6379/?skip_verify=true"},
+		{"postgres://bench@h/db?application_name=a@b", "postgres://xxxxx@h/db?application_name=a@b"},
+		{"target redis@redis://" + secret + "@h:1: refused", "target redis@redis://xxxxx@h:1: refused"},
+		{`target "redis://a/b?c#` + secret + ` d%zz@127.0.0.1:6379" is unknown`, `target "redis://xxxxx@127.0.0.1:6379" is unknown`},
 		// Nothing to hide.
 		{"sqlite:///tmp/a@b.db", "sqlite:///tmp/a@b.db"},
 		{"file:///tmp/x:y@z", "file:///tmp/x:y@z"},
-		{"postgres://bench@h/db?application_name=a@b", "postgres://bench@h/db?application_name=a@b"},
 		{"redis://[::1]:6379/0", "redis://[::1]:6379/0"},
 		{"connect redis://h:6379: connection refused", "connect redis://h:6379: connection refused"},
 		{"allowCleartextPasswords=true", "allowCleartextPasswords=true"},

@@ -260,16 +260,17 @@ func (r Registry) Parse(s string) (Spec, error) {
 }
 
 // SplitList splits a comma-separated list of targets (--stores), keeping
-// together what a cluster target holds commas for: its seed list
-// ("redis-cluster://h1:7000,h2:7001/") and its size
-// ("redis-cluster:nodes=6,replicas=1"). After a cluster target, a piece
-// joins it unless it starts a target of its own: a URL, or a store's name
-// (so a seed host must not be named like a store; a scenario file's
-// targets list has no such limit).
+// together what a target holds commas in: a URL's password
+// ("redis://u:p,w@h:6379", whose pieces would otherwise be quoted as
+// unknown stores), a cluster's seed list ("redis-cluster://h1:7000,h2:7001/")
+// and its size ("redis-cluster:nodes=6,replicas=1"). After a URL or a
+// cluster target, a piece joins it unless it starts a target of its own: a
+// URL, or a store's name (so a seed host must not be named like a store; a
+// scenario file's targets list has no such limit).
 func (r Registry) SplitList(list string) []string {
 	var out []string
 	for _, piece := range strings.Split(list, ",") {
-		if n := len(out); n > 0 && r.clusterTarget(out[n-1]) && !r.startsTarget(piece) {
+		if n := len(out); n > 0 && (strings.Contains(out[n-1], "://") || r.clusterTarget(out[n-1])) && !r.startsTarget(piece) {
 			out[n-1] += "," + piece
 			continue
 		}

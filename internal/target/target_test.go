@@ -240,8 +240,8 @@ func TestClusterLabel(t *testing.T) {
 	}
 }
 
-// SplitList keeps a cluster's seed list and size together and splits the
-// rest at every comma.
+// SplitList keeps a cluster's seed list and size, and a URL's password,
+// together and splits the rest at every comma.
 func TestSplitList(t *testing.T) {
 	r := testRegistry()
 	for in, want := range map[string][]string{
@@ -252,6 +252,11 @@ func TestSplitList(t *testing.T) {
 		"redis-cluster,replicas=1":                         {"redis-cluster,replicas=1"},
 		"redis-cluster,,memory":                            {"redis-cluster", "", "memory"},
 		"redis,nodes=3":                                    {"redis", "nodes=3"},
+		// A password holding commas (issue 28: "Secret" was quoted as an
+		// unknown store).
+		"redis://u:p@ss,Secret@127.0.0.1:6379,memory":  {"redis://u:p@ss,Secret@127.0.0.1:6379", "memory"},
+		"memory,postgres://u:a,b,c@h/db,sqlite":        {"memory", "postgres://u:a,b,c@h/db", "sqlite"},
+		"redis://u:x@h:1,postgres://u:y,z@h/db,memory": {"redis://u:x@h:1", "postgres://u:y,z@h/db", "memory"},
 	} {
 		if got := r.SplitList(in); fmt.Sprint(got) != fmt.Sprint(want) {
 			t.Errorf("SplitList(%q) = %q, want %q", in, got, want)

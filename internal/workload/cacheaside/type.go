@@ -98,7 +98,7 @@ func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
 		if cache != NoCache {
 			other, ok := p.Others[cache]
 			if !ok {
-				return nil, fmt.Errorf("cache-aside: cache %q is not a target of the scenario (its targets are named by their labels)", cache)
+				return nil, fmt.Errorf("cache-aside: cache %s is not a target of the scenario (its targets are named by their labels)", store.QuoteName(cache))
 			}
 			if other.Spec.Label() == p.Spec.Label() {
 				return nil, fmt.Errorf("cache-aside: %s cannot be its own cache", cache)
