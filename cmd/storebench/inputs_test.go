@@ -3,8 +3,12 @@ package main
 import (
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime"
+	"strings"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // unwritableDirs are directories in which nobody, root included, can
@@ -62,5 +66,40 @@ func TestUnwritableDataDir(t *testing.T) {
 					[]string{"--data-dir " + dir + ": "})
 			})
 		}
+	}
+}
+
+// TestScenarioIsARegularFile: run reads a scenario from a regular file of
+// at most 1 MiB; anything else is refused in one line, exit 2, at once.
+// /dev/zero ran storebench out of memory, and a FIFO nobody writes held it
+// in open(2), where SIGTERM did not end it.
+func TestScenarioIsARegularFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo := filepath.Join(dir, "fifo.yaml")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	big := filepath.Join(dir, "big.yaml")
+	head := "name: big\ntargets: [memory]\nworkloads:\n  - {type: kv, keys: [10]}\n#"
+	if err := os.WriteFile(big, []byte(head+strings.Repeat("x", 1<<20)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ path, want string }{
+		{fifo, "scenario " + fifo + ": a named pipe (FIFO), not a regular file"},
+		{"/dev/zero", "scenario /dev/zero: a character device, not a regular file"},
+		{dir + "/", "scenario " + dir + "/: a directory, not a regular file"},
+		{big, "scenario " + big + ": larger than 1 MiB, the most storebench reads"},
+	} {
+		t.Run(filepath.Base(tc.path), func(t *testing.T) {
+			// Were the FIFO opened to be read, a writer that comes later
+			// ends the wait: the test fails on its time, it does not hang.
+			release := time.AfterFunc(10*time.Second, func() {
+				if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+					w.Close()
+				}
+			})
+			defer release.Stop()
+			refusesBadInput(t, nil, []string{"run", tc.path}, []string{tc.want})
+		})
 	}
 }
