@@ -4,18 +4,20 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"syscall"
 
 	"github.com/storebench/storebench/internal/store"
 )
 
-// MaxFileBytes bounds what a scenario may be: the built-in suites are
-// under 6 KiB, and 1 MiB is also the most a Kubernetes ConfigMap holds
+// MaxFileMiB bounds what a scenario may be: the built-in suites are under
+// 6 KiB, and 1 MiB is also the most a Kubernetes ConfigMap holds
 // (deploy/kubernetes ships the scenario as one). Nothing reads past it, so
 // /dev/zero or a file still being written cannot fill the memory.
-const MaxFileBytes = 1 << 20
+const (
+	MaxFileMiB   = 1
+	MaxFileBytes = MaxFileMiB << 20
+)
 
 // ReadFile reads and parses the scenario file at path. Only a regular file
 // is read: a FIFO is opened without waiting for a writer (O_NONBLOCK, which
@@ -32,11 +34,8 @@ func ReadFile(path string) (*Scenario, error) {
 	if err != nil {
 		return nil, fmt.Errorf("scenario %s: %v", name, pathCause(err))
 	}
-	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("scenario %s: %s, not a regular file: give a scenario's YAML file", name, fileType(st.Mode()))
-	}
-	if st.Size() > MaxFileBytes {
-		return nil, tooLarge(name)
+	if err := store.CheckWholeFile(st, MaxFileMiB); err != nil {
+		return nil, fmt.Errorf("scenario %s: %v: give a scenario's YAML file, a few KiB", name, err)
 	}
 	return Parse(name, f)
 }
@@ -50,26 +49,6 @@ func pathCause(err error) error {
 	return err
 }
 
-func fileType(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	}
-	return "a special file"
-}
-
-func tooLarge(name string) error {
-	return fmt.Errorf("scenario %s: larger than 1 MiB, the most storebench reads: a scenario is a few KiB of YAML", name)
-}
-
 // readBounded reads r to its end, or refuses it past MaxFileBytes.
 func readBounded(name string, r io.Reader) ([]byte, error) {
 	b, err := io.ReadAll(io.LimitReader(r, MaxFileBytes+1))
@@ -77,7 +56,7 @@ func readBounded(name string, r io.Reader) ([]byte, error) {
 		return nil, fmt.Errorf("%s: %w", name, err)
 	}
 	if len(b) > MaxFileBytes {
-		return nil, tooLarge(name)
+		return nil, fmt.Errorf("scenario %s: larger than %d MiB, the most storebench reads: give a scenario's YAML file, a few KiB", name, MaxFileMiB)
 	}
 	return b, nil
 }
