@@ -285,6 +285,9 @@ func TestKeepAndCleanBadInput(t *testing.T) {
 		want []string
 	}{
 		{[]string{"run", "kv", "--stores", "postgres", "--keep", "--out", dir}, []string{"--keep: target postgres is a managed server", "postgres://"}},
+		{[]string{"run", "kv", "--stores", "redis", "--keep", "--out", dir}, []string{"--keep: target redis is a managed server", "redis://"}},
+		// Valkey has no URL scheme of its own: a redis:// URL reaches it (it panicked).
+		{[]string{"run", "kv", "--stores", "valkey", "--keep", "--out", dir}, []string{"--keep: target valkey is a managed server", "redis://"}},
 		{[]string{"run", "kv", "--stores", "memory", "--keep", "--out", dir}, []string{"--keep: target memory", "memory"}},
 		{[]string{"run", "kv", "--stores", "files", "--keep", "--out", dir}, []string{"--keep: target files", "file:///path"}},
 		{[]string{"run", managedPayments, "--out", dir}, []string{"payments keep: target postgres is a managed server"}},

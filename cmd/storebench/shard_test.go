@@ -280,6 +280,9 @@ func TestShardFlagsAreChecked(t *testing.T) {
 		{[]string{"--shard", "half"}, []string{"--shard", "want I/N"}},
 		{[]string{"--shard", "1/2", "--clients", "1"}, []string{"1 clients, fewer than 2 shards"}},
 		{[]string{"--start-at", past}, []string{"--start-at", "in the past"}},
+		// The zero time.Time, which must not read as "no --start-at".
+		{[]string{"--start-at", "0001-01-01T00:00:00Z"}, []string{"--start-at 0001-01-01T00:00:00Z is in the past"}},
+		{[]string{"--start-at", "0000-12-31T23:00:00-01:00"}, []string{"--start-at 0001-01-01T00:00:00Z is in the past"}},
 		{[]string{"--start-at", far}, []string{"--start-at", "more than 24h0m0s ahead"}},
 		{[]string{"--start-at", "tomorrow"}, []string{"--start-at", "RFC 3339"}},
 	} {

@@ -2,7 +2,6 @@ package cli
 
 import (
 	"bytes"
-	"errors"
 	"os"
 	"strings"
 	"time"
@@ -144,12 +143,7 @@ func (a *App) loadScenario(name string, f runFlags) (*scenario.Scenario, string,
 		}
 	}
 	if strings.HasSuffix(name, ".yaml") || strings.HasSuffix(name, ".yml") || strings.ContainsRune(name, os.PathSeparator) {
-		fh, err := os.Open(name)
-		if err != nil {
-			return nil, "", usagef("scenario %s: %v", name, errors.Unwrap(err))
-		}
-		defer fh.Close()
-		s, err := scenario.Parse(name, fh)
+		s, err := scenario.ReadFile(name)
 		return s, "", err
 	}
 	return nil, "", usagef("unknown suite, workload or scenario file %q (suites: %s; workloads: %s; or a path to a .yaml file)",

@@ -2,6 +2,7 @@ package run
 
 import (
 	"fmt"
+	"reflect"
 
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/target"
@@ -34,7 +35,10 @@ func keepData(reg target.Registry, r *scenario.Resolved, flag bool) (bool, error
 		var why string
 		switch {
 		case k.Server != "":
-			why = fmt.Sprintf("a managed server, removed with its data dir after the run; to keep the data, name a server by URL (%s://…)", k.Schemes[0])
+			why = "a managed server, removed with its data dir after the run; to keep the data, name a server by URL"
+			if scheme := urlScheme(reg, k); scheme != "" {
+				why += fmt.Sprintf(" (%s://…)", scheme)
+			}
 		case len(k.Schemes) > 0:
 			why = fmt.Sprintf("in the run's scratch dir, removed after the run; to keep the data, name one by URL (%s:///path)", k.Schemes[0])
 		default:
@@ -43,6 +47,24 @@ func keepData(reg target.Registry, r *scenario.Resolved, flag bool) (bool, error
 		return false, inputf("%s: target %s is %s", origin, t.Spec.Label(), why)
 	}
 	return true, nil
+}
+
+// urlScheme is the scheme of a URL that reaches a server of kind k: its
+// own, else that of the kind whose store k opens (valkey has none: a
+// redis:// URL reaches a Valkey server as the redis store); "" when none.
+func urlScheme(reg target.Registry, k target.Kind) string {
+	if len(k.Schemes) > 0 {
+		return k.Schemes[0]
+	}
+	if k.Prototype == nil {
+		return ""
+	}
+	for _, c := range reg {
+		if len(c.Schemes) > 0 && reflect.TypeOf(c.Prototype) == reflect.TypeOf(k.Prototype) {
+			return c.Schemes[0]
+		}
+	}
+	return ""
 }
 
 func specsOf(targets []scenario.Target) []target.Spec {

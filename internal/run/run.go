@@ -144,17 +144,20 @@ func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 	// beside an in-process store; each cell sets its own (runCells).
 	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(threads.outsideCells()))
 
+	// The scratch dir first: a --data-dir nobody may write in (read-only,
+	// immutable) is bad input, and must not leave a result that says
+	// "running" behind it. Nothing after result.Create is an input error.
+	scratch, err := owner.MakeDir(p.opts.DataDir, "storebench-run-*", "run scratch dir")
+	if err != nil {
+		return nil, inputf("--data-dir %s: %v", p.opts.DataDir, err)
+	}
+	defer os.RemoveAll(scratch)
 	started := time.Now().UTC()
 	w, err := result.Create(p.opts.Out, p.newResult(started))
 	if err != nil {
 		return nil, inputf("--out %s: %v", p.opts.Out, err)
 	}
 	p.logBefore(ctx, obs)
-	scratch, err := owner.MakeDir(p.opts.DataDir, "storebench-run-*", "run scratch dir")
-	if err != nil {
-		return nil, inputf("--data-dir %s: %v", p.opts.DataDir, err)
-	}
-	defer os.RemoveAll(scratch)
 
 	obs.Begin(p.Cells())
 	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep, ServerBins: p.serverBins}

@@ -22,20 +22,21 @@ func (o Options) shardFlags(now time.Time) (workload.Shard, time.Time, error) {
 			return shard, at, inputf("--shard %v", err)
 		}
 	}
-	if o.StartAt != "" {
-		if at, err = time.Parse(time.RFC3339, o.StartAt); err != nil {
-			return shard, at, inputf("--start-at %q: want an RFC 3339 instant, e.g. 2026-11-24T07:00:00Z", o.StartAt)
-		}
+	if o.StartAt == "" {
+		return shard, at, nil
+	}
+	if at, err = time.Parse(time.RFC3339, o.StartAt); err != nil {
+		return shard, at, inputf("--start-at %q: want an RFC 3339 instant, e.g. 2026-11-24T07:00:00Z", o.StartAt)
 	}
 	return shard, at, checkStartAt(at, now)
 }
 
 // checkStartAt refuses a --start-at in the past (the shards would not start
-// together) or more than MaxStartAhead after now.
+// together) or more than MaxStartAhead after now. Whether one was given is
+// the flag's string, not the instant: 0001-01-01T00:00:00Z parses to the
+// zero time.Time, which is in the past like any other.
 func checkStartAt(at, now time.Time) error {
 	switch {
-	case at.IsZero():
-		return nil
 	case !at.After(now):
 		return inputf("--start-at %s is in the past (now %s): give an instant every shard can still wait for", at.UTC().Format(time.RFC3339), now.UTC().Format(time.RFC3339))
 	case at.Sub(now) > MaxStartAhead:

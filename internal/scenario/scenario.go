@@ -257,11 +257,12 @@ func (d *Duration) UnmarshalJSON(b []byte) error {
 	return err
 }
 
-// Parse reads a scenario from r; name is used in error messages.
+// Parse reads a scenario from r, at most MaxFileBytes; name is used in
+// error messages.
 func Parse(name string, r io.Reader) (*Scenario, error) {
-	b, err := io.ReadAll(r)
+	b, err := readBounded(name, r)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, err
 	}
 	dec := yaml.NewDecoder(bytes.NewReader(b))
 	dec.KnownFields(true)

@@ -15,12 +15,15 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
 	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
 	"net/url"
+	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -120,6 +123,9 @@ func parseConfig(raw string) (*pgx.ConnConfig, error) {
 			return nil, err
 		}
 	}
+	if err := checkReadFiles(raw); err != nil {
+		return nil, errors.New(store.RedactText(err.Error(), raw))
+	}
 	cfg, err := pgx.ParseConfig(raw)
 	if err != nil {
 		reason := err.Error()
@@ -131,6 +137,49 @@ func parseConfig(raw string) (*pgx.ConnConfig, error) {
 		return nil, errors.New(store.RedactText(reason, raw))
 	}
 	return cfg, nil
+}
+
+// maxReadFileMiB bounds each file pgx reads whole while it parses a URL:
+// a system's whole CA bundle is about 200 KiB.
+const maxReadFileMiB = 4
+
+// readFiles are the settings that name a file pgx.ParseConfig reads with
+// os.ReadFile, each with the variable that sets it from the environment
+// and its default under the home directory (pgconn's defaultSettings).
+var readFiles = []struct{ param, env, home string }{
+	{"sslrootcert", "PGSSLROOTCERT", ".postgresql/root.crt"},
+	{"sslcert", "PGSSLCERT", ".postgresql/postgresql.crt"},
+	{"sslkey", "PGSSLKEY", ".postgresql/postgresql.key"},
+	{"passfile", "PGPASSFILE", ".pgpass"},
+	{"servicefile", "PGSERVICEFILE", ".pg_service.conf"},
+}
+
+// checkReadFiles refuses, before pgx reads them, the files a URL, the
+// environment or the home directory name that would run storebench out of
+// memory (/dev/zero) or hold it for ever (a FIFO nobody writes): only a
+// regular file of at most maxReadFileMiB. One that does not exist is left
+// to pgx, which says so (or, for a default, does without it).
+func checkReadFiles(raw string) error {
+	var query url.Values
+	if u, err := url.Parse(raw); err == nil && strings.Contains(raw, "://") {
+		query = u.Query()
+	}
+	home, _ := os.UserHomeDir()
+	for _, f := range readFiles {
+		path := cmp.Or(query.Get(f.param), os.Getenv(f.env))
+		if path == "" && home != "" {
+			path = filepath.Join(home, f.home)
+		}
+		if path == "" || f.param == "sslrootcert" && path == "system" {
+			continue
+		}
+		if fi, err := os.Stat(path); err == nil {
+			if err := store.CheckWholeFile(fi, maxReadFileMiB); err != nil {
+				return fmt.Errorf("%s %s: %v", f.param, path, err)
+			}
+		}
+	}
+	return nil
 }
 
 func (c Config) design() string {

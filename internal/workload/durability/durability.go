@@ -265,7 +265,7 @@ func (r *runner) run(ctx context.Context, plain *metrics.Phase) (schema.Summary,
 		Fault: cmp.Or(p.Fault, FaultKill), Crash: r.crash.crash(), NotPowerLoss: schema.NotPowerLoss, Claim: r.env.Info.Durability,
 		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
 	}
-	s.ProcessCrash, s.PowerLoss = expectations(r.env.Kind, r.env.Info.Settings)
+	s.ProcessCrash, s.PowerLoss = expectations(r.env.Info.Kind, r.env.Info.Settings)
 	var phases []metrics.Phase
 	if pf, ok := r.crash.(powerFS); ok {
 		// Measured, not expected: the cell's losses are a power cut's.

@@ -87,6 +87,9 @@ func run(t *testing.T, inst *target.Instance, p Params) schema.Summary {
 	if s.NotPowerLoss == "" || s.ProcessCrash == "" || s.PowerLoss == "" || s.Crash == "" {
 		t.Errorf("summary misses its crash notes: %+v", s)
 	}
+	if s.ProcessCrash == "unknown" || s.PowerLoss == "unknown" {
+		t.Errorf("%s: no expectations for store kind %q: process crash %q, power loss %q", inst.Spec.Label(), inst.Info.Kind, s.ProcessCrash, s.PowerLoss)
+	}
 	t.Logf("%s: %s; per trial %+v", inst.Spec.Label(), s.Verdict, s.PerTrial)
 	return s
 }
@@ -146,6 +149,26 @@ func TestRedis(t *testing.T) {
 			closeStore(t, st)
 		})
 	}
+}
+
+// TestValkey: Valkey is a Redis-protocol server with Redis's profiles;
+// its expectations read its settings as Redis's (they said "unknown").
+func TestValkey(t *testing.T) {
+	t.Parallel()
+	srv := servertest.Start(t, server.Valkey, server.Options{Profile: "aof-always"})
+	st, err := redis.New(context.Background(), redis.Config{URL: srv.URL, Namespace: storetest.Namespace(t)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	inst := serverInstance(t, srv, "valkey", st)
+	p := small()
+	p.Trials, p.MinAcked, p.KillWindow = 1, 50, 50*time.Millisecond
+	s := run(t, inst, p)
+	wantNoLoss(t, s)
+	if want, _ := expectations("redis", inst.Info.Settings); s.ProcessCrash != want || !strings.Contains(s.PowerLoss, "fsync before every reply") {
+		t.Errorf("process crash %q, power loss %q: want Redis's with appendfsync always (%q)", s.ProcessCrash, s.PowerLoss, want)
+	}
+	closeStore(t, st)
 }
 
 func TestPostgres(t *testing.T) {
@@ -355,7 +378,7 @@ func TestExpectations(t *testing.T) {
 		{"postgres", map[string]string{"design": "unlogged"}, "UNLOGGED", "truncated"},
 		{"postgres", map[string]string{"synchronous_commit": "off", "wal_writer_delay": "200ms"}, "WAL buffers", "200ms"},
 		{"postgres", map[string]string{"synchronous_commit": "on"}, "nothing", "nothing"},
-		{"mariadb", map[string]string{"innodb_flush_log_at_trx_commit": "2"}, "nothing", "1 s"},
+		{"mysql", map[string]string{"innodb_flush_log_at_trx_commit": "2"}, "nothing", "1 s"},
 		{"sqlite", map[string]string{"journal_mode": "WAL", "synchronous": "OFF"}, "nothing", "corrupt"},
 		{"sqlite", map[string]string{"journal_mode": "DELETE", "synchronous": "FULL"}, "nothing", "last commit"},
 		{"sqlite", map[string]string{"journal_mode": "DELETE", "synchronous": "EXTRA"}, "nothing", "nothing committed"},

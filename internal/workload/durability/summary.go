@@ -74,8 +74,10 @@ func verdict(s *schema.Summary) string {
 }
 
 // expectations says what a configuration loses on a process crash and on a
-// power loss, from the store kind and its effective settings (store.Info
-// merged with the managed server's, as the target records them).
+// power loss, from the kind the store reports (store.Info.Kind: the
+// protocol it speaks, so Valkey, reached through the redis store, is
+// "redis") and its effective settings (store.Info merged with the managed
+// server's, as the target records them).
 func expectations(kind string, set map[string]string) (processCrash, powerLoss string) {
 	get := func(k string) string { return strings.ToLower(strings.TrimSpace(set[k])) }
 	switch kind {
@@ -100,7 +102,7 @@ func expectations(kind string, set map[string]string) (processCrash, powerLoss s
 	case "memcached-pool":
 		return "every write on the killed server's keys (memory only); nothing on the other servers' keys",
 			"everything"
-	case "redis-cluster", "valkey-cluster":
+	case "redis-cluster":
 		if n, _ := strconv.Atoi(set["cluster_replicas_per_primary"]); n > 0 {
 			return "the writes the killed primary acknowledged but had not yet sent to its replica (replication is asynchronous); nothing on the other nodes' keys",
 				"as each primary's own persistence, plus the writes not yet replicated"
@@ -123,7 +125,7 @@ func expectations(kind string, set map[string]string) (processCrash, powerLoss s
 		}
 		return "nothing committed: the WAL is fsynced at every commit",
 			"nothing committed (WAL fsynced at every commit), if the disk honours fsync"
-	case "mariadb", "mysql":
+	case "mysql":
 		switch get("innodb_flush_log_at_trx_commit") {
 		case "1":
 			return "nothing committed: the redo log is written and fsynced at every commit",
