@@ -60,7 +60,7 @@ func checkPhase(p *metrics.Phase, n int) error {
 	}
 	if o := p.OpenLoop; o != nil {
 		checks = append(checks, count("open_loop.late_ops", o.LateOps), count("open_loop.client_late_ops", o.ClientLateOps),
-			count("open_loop.unsent_ops", o.UnsentOps), positive("open_loop.target_ops_s", o.TargetOpsS), seconds("open_loop.wait_spin_s", o.WaitSpinS))
+			count("open_loop.unsent_ops", o.UnsentOps), nonNegative("open_loop.target_ops_s", o.TargetOpsS), seconds("open_loop.wait_spin_s", o.WaitSpinS))
 	}
 	for i, s := range p.Series {
 		field := fmt.Sprintf("series second %d", s.T)
@@ -149,7 +149,7 @@ func checkOps(prefix string, ops int64, errs map[string]int64, opsPerCall int, h
 	return nil
 }
 
-func positive(field string, v float64) error {
+func nonNegative(field string, v float64) error {
 	if v < 0 {
 		return fmt.Errorf("%s %g is negative", field, v)
 	}
@@ -170,5 +170,5 @@ func checkCost(name string, c *metrics.ServerCost, n int) error {
 	if c.Processes < 0 || c.Processes > math.MaxInt32 {
 		return fmt.Errorf("%s.processes %d is out of range", name, c.Processes)
 	}
-	return positive(name+".cpu_s", c.CPUS)
+	return nonNegative(name+".cpu_s", c.CPUS)
 }
