@@ -80,21 +80,37 @@ func explain(err error) error {
 	return err
 }
 
-// WriteNew writes r as dir/result.json, making dir if needed; it refuses a
-// dir that holds a result already, since a result is never replaced.
-func WriteNew(dir string, r *Result) (string, error) {
-	path := filepath.Join(dir, "result.json")
+// WriteNew writes r as dir/result.json, making dir if needed. It first
+// claims result.json and each name in beside (report.html) with O_EXCL,
+// so it refuses a dir that holds any of them before it writes anything: a
+// result is never replaced, nor what goes beside it. A claimed name is an
+// empty file until its content is renamed over it (WriteFileAtomic).
+func WriteNew(dir string, r *Result, beside ...string) (string, error) {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return "", explain(err)
 	}
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
-	if err != nil {
-		if errors.Is(err, os.ErrExist) {
-			return "", fmt.Errorf("%s exists: a result is never replaced, give another directory", path)
+	var claimed []string
+	for _, name := range append([]string{"result.json"}, beside...) {
+		path := filepath.Join(dir, name)
+		f, err := os.OpenFile(path, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o644)
+		if err != nil {
+			for _, c := range claimed {
+				os.Remove(c)
+			}
+			if errors.Is(err, os.ErrExist) {
+				return "", fmt.Errorf("%s exists: a result is never replaced, give another directory", path)
+			}
+			return "", explain(err)
 		}
-		return "", explain(err)
+		f.Close()
+		claimed = append(claimed, path)
 	}
-	f.Close() // claims the name; the content goes in atomically
-	w := &Writer{path: path, r: r}
-	return path, w.flush()
+	w := &Writer{path: claimed[0], r: r}
+	if err := w.flush(); err != nil {
+		for _, c := range claimed {
+			os.Remove(c)
+		}
+		return "", err
+	}
+	return w.path, nil
 }

@@ -96,11 +96,13 @@ func checkShards(in Shards) ([]*Result, error) {
 		return nil, fmt.Errorf("%s is not a shard of a run (run --shard I/N makes one)", name(0))
 	}
 	n := first.Shard.Count
-	byIndex := make([]*Result, n)
-	from := make([]string, n)
+	// Nothing is sized by n, which the file says: a missing shard is found
+	// among the first len(in.Results)+1 indexes.
+	byIndex := map[int]*Result{}
+	from := map[int]string{}
 	firstScenario, _ := json.Marshal(first.Scenario)
 	for i, r := range in.Results {
-		if r.Shard == nil || len(r.Shard.Merged) > 0 || r.Shard.Index < 0 || r.Shard.Index >= max(r.Shard.Count, 1) {
+		if r.Shard == nil || len(r.Shard.Merged) > 0 || r.Shard.Count < 1 || r.Shard.Index < 0 || r.Shard.Index >= r.Shard.Count {
 			return nil, fmt.Errorf("%s is not a shard of a run (run --shard I/N makes one)", name(i))
 		}
 		scen, _ := json.Marshal(r.Scenario)
@@ -120,7 +122,9 @@ func checkShards(in Shards) ([]*Result, error) {
 		}
 		byIndex[r.Shard.Index], from[r.Shard.Index] = r, name(i)
 	}
-	for i, r := range byIndex {
+	shards := make([]*Result, 0, len(in.Results))
+	for i := range n {
+		r := byIndex[i]
 		if r == nil {
 			return nil, fmt.Errorf("shard %d/%d is missing: give all %d shards' results", i, n, n)
 		}
@@ -132,8 +136,19 @@ func checkShards(in Shards) ([]*Result, error) {
 				return nil, fmt.Errorf("%s's cell %d is %s, %s's is %s: not the shards of one run", from[i], ci+1, c.Label(), from[0], f.Label())
 			}
 		}
+		shards = append(shards, r)
 	}
-	return byIndex, nil
+	for _, c := range first.Cells {
+		if c.Payments != nil || c.Sessions != nil || c.Durability != nil || c.CacheAside != nil || c.Capacity != nil {
+			return nil, fmt.Errorf("cell %s has a %s summary of its own, which merge cannot add up: run that workload unsharded", c.Label(), c.Workload)
+		}
+	}
+	for i, r := range shards {
+		if err := checkFigures(r, n); err != nil {
+			return nil, fmt.Errorf("%s: %v", from[i], err)
+		}
+	}
+	return shards, nil
 }
 
 // clockWarning says when shards on several hosts had a clock no daemon
@@ -172,9 +187,6 @@ func worseStatus(a, b string) string {
 // mergeCells merges one cell of every shard.
 func mergeCells(cells []*Cell, hosts []string) (Cell, []string, error) {
 	first := cells[0]
-	if first.Payments != nil || first.Sessions != nil || first.Durability != nil || first.CacheAside != nil || first.Capacity != nil {
-		return Cell{}, nil, fmt.Errorf("cell %s has a %s summary of its own, which merge cannot add up: run that workload unsharded", first.Label(), first.Workload)
-	}
 	out := *first
 	out.Phases, out.Error = nil, ""
 	params, err := mergeParams(cells)

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"strconv"
 	"sync"
@@ -231,22 +230,6 @@ func (w *Writer) flush() error {
 		return fmt.Errorf("write %s: %w", w.path, err)
 	}
 	return nil
-}
-
-// Read loads a result file.
-func Read(path string) (*Result, error) {
-	b, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	var r Result
-	if err := json.Unmarshal(b, &r); err != nil {
-		return nil, fmt.Errorf("%s: not a storebench result: %w", path, err)
-	}
-	if r.Schema != Schema {
-		return nil, fmt.Errorf("%s: schema %q, this storebench reads %q", path, r.Schema, Schema)
-	}
-	return &r, nil
 }
 
 // Label is the cell's id for a reader: with its round in a repeated run

@@ -220,9 +220,12 @@ func (p *Plan) finish(ctx context.Context, w *result.Writer, failed int) (*Outco
 	return o, nil
 }
 
+// reportName is the HTML report's name beside result.json.
+const reportName = "report.html"
+
 // writeHTMLReport writes report.html into dir, beside result.json.
 func writeHTMLReport(r *result.Result, dir string) (string, error) {
-	path := filepath.Join(dir, "report.html")
+	path := filepath.Join(dir, reportName)
 	if err := result.WriteFileAtomic(path, func(w io.Writer) error { return report.HTML(w, r) }); err != nil {
 		return "", fmt.Errorf("write %s: %w", path, err)
 	}
