@@ -124,6 +124,23 @@ func TestDropLeavesDependents(t *testing.T) {
 		}
 		exec(t, conn, `SELECT * FROM public.bystander`)
 	})
+	t.Run("Payments", func(t *testing.T) {
+		// The payments tables' own drop does not cascade either.
+		s := open(t, url, "")
+		if _, err := s.PaymentsSetup(ctx, paymentsData()); err != nil {
+			t.Fatal(err)
+		}
+		conn := sql(t, url)
+		exec(t, conn, `CREATE VIEW public.dep_accounts AS SELECT id FROM `+s.cfg.Namespace+`.accounts`)
+		if err := s.PaymentsDrop(ctx); err == nil || !strings.Contains(err.Error(), "2BP01") {
+			t.Errorf("PaymentsDrop with a view outside on accounts: %v, want a refusal (2BP01)", err)
+		}
+		exec(t, conn, `SELECT * FROM public.dep_accounts`)
+		exec(t, conn, `DROP VIEW public.dep_accounts`)
+		if err := s.PaymentsDrop(ctx); err != nil {
+			t.Fatal(err)
+		}
+	})
 	t.Run("UnknownMember", func(t *testing.T) {
 		// A member of a kind the drop does not name (here a collation) is
 		// not swept away by a cascade: the schema stays, with a message
