@@ -86,7 +86,8 @@ func stores() target.Registry {
 				return postgres.New(ctx, postgres.Config{URL: a.URL, Namespace: a.Namespace, Design: a.Options["design"]})
 			},
 			Namespace: "schema %s", CheapList: true,
-			Namespaces: listByURL(postgres.Namespaces), DropNamespace: dropByURL(postgres.DropNamespace),
+			Namespaces: listByURL(postgres.Namespaces), DropNamespace: byNamespace(postgres.DropNamespace),
+			Dependents: byNamespace(postgres.Dependents),
 		},
 		{
 			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
@@ -96,7 +97,7 @@ func stores() target.Registry {
 			},
 			// Listing SCANs every key of the server: clean does it, a run does not.
 			Namespace:  "keys " + redis.KeyPrefix + "%s:*",
-			Namespaces: listByURL(redis.Namespaces), DropNamespace: dropByURL(redis.DropNamespace),
+			Namespaces: listByURL(redis.Namespaces), DropNamespace: byNamespace(redis.DropNamespace),
 		},
 		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
@@ -126,7 +127,8 @@ func stores() target.Registry {
 				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},
 			Namespace: "database %s", CheapList: true,
-			Namespaces: listByURL(mysql.Namespaces), DropNamespace: dropByURL(mysql.DropNamespace),
+			Namespaces: listByURL(mysql.Namespaces), DropNamespace: byNamespace(mysql.DropNamespace),
+			Dependents: byNamespace(mysql.Dependents),
 		},
 		{
 			// Valkey speaks Redis's protocol: the redis store and driver, its
@@ -194,13 +196,8 @@ func stores() target.Registry {
 				}
 				return postgres.Namespaces(ctx, primary)
 			},
-			DropNamespace: func(ctx context.Context, a target.OpenArgs) error {
-				primary, err := postgres.PrimaryURL(a.URL)
-				if err != nil {
-					return err
-				}
-				return postgres.DropNamespace(ctx, primary, a.Namespace)
-			},
+			DropNamespace: onPrimary(postgres.DropNamespace),
+			Dependents:    onPrimary(postgres.Dependents),
 		},
 		{
 			Name: "memcached-pool", Batches: true, Cluster: true, Server: server.Memcached,
@@ -225,14 +222,28 @@ var clusterOptions = map[string]string{
 // maxValkeyIOThreads is valkey-server's IO_THREADS_MAX_NUM.
 const maxValkeyIOThreads = 256
 
-// listByURL and dropByURL are a server store's clean-up by the target's
+// listByURL and byNamespace are a server store's clean-up by the target's
 // URL: the server, not a path, holds its namespaces.
 func listByURL(list func(ctx context.Context, url string) ([]string, error)) func(context.Context, target.OpenArgs) ([]string, error) {
 	return func(ctx context.Context, a target.OpenArgs) ([]string, error) { return list(ctx, a.URL) }
 }
 
-func dropByURL(drop func(ctx context.Context, url, ns string) error) func(context.Context, target.OpenArgs) error {
-	return func(ctx context.Context, a target.OpenArgs) error { return drop(ctx, a.URL, a.Namespace) }
+// byNamespace is f (a drop, a check of dependents) on namespace
+// a.Namespace of the store at a.URL.
+func byNamespace(f func(ctx context.Context, url, ns string) error) func(context.Context, target.OpenArgs) error {
+	return func(ctx context.Context, a target.OpenArgs) error { return f(ctx, a.URL, a.Namespace) }
+}
+
+// onPrimary is f on namespace a.Namespace of the primary of a
+// postgres-replicas URL.
+func onPrimary(f func(ctx context.Context, url, ns string) error) func(context.Context, target.OpenArgs) error {
+	return func(ctx context.Context, a target.OpenArgs) error {
+		primary, err := postgres.PrimaryURL(a.URL)
+		if err != nil {
+			return err
+		}
+		return f(ctx, primary, a.Namespace)
+	}
 }
 
 // fsyncOption reads the files store's fsync option (files.ParseFsync).

@@ -10,6 +10,7 @@ import (
 
 	"github.com/storebench/storebench/internal/owner"
 	"github.com/storebench/storebench/internal/run"
+	"github.com/storebench/storebench/internal/store"
 )
 
 type cleanFlags struct {
@@ -37,6 +38,10 @@ killed or kept their data (run --keep), and removes it:
 It touches only what carries storebench's mark (a marker file, the schema's
 comment, the owner table, the key prefix), and never what a run that is still
 running made: each thing names its run's host, pid and process start time.
+Nor anything outside it: a schema or database that objects outside depend on
+(your view on a kept table, a foreign key from another schema or database) is
+left, with those objects named and the SQL to remove it deliberately; the
+exit status stays 0, as for anything else clean leaves alone.
 What was made on another host, or by an older storebench that did not record
 its process, cannot be checked from here: it is left unless --older-than says
 how old is surely over. Memcached cannot list its keys: what runs leave there
@@ -69,7 +74,7 @@ func (a *App) clean(cmd *cobra.Command, f cleanFlags) error {
 	if f.dryRun {
 		verb = "would remove"
 	}
-	var removed, left int
+	var removed, left, withDependents int
 	var errs []error
 	for _, l := range found {
 		if !l.Stale(f.olderThan) {
@@ -77,12 +82,23 @@ func (a *App) clean(cmd *cobra.Command, f cleanFlags) error {
 			fmt.Fprintf(out, "%-13s %s (%s)\n", "left alone", l.What, run.DescribeLeftover(l, f.olderThan))
 			continue
 		}
-		if !f.dryRun {
-			if err := l.Remove(ctx); err != nil {
-				errs = append(errs, err)
-				fmt.Fprintf(out, "%-13s %s: %v\n", "not removed", l.What, err)
-				continue
-			}
+		// A namespace that objects outside it depend on (a user's view on a
+		// kept table) is left, and the dry run says so too. The drop checks
+		// again: one made since the check leaves it all the same.
+		err := l.Dependents(ctx)
+		if err == nil && !f.dryRun {
+			err = l.Remove(ctx)
+		}
+		if de, ok := errors.AsType[*store.DependentsError](err); ok {
+			left++
+			withDependents++
+			fmt.Fprintf(out, "%-13s %s (%s; %s; %s)\n", "left alone", l.What, de.Reason(), de.Hint, run.DescribeLeftover(l, f.olderThan))
+			continue
+		}
+		if err != nil {
+			errs = append(errs, err)
+			fmt.Fprintf(out, "%-13s %s: %v\n", "not removed", l.What, err)
+			continue
 		}
 		removed++
 		fmt.Fprintf(out, "%-13s %s (%s)\n", verb, l.What, run.DescribeLeftover(l, f.olderThan))
@@ -91,7 +107,11 @@ func (a *App) clean(cmd *cobra.Command, f cleanFlags) error {
 		fmt.Fprintf(out, "%-13s %s (no %s marker: not made by a run of this storebench; remove it by hand if it is yours)\n", "left alone", p, owner.MarkerFile)
 	}
 	left += len(unmarked)
-	fmt.Fprintf(out, "%s: %d, left alone: %d\n", verb, removed, left)
+	summary := fmt.Sprintf("%s: %d, left alone: %d", verb, removed, left)
+	if withDependents > 0 {
+		summary += fmt.Sprintf(" (%d because objects outside depend on them)", withDependents)
+	}
+	fmt.Fprintln(out, summary)
 	if len(errs) > 0 {
 		return &FailedError{Err: fmt.Errorf("%d of %d could not be removed: %w", len(errs), removed+len(errs), errors.Join(errs...))}
 	}

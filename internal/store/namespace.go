@@ -7,6 +7,7 @@ import (
 	"maps"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 )
 
@@ -76,11 +77,35 @@ func DropOwned(name, what, marker string, exists, owned bool, err error, drop fu
 	return drop()
 }
 
+// DependentsError says that objects outside a namespace depend on objects
+// in it (a user's view on a kept run's table, a foreign key from another
+// schema or database): dropping the namespace would remove or break them,
+// so it is left in place. Nothing outside what a run made is ever touched.
+type DependentsError struct {
+	Name string // the store's name, which starts the message
+	What string // the namespace, e.g. "schema \"sb_x\""
+	// Dependents are the objects outside, kind and qualified name each,
+	// e.g. "view public.v".
+	Dependents []string
+	// Hint says how to remove the namespace deliberately, by hand.
+	Hint string
+}
+
+func (e *DependentsError) Error() string {
+	return fmt.Sprintf("%s: %s left in place: %s; %s", e.Name, e.What, e.Reason(), e.Hint)
+}
+
+// Reason names the dependents, in one line.
+func (e *DependentsError) Reason() string {
+	return "objects outside it depend on it: " + strings.Join(e.Dependents, ", ")
+}
+
 // OwnedNamespace is the lifecycle the server SQL stores share around the
 // namespace they create and mark as storebench's own (a MySQL database, a
 // PostgreSQL schema): Reset empties it, Close drops it and disconnects,
 // Detach only disconnects, Drop removes a leftover one; each touches the
-// namespace only while it carries the marker. Mu and Closed are the store's
+// namespace only while it carries the marker, and Close and Drop leave it
+// (a *DependentsError) while objects outside it depend on it. Mu and Closed are the store's
 // own lock on its administrative connection and its closed flag, which the
 // store's other administrative methods take too.
 type OwnedNamespace struct {
@@ -89,13 +114,16 @@ type OwnedNamespace struct {
 	Quoted    string // its quoted identifier
 	Marker    string // what marks it as storebench's own, as a refusal says it lacks
 	ResetSQL  string // empties it
-	DropSQL   string // removes it with everything in it
 	Mu        *sync.Mutex
 	Closed    *bool
 	ErrClosed error // what the methods of a closed store return
 
 	// Owned reports whether the namespace exists and carries the marker.
 	Owned func(ctx context.Context) (exists, owned bool, err error)
+	// DropAll removes it with everything in it and nothing outside it: a
+	// *DependentsError, and nothing dropped, when something outside depends
+	// on it. Its errors are the store's own, ready to return.
+	DropAll func(ctx context.Context) error
 	// Exec runs one statement on the administrative connection.
 	Exec func(ctx context.Context, query string) error
 	// Disconnect closes the administrative connection.
@@ -148,9 +176,7 @@ func (n *OwnedNamespace) Close(ctx context.Context) error {
 	return EndOnce(n.Mu, n.Closed, func() error {
 		err := n.refuseUnowned(ctx, "close")
 		if err == nil {
-			if e := n.Exec(ctx, n.DropSQL); e != nil {
-				err = n.OpErr("close: drop "+n.Noun, e)
-			}
+			err = n.DropAll(ctx)
 		}
 		if e := n.Disconnect(ctx); err == nil && e != nil {
 			err = n.OpErr("close", e)
@@ -174,10 +200,5 @@ func (n *OwnedNamespace) Detach(ctx context.Context) error {
 // there is not an error.
 func (n *OwnedNamespace) Drop(ctx context.Context) error {
 	exists, owned, err := n.Owned(ctx)
-	return DropOwned(n.Kind, n.what(), n.Marker, exists, owned, err, func() error {
-		if err := n.Exec(ctx, n.DropSQL); err != nil {
-			return n.OpErr("drop "+n.Noun, err)
-		}
-		return nil
-	})
+	return DropOwned(n.Kind, n.what(), n.Marker, exists, owned, err, func() error { return n.DropAll(ctx) })
 }

@@ -23,7 +23,11 @@ func newOwnedFixture(exists, marked bool) *ownedFixture {
 	f := &ownedFixture{exists: exists, marked: marked}
 	f.ns = OwnedNamespace{
 		Kind: "sql", Noun: "schema", Quoted: `"sb_x"`, Marker: `"storebench" comment`,
-		ResetSQL: "TRUNCATE", DropSQL: "DROP",
+		ResetSQL: "TRUNCATE",
+		DropAll: func(context.Context) error {
+			f.log = append(f.log, "DROP")
+			return nil
+		},
 		Mu: &f.mu, Closed: &f.closed, ErrClosed: errors.New("sql: store is closed"),
 		Owned: func(context.Context) (bool, bool, error) { return f.exists, f.exists && f.marked, nil },
 		Exec: func(_ context.Context, q string) error {

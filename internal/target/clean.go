@@ -31,11 +31,24 @@ type Leftover struct {
 	// Dir is the directory, "" for a namespace.
 	Dir string
 
-	remove func(ctx context.Context) error
+	remove     func(ctx context.Context) error
+	dependents func(ctx context.Context) error
 }
 
-// Remove removes the leftover; what lost its mark meanwhile is left.
+// Remove removes the leftover; what lost its mark meanwhile is left, and
+// so is a namespace that objects outside it depend on (a
+// *store.DependentsError).
 func (l Leftover) Remove(ctx context.Context) error { return l.remove(ctx) }
+
+// Dependents returns a *store.DependentsError when objects outside the
+// leftover (a namespace) depend on it, so that Remove would leave it: what
+// a dry run says of it.
+func (l Leftover) Dependents(ctx context.Context) error {
+	if l.dependents == nil {
+		return nil
+	}
+	return l.dependents(ctx)
+}
 
 // Stale reports whether the leftover may be removed: its run is gone, or,
 // when nothing here can tell (another host, an older storebench), it was
@@ -162,12 +175,21 @@ func (r Registry) Leftovers(ctx context.Context, spec Spec) ([]Leftover, error) 
 					return fmt.Errorf("%s: its run is running (%s)", l.What, why)
 				}
 			}
-			if err := k.DropNamespace(ctx, a); err != nil {
-				return fmt.Errorf("%s: %s", l.What, store.RedactURL(err.Error()))
-			}
-			return nil
+			return redactedErr(l.What, k.DropNamespace(ctx, a))
+		}
+		if k.Dependents != nil {
+			l.dependents = func(ctx context.Context) error { return redactedErr(l.What, k.Dependents(ctx, a)) }
 		}
 		found = append(found, l)
 	}
 	return found, nil
+}
+
+// redactedErr is err of what with any password in it redacted; a
+// *store.DependentsError stays one (it names objects, never the URL).
+func redactedErr(what string, err error) error {
+	if _, ok := errors.AsType[*store.DependentsError](err); ok || err == nil {
+		return err
+	}
+	return fmt.Errorf("%s: %s", what, store.RedactURL(err.Error()))
 }

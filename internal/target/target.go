@@ -145,6 +145,11 @@ type Kind struct {
 	// DropNamespace removes namespace a.Namespace from the store at a.URL,
 	// only if it carries storebench's mark.
 	DropNamespace func(ctx context.Context, a OpenArgs) error
+	// Dependents returns a *store.DependentsError when objects outside
+	// namespace a.Namespace depend on it, so that DropNamespace would leave
+	// it (a view on a kept table); nil when none do, and nil for a kind
+	// whose namespaces nothing outside can depend on.
+	Dependents func(ctx context.Context, a OpenArgs) error
 	// CheapList says Namespaces costs one query, not a scan of the
 	// server's data, so a run may look for leftovers on its own targets.
 	CheapList bool

@@ -219,7 +219,7 @@ func adminStore(ctx context.Context, cfg Config) (*Store, error) {
 	s.client.DBName = cfg.Namespace
 	s.ns = store.OwnedNamespace{
 		Kind: "mysql", Noun: "database", Quoted: s.db, Marker: fmt.Sprintf("table %s holding %q", OwnerTable, Marker),
-		ResetSQL: `TRUNCATE TABLE ` + s.db + `.kv`, DropSQL: `DROP DATABASE ` + s.db,
+		ResetSQL: `TRUNCATE TABLE ` + s.db + `.kv`, DropAll: s.dropDatabase,
 		Mu: &s.mu, Closed: &s.closed, ErrClosed: errClosed,
 		Owned: s.owned,
 		Exec: func(ctx context.Context, q string) error {
@@ -308,7 +308,9 @@ func (s *Store) create(ctx context.Context) error {
 		s.ddl,
 	}
 	if exists { // ours, left over from an earlier run
-		stmts = append([]string{`DROP DATABASE ` + s.db}, stmts...)
+		if err := s.dropDatabase(ctx); err != nil {
+			return err
+		}
 	}
 	for _, q := range stmts {
 		if _, err := s.admin.ExecContext(ctx, q); err != nil {

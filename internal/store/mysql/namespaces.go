@@ -67,3 +67,66 @@ func DropNamespace(ctx context.Context, url, ns string) error {
 	defer s.Detach(context.WithoutCancel(ctx))
 	return s.ns.Drop(ctx)
 }
+
+// Dependents returns a *store.DependentsError when objects in other
+// databases of the server at url depend on database ns (DropNamespace
+// would leave it), nil when none do.
+func Dependents(ctx context.Context, url, ns string) error {
+	s, err := adminStore(ctx, Config{URL: url, Namespace: ns})
+	if err != nil {
+		return err
+	}
+	defer s.Detach(context.WithoutCancel(ctx))
+	return s.dependents(ctx)
+}
+
+// dependentsSQL lists the objects in other databases that depend on
+// database ? (twice): views that read its tables (the server keeps a view's
+// definition with every table qualified and quoted, `db`.`table`; MariaDB
+// has no VIEW_TABLE_USAGE) and foreign keys that refer to them. DROP
+// DATABASE removes neither: it would leave the views broken, and a foreign
+// key stops it halfway, after the tables it reached first.
+const dependentsSQL = `SELECT CONCAT('view ', TABLE_SCHEMA, '.', TABLE_NAME) FROM information_schema.VIEWS
+	WHERE TABLE_SCHEMA <> ? AND LOCATE(CONCAT('` + "`" + `', ?, '` + "`" + `.'), VIEW_DEFINITION) > 0
+UNION ALL
+SELECT CONCAT('foreign key ', CONSTRAINT_NAME, ' on ', CONSTRAINT_SCHEMA, '.', TABLE_NAME) FROM information_schema.REFERENTIAL_CONSTRAINTS
+	WHERE UNIQUE_CONSTRAINT_SCHEMA = ? AND CONSTRAINT_SCHEMA <> ?
+ORDER BY 1`
+
+// dependents is Dependents on the store's connection.
+func (s *Store) dependents(ctx context.Context) error {
+	ns := s.cfg.Namespace
+	rows, err := s.admin.QueryContext(ctx, dependentsSQL, ns, ns, ns, ns)
+	if err != nil {
+		return opErr("list dependents", err)
+	}
+	defer rows.Close()
+	var deps []string
+	for rows.Next() {
+		var d string
+		if err := rows.Scan(&d); err != nil {
+			return opErr("list dependents", err)
+		}
+		deps = append(deps, d)
+	}
+	if err := rows.Err(); err != nil {
+		return opErr("list dependents", err)
+	}
+	if len(deps) == 0 {
+		return nil
+	}
+	return &store.DependentsError{Name: "mysql", What: "database " + s.db, Dependents: deps,
+		Hint: "to remove it, drop or change them first (DROP DATABASE would leave such views broken and stops halfway at such a foreign key), then run: DROP DATABASE " + s.db}
+}
+
+// dropDatabase drops the database unless objects in other databases
+// depend on it (a *store.DependentsError, nothing dropped).
+func (s *Store) dropDatabase(ctx context.Context) error {
+	if err := s.dependents(ctx); err != nil {
+		return err
+	}
+	if _, err := s.admin.ExecContext(ctx, `DROP DATABASE `+s.db); err != nil {
+		return opErr("drop database", err)
+	}
+	return nil
+}

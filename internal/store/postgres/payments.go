@@ -240,12 +240,15 @@ func (s *Store) loadPayments(ctx context.Context, conn *pgx.Conn, d *store.Payme
 	})
 }
 
+// dropPayments drops the payments tables in one DROP, which needs no
+// CASCADE for their foreign keys to each other: a CASCADE would also drop a
+// user's view on them outside the schema, which RESTRICT refuses to.
 func (s *Store) dropPayments(ctx context.Context, conn *pgx.Conn) error {
-	q := `DROP FUNCTION IF EXISTS ` + s.schema + `.transfer_funds`
-	for _, t := range paycheck.Tables {
-		q += `; DROP TABLE IF EXISTS ` + s.schema + `.` + t + ` CASCADE`
+	tables := make([]string, len(paycheck.Tables))
+	for i, t := range paycheck.Tables {
+		tables[i] = s.schema + `.` + t
 	}
-	_, err := conn.Exec(ctx, q)
+	_, err := conn.Exec(ctx, `DROP FUNCTION IF EXISTS `+s.schema+`.transfer_funds; DROP TABLE IF EXISTS `+strings.Join(tables, ", ")+` RESTRICT`)
 	return err
 }
 

@@ -295,7 +295,7 @@ func newStore(cfg Config) *Store {
 	s.loc = (&url.URL{Scheme: "postgres", User: url.User(pgcfg.User), Host: s.addr(), Path: "/" + pgcfg.Database}).String()
 	s.ns = store.OwnedNamespace{
 		Kind: "postgres", Noun: "schema", Quoted: s.schema, Marker: fmt.Sprintf("%q comment", Marker),
-		ResetSQL: `TRUNCATE ` + s.schema + `.kv`, DropSQL: `DROP SCHEMA ` + s.schema + ` CASCADE`,
+		ResetSQL: `TRUNCATE ` + s.schema + `.kv`, DropAll: s.dropSchema,
 		Mu: &s.mu, Closed: &s.closed, ErrClosed: errClosed,
 		Owned: s.owned,
 		Exec: func(ctx context.Context, q string) error {
@@ -392,6 +392,11 @@ func (s *Store) create(ctx context.Context) error {
 	if exists && !owned {
 		return fmt.Errorf("postgres: schema %s exists without the %q comment: %w", s.schema, Marker, store.ErrNotOwned)
 	}
+	if exists { // ours, left over from an earlier run
+		if err := s.dropSchema(ctx); err != nil {
+			return err
+		}
+	}
 	tx, err := s.admin.Begin(ctx)
 	if err != nil {
 		return opErr("create schema", err)
@@ -402,9 +407,6 @@ func (s *Store) create(ctx context.Context) error {
 		`COMMENT ON SCHEMA ` + s.schema + ` IS '` + Marker + `'`,
 	}
 	stmts = append(stmts, s.ddlStmts...)
-	if exists { // ours, left over from an earlier run
-		stmts = append([]string{`DROP SCHEMA ` + s.schema + ` CASCADE`}, stmts...)
-	}
 	for _, q := range stmts {
 		if _, err := tx.Exec(ctx, q); err != nil {
 			return opErr("create schema", err)

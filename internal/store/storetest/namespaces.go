@@ -84,3 +84,18 @@ func RunNamespaces(t *testing.T, n Namespaces) {
 		check(t)
 	})
 }
+
+// Kept opens a store in a fresh namespace with newStore and detaches it,
+// as a run with --keep leaves it, and returns the namespace.
+func Kept(t *testing.T, newStore func(ctx context.Context, ns string) (store.Store, error)) string {
+	t.Helper()
+	ns := Namespace(t)
+	s, err := newStore(ctxT(t), ns)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := mustImplement[store.Detacher](t, s).Detach(ctxT(t)); err != nil {
+		t.Fatalf("Detach: %v", err)
+	}
+	return ns
+}
