@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,5 +66,15 @@ func TestPlanBuildsNoValue(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
 		t.Errorf("planning allocated %d MiB", n>>20)
+	}
+}
+
+// --keys 100,100 ran two cells with one id (issue 28): a usage error (exit
+// 2) of one line naming the value, as the same list in a file gets.
+func TestRepeatedKeyCountIsRefused(t *testing.T) {
+	err := checkRunFlags("kv", []string{"--stores", "memory", "--keys", "100,1000,100"})
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "keys=100 twice") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("--keys 100,1000,100: %v, want a usage error of one line naming keys=100", err)
 	}
 }

@@ -424,6 +424,9 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		if err != nil {
 			return fail(err)
 		}
+		if err := workload.CheckDistinct(wcells); err != nil {
+			return fail(fmt.Errorf("%s on %s: %v", w.Label(), t.Spec.Label(), err))
+		}
 		for _, c := range wcells {
 			if err := workload.CheckMemory(c.Memory, k.DataInProcess, budget, budgetWhy); err != nil {
 				return fail(fmt.Errorf("%s on %s %v", w.Label(), t.Spec.Label(), err))
