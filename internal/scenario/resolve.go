@@ -261,11 +261,17 @@ func (s *Scenario) decode(types workload.Registry, w *Workload) error {
 		if line, err := checkEntry(w.node, typ.Name(), spec, types); err != nil {
 			return fmt.Errorf("%s: %v", s.where(cmp.Or(line, w.Line)), err)
 		}
+		if line, err := checkNumbers(w.node, reflect.TypeOf(spec)); err != nil {
+			return fmt.Errorf("%s: %v", s.where(line), err)
+		}
 		if err := w.node.Decode(spec); err != nil {
 			return fmt.Errorf("%s", locate(s.Source, err))
 		}
 	}
 	for _, o := range s.overlays {
+		if _, err := checkNumbers(o.fields, reflect.TypeOf(spec)); err != nil {
+			return fmt.Errorf("%s: %v", o.origin, err)
+		}
 		if err := o.fields.Decode(spec); err != nil {
 			return fmt.Errorf("%s: %v", o.origin, err)
 		}
