@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"errors"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -65,5 +66,49 @@ func TestPlanBuildsNoValue(t *testing.T) {
 	runtime.ReadMemStats(&after)
 	if n := after.TotalAlloc - before.TotalAlloc; n > 64<<20 {
 		t.Errorf("planning allocated %d MiB", n>>20)
+	}
+}
+
+// --keys 100,100 ran two cells with one id (issue 28): a usage error (exit
+// 2) of one line naming the value, as the same list in a file gets.
+func TestRepeatedKeyCountIsRefused(t *testing.T) {
+	err := checkRunFlags("kv", []string{"--stores", "memory", "--keys", "100,1000,100"})
+	var ue *UsageError
+	if !errors.As(err, &ue) || !strings.Contains(err.Error(), "keys=100 twice") || strings.Contains(err.Error(), "\n") {
+		t.Errorf("--keys 100,1000,100: %v, want a usage error of one line naming keys=100", err)
+	}
+}
+
+// A 0 given by a flag and written in a file get one answer (issue 28): the
+// file's read as "default" where the flag was refused (repeat, keyspace,
+// client_threads), and --duration 0s silently ran 10,000 ops.
+func TestZeroFlagsAndFieldsShareTheRule(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct{ flag, field, value, want string }{
+		{"repeat", "repeat", "0", "repeat must be at least 1; omit it for the default, 1"},
+		{"client-threads", "client_threads", "0", "client_threads must be at least 1; omit it for the default, one thread per CPU"},
+		{"duration", "load: {duration", "0s", "duration 0s: a timed phase of no time measures nothing; omit it for counted ops"},
+		{"clients", "load: {clients", "0", "clients must be at least 1; omit it for the default"},
+		{"ops", "load: {ops", "0", "ops must be at least 1; omit it for the default"},
+		{"pipeline", "load: {pipeline", "0", "pipeline must be at least 1; omit it for the default, 1 (one op per round trip)"},
+	} {
+		flagErr := checkRunFlags("throughput", []string{"--stores", "memory", "--" + c.flag, c.value})
+		field := c.field + ": " + c.value
+		if strings.HasPrefix(c.field, "load: {") {
+			field += "}"
+		}
+		file := filepath.Join(dir, c.flag+".yaml")
+		if err := os.WriteFile(file, []byte("name: x\ntargets: [memory]\n"+field+"\nworkloads:\n  - type: throughput\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		fileErr := checkRunFlags(file, nil)
+		want := strings.Replace(c.want, strings.SplitN(c.want, " ", 2)[0], "--"+c.flag, 1)
+		var ue *UsageError
+		if !errors.As(flagErr, &ue) || !strings.HasPrefix(flagErr.Error(), want) {
+			t.Errorf("--%s %s: %v, want a usage error %q", c.flag, c.value, flagErr, want)
+		}
+		if fileErr == nil || !strings.Contains(fileErr.Error(), ".yaml:3: "+c.want) {
+			t.Errorf("%s: %v, want %q", field, fileErr, c.want)
+		}
 	}
 }

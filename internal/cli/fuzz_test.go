@@ -88,6 +88,14 @@ func FuzzNumericFlags(f *testing.F) {
 	seed(8, true, map[string]string{"repeat": "101", "client-threads": "100000"})
 	seed(8, false, map[string]string{"repeat": "0", "client-threads": "-1", "batch": "0", "pipeline": "0"})
 	seed(0, false, map[string]string{"keys": "1000", "batch": "1000", "warmup-ops": "10"})
+	// Issue 28's: a zero where zero is no value, a fraction, a value twice.
+	seed(1, false, map[string]string{"duration": "0s"})
+	seed(2, true, map[string]string{"duration": "0s", "warmup": "1s", "rate": "100"})
+	seed(1, false, map[string]string{"repeat": "0"})
+	seed(8, true, map[string]string{"client-threads": "0", "clients": "0", "ops": "0"})
+	seed(0, false, map[string]string{"value-size": "1.5", "keys": "10.5"})
+	seed(0, false, map[string]string{"keys": "100,100"})
+	seed(0, false, map[string]string{"keys": "1k,1000", "value-size": "0"})
 	f.Fuzz(func(t *testing.T, run uint8, quick bool, rate, clients, pipeline, keys, valueSize, batch, ops, duration, warmup, warmupOps, repeat, clientThreads, readRatio, timeScale string) {
 		r := fuzzRuns[int(run)%len(fuzzRuns)]
 		args := []string{"--stores", r.stores}

@@ -267,10 +267,36 @@ func overrideFields(changed func(flag string) bool, s *scenario.Scenario, f runF
 	return nil
 }
 
+// zeroFlags refuses a flag given 0 where 0 is no value, as the field in a
+// file is refused (workload.RefuseZero): with the bound and what leaving
+// the flag out gives.
+func zeroFlags(changed func(flag string) bool, f runFlags) error {
+	for _, z := range []struct {
+		flag, field string
+		zero        bool
+	}{
+		{"clients", "clients", f.clients == 0}, {"pipeline", "pipeline", f.pipeline == 0},
+		{"ops", "ops", f.ops == 0}, {"duration", "duration", f.duration == 0},
+		{"value-size", "value_size", f.valueSize == 0},
+		{"repeat", "repeat", f.repeat == 0}, {"client-threads", "client_threads", f.clientThreads == 0},
+	} {
+		if !changed(z.flag) || !z.zero {
+			continue
+		}
+		if err := workload.RefuseZero("--"+z.flag, z.field, "counted ops (--ops)"); err != nil {
+			return &UsageError{Err: err}
+		}
+	}
+	return nil
+}
+
 // loadOverlay is the load the flags give: flags beat the file, they land in
 // every workload's own load.
 func loadOverlay(changed func(flag string) bool, f runFlags) (scenario.Load, error) {
 	var over scenario.Load
+	if err := zeroFlags(changed, f); err != nil {
+		return over, err
+	}
 	// Each value is checked by its parameter's bound, the one a scenario
 	// file's field goes through, here with the flag's name; how the values
 	// combine (a rate with a duration, the memory) is Validate's to check.
@@ -291,10 +317,6 @@ func loadOverlay(changed func(flag string) bool, f runFlags) (scenario.Load, err
 		if changed(c.flag) && c.err != nil {
 			return over, &UsageError{Err: c.err}
 		}
-	}
-	// The overlay below reads 0 as unset: the scenario's depth would stay.
-	if changed("pipeline") && f.pipeline == 0 {
-		return over, usagef("--pipeline must be positive, got 0 (1 sends one op per round trip)")
 	}
 	if changed("ops") && changed("duration") {
 		return over, usagef("give --ops or --duration, not both")

@@ -152,6 +152,63 @@ func TestCapacityGolden(t *testing.T) {
 		t.Fatal(err)
 	}
 	golden(t, "capacity.html.golden", page.Bytes())
+	var csv bytes.Buffer
+	if err := CSV(&csv, r); err != nil {
+		t.Fatal(err)
+	}
+	golden(t, "capacity.csv.golden", csv.Bytes())
+}
+
+// TestCapacityCSV: each SLO's capacity, its figures and cost, and the USL
+// fit are cell-level rows of the CSV, as every other format shows them
+// (the CSV had none of them).
+func TestCapacityCSV(t *testing.T) {
+	var b bytes.Buffer
+	if err := CSV(&b, capacityResult()); err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string][]string{} // cell id and metric -> the value and unit
+	for _, line := range strings.Split(strings.TrimSpace(b.String()), "\n")[1:] {
+		f := strings.Split(line, ",")
+		if f[8] == "" {
+			rows[f[1]+" "+f[9]] = f[10:]
+		}
+	}
+	for key, want := range map[string]string{
+		"redis/capacity capacity_found_at_p99<=1ms":                     "1 bool",
+		"redis/capacity capacity_ops_s_at_p99<=1ms":                     "1500 ops/s",
+		"redis/capacity capacity_at_least_at_p99<=1ms":                  "0 bool",
+		"redis/capacity capacity_p50_us_at_p99<=1ms":                    "240 us",
+		"redis/capacity capacity_p99_us_at_p99<=1ms":                    "720 us",
+		"redis/capacity capacity_client_cpu_us_per_op_at_p99<=1ms":      "12.5 us/op",
+		"redis/capacity capacity_server_cpu_us_per_op_at_p99<=1ms":      "7.5 us/op",
+		"redis/capacity capacity_need_ops_s_at_p99<=1ms":                "50000 ops/s",
+		"redis/capacity capacity_cores_needed_extrapolated_at_p99<=1ms": "1 cores",
+		"redis/capacity capacity_need_beyond_capacity_at_p99<=1ms":      "1 bool",
+		"redis/capacity usl_lambda_ops_s":                               "910 ops/s",
+		"redis/capacity usl_sigma":                                      "0.1 fraction",
+		"redis/capacity usl_kappa":                                      "0.01 fraction",
+		"redis/capacity usl_peak_clients":                               "9.49 count",
+		"redis/capacity usl_peak_ops_s":                                 "2500 ops/s",
+		"redis/capacity usl_rmse_ops_s":                                 "12 ops/s",
+		"memory/capacity capacity_ops_s_at_p99<=1ms":                    "1000 ops/s",
+		"memory/capacity capacity_at_least_at_p99<=1ms":                 "1 bool",
+		"memory/capacity capacity_found_at_p99.9<=200µs":                "0 bool",
+		"memory/capacity capacity_lowest_tried_ops_s_at_p99.9<=200µs":   "1000 ops/s",
+	} {
+		if got := strings.Join(rows[key], " "); got != want {
+			t.Errorf("%s: %q, want %q", key, got, want)
+		}
+	}
+	for _, absent := range []string{
+		"memory/capacity capacity_server_cpu_us_per_op_at_p99<=1ms", // not measured (in-process)
+		"memory/capacity capacity_ops_s_at_p99.9<=200µs",            // none found
+		"memory/capacity usl_lambda_ops_s",                          // no fit
+	} {
+		if v, ok := rows[absent]; ok {
+			t.Errorf("%s: %v, want no row", absent, v)
+		}
+	}
 }
 
 // The knee curve of a real capacity result lays out in Chromium, in light

@@ -28,7 +28,7 @@ import (
 //	phase        the phase (write, read, …); empty for cell-level metrics
 //	metric       the figure's name, see below
 //	value        the figure, a plain decimal number (no exponent, no thousands separator)
-//	unit         count, s, ops/s, us, us/op, bytes, bytes/op, fraction (0 to 1), bool (1 or 0)
+//	unit         count, s, ms, ops/s, us, us/op, bytes, bytes/op, cores, fraction (0 to 1), bool (1 or 0)
 //
 // Metrics of every phase: ops, errors, duration_s, throughput_ops_s,
 // latency_p50_us, latency_p90_us, latency_p99_us, latency_p999_us,
@@ -69,7 +69,19 @@ import (
 // _at_p99<=10ms), cache_aside_capacity_ops_s_at_<slo>,
 // cache_aside_capacity_at_least_at_<slo> (1 or 0),
 // cache_aside_capacity_hit_ratio_at_<slo> and
-// cache_aside_capacity_db_queries_per_request_at_<slo>; for a sessions phase B cell sessions_stale,
+// cache_aside_capacity_db_queries_per_request_at_<slo>; for a cell that
+// searched its capacity (capacity, cache-aside with an slo), per SLO
+// capacity_found_at_<slo> (1 or 0) and, when found, capacity_ops_s_at_<slo>,
+// capacity_at_least_at_<slo> (1 or 0), capacity_p50_us_at_<slo>,
+// capacity_p99_us_at_<slo>, capacity_client_cpu_us_per_op_at_<slo>,
+// capacity_server_cpu_us_per_op_at_<slo> (a managed server's) and with a
+// needed rate capacity_need_ops_s_at_<slo>,
+// capacity_cores_needed_extrapolated_at_<slo> (an extrapolation) and
+// capacity_need_beyond_capacity_at_<slo> (1 or 0), or when none was found
+// capacity_lowest_tried_ops_s_at_<slo> and capacity_passed_once_ops_s_at_<slo>
+// (when a step passed but no confirmation did); with a USL fit (a model, not
+// a measurement) usl_lambda_ops_s, usl_sigma, usl_kappa, usl_peak_clients,
+// usl_peak_ops_s (when it peaks) and usl_rmse_ops_s; for a sessions phase B cell sessions_stale,
 // sessions_lost, sessions_linger_max_s, sessions_end_rows, sessions_end_bytes
 // and, for PostgreSQL, sessions_peak_dead_tuples, sessions_hot_ratio and
 // sessions_autovacuum_runs.
@@ -277,6 +289,48 @@ func nodeKillMetrics(s *durability.Summary) []csvMetric {
 		intMetric("durability_node_outage_errors", errs, "count")}
 }
 
+// capacityMetrics are the capacity section's figures of a cell that
+// searched its capacity (capacity, cache-aside with an slo): per SLO the
+// capacity table's row, and the USL fit.
+func capacityMetrics(c *result.Cell) []csvMetric {
+	s := capacityOf(c)
+	if s == nil {
+		return nil
+	}
+	f := floatMetric
+	var out []csvMetric
+	for _, cp := range s.Capacity {
+		at := "_at_" + sloText(s, cp.SLO)
+		out = append(out, boolMetric("capacity_found"+at, cp.Found))
+		if !cp.Found {
+			out = append(out, f("capacity_lowest_tried_ops_s"+at, cp.LowestTriedOpsS, "ops/s"))
+			if cp.PassedOnceOpsS > 0 {
+				out = append(out, f("capacity_passed_once_ops_s"+at, cp.PassedOnceOpsS, "ops/s"))
+			}
+			continue
+		}
+		out = append(out, f("capacity_ops_s"+at, cp.OpsS, "ops/s"), boolMetric("capacity_at_least"+at, cp.AtLeast),
+			f("capacity_p50_us"+at, cp.P50Us, "us"), f("capacity_p99_us"+at, cp.P99Us, "us"),
+			f("capacity_client_cpu_us_per_op"+at, cp.ClientCPUUs, "us/op"))
+		if cp.ServerCPUUs > 0 { // -1: not measured (an external or in-process store)
+			out = append(out, f("capacity_server_cpu_us_per_op"+at, cp.ServerCPUUs, "us/op"))
+		}
+		if k := cp.Cost; k != nil {
+			out = append(out, f("capacity_need_ops_s"+at, k.NeedOpsS, "ops/s"),
+				f("capacity_cores_needed_extrapolated"+at, k.CoresNeededExtrapolated, "cores"),
+				boolMetric("capacity_need_beyond_capacity"+at, k.BeyondCapacity))
+		}
+	}
+	if u := s.USL; u != nil {
+		out = append(out, f("usl_lambda_ops_s", u.Lambda, "ops/s"), f("usl_sigma", u.Sigma, "fraction"), f("usl_kappa", u.Kappa, "fraction"))
+		if u.PeakClients > 0 {
+			out = append(out, f("usl_peak_clients", u.PeakClients, "count"), f("usl_peak_ops_s", u.PeakOpsS, "ops/s"))
+		}
+		out = append(out, f("usl_rmse_ops_s", u.RMSE, "ops/s"))
+	}
+	return out
+}
+
 // cellMetrics are the cell-level figures of a payments, durability or
 // sessions cell, the rows of their sections' tables.
 func cellMetrics(c *result.Cell) []csvMetric {
@@ -317,6 +371,7 @@ func cellMetrics(c *result.Cell) []csvMetric {
 			}
 		}
 	}
+	out = append(out, capacityMetrics(c)...)
 	if s := sessionsOf(c); s != nil && s.Counters != nil && s.Figures != nil {
 		k, g := s.Counters, s.Figures
 		out = append(out, i("sessions_stale", k.Stale), i("sessions_lost", k.Lost), f("sessions_linger_max_s", g.LingerMaxS, "s"),

@@ -5,7 +5,9 @@ import (
 	"fmt"
 	"reflect"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 
 	"go.yaml.in/yaml/v3"
 
@@ -280,4 +282,103 @@ func unknownField(n *yaml.Node, t reflect.Type) (key *yaml.Node, in reflect.Type
 		}
 	}
 	return nil, nil
+}
+
+var (
+	durationType    = reflect.TypeOf(Duration(0))
+	goDurationType  = reflect.TypeOf(time.Duration(0))
+	countedSections = []reflect.Type{reflect.TypeOf(Load{}), reflect.TypeOf(Quick{})}
+)
+
+// checkNumbers checks every number written in n, decoded into a value of
+// type t, as a flag's value is checked: a fraction where t holds a whole
+// number is refused (yaml truncates it), a plain number where t holds a
+// time.Duration too (yaml reads nanoseconds), and a 0 written out where 0
+// is no value (workload.RefuseZero; a pointer field's 0 is a value). The
+// line is the offending value's.
+func checkNumbers(n *yaml.Node, t reflect.Type) (int, error) {
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	if t.Kind() != reflect.Struct || n.Kind != yaml.MappingNode {
+		return 0, nil
+	}
+	for i := 0; i+1 < len(n.Content); i += 2 {
+		k, v := n.Content[i], n.Content[i+1]
+		ft, ok := fieldType(t, k.Value)
+		if !ok || k.Value == "article" { // the article's figures are not parameters
+			continue
+		}
+		values, elem, listed := []*yaml.Node{v}, ft, false
+		if ft.Kind() == reflect.Slice && v.Kind == yaml.SequenceNode {
+			values, elem, listed = v.Content, ft.Elem(), true
+		}
+		for _, e := range values {
+			if err := checkNumber(k.Value, e, elem, listed, slices.Contains(countedSections, t)); err != nil {
+				return e.Line, err
+			}
+			if line, err := checkNumbers(e, elem); err != nil {
+				return line, err
+			}
+		}
+		if ft.Kind() == reflect.Map && v.Kind == yaml.MappingNode {
+			for j := 1; j < len(v.Content); j += 2 {
+				if line, err := checkNumbers(v.Content[j], ft.Elem()); err != nil {
+					return line, err
+				}
+			}
+		}
+	}
+	return 0, nil
+}
+
+// checkNumber checks one scalar v of field name, of type t; listed says it
+// is an element of a list (whose bound says what a 0 in it is), counted
+// that the field's section falls back to counted ops without a duration.
+func checkNumber(name string, v *yaml.Node, t reflect.Type, listed, counted bool) error {
+	if v.Kind != yaml.ScalarNode || v.Tag == "!!null" {
+		return nil
+	}
+	optional := t.Kind() == reflect.Pointer // nil is unset: 0 is a value
+	for t.Kind() == reflect.Pointer {
+		t = t.Elem()
+	}
+	zero := false
+	switch {
+	case t == durationType || t == goDurationType:
+		if t == goDurationType && (v.Tag == "!!float" || v.Tag == "!!int" && v.Value != "0") {
+			return fmt.Errorf("%s %s: want a duration such as 10s or 500ms", name, v.Value)
+		}
+		d, err := time.ParseDuration(v.Value)
+		zero = err == nil && d == 0
+	case t.Kind() >= reflect.Int && t.Kind() <= reflect.Uint64:
+		if v.Tag == "!!float" {
+			return fmt.Errorf("%s %s: want a whole number (a fraction is refused, not truncated)", name, v.Value)
+		}
+		n, err := strconv.ParseFloat(strings.ReplaceAll(v.Value, "_", ""), 64)
+		zero = v.Tag == "!!int" && err == nil && n == 0
+	}
+	if !zero || optional || listed {
+		return nil
+	}
+	instead := "the default"
+	if counted {
+		instead = "counted ops"
+	}
+	return workload.RefuseZero(name, name, instead)
+}
+
+// checkDocument is checkNumbers over a whole scenario file b (name), which
+// Parse has decoded: the scenario's own fields, its load, quick section and
+// each entry's common fields (an entry's own section is its type's, checked
+// when Resolve decodes it).
+func checkDocument(name string, b []byte) error {
+	var doc yaml.Node
+	if err := yaml.Unmarshal(b, &doc); err != nil || len(doc.Content) == 0 {
+		return nil // Parse's decoding said what is wrong
+	}
+	if line, err := checkNumbers(doc.Content[0], reflect.TypeOf(Scenario{})); err != nil {
+		return fmt.Errorf("%s:%d: %v", name, line, err)
+	}
+	return nil
 }

@@ -285,11 +285,17 @@ func (s *Scenario) decode(types workload.Registry, w *Workload) error {
 		if line, err := checkEntry(w.node, typ.Name(), spec, types); err != nil {
 			return fmt.Errorf("%s: %v", s.where(cmp.Or(line, w.Line)), err)
 		}
+		if line, err := checkNumbers(w.node, reflect.TypeOf(spec)); err != nil {
+			return fmt.Errorf("%s: %v", s.where(line), err)
+		}
 		if err := w.node.Decode(spec); err != nil {
 			return fmt.Errorf("%s", locate(s.Source, err))
 		}
 	}
 	for _, o := range s.overlays {
+		if _, err := checkNumbers(o.fields, reflect.TypeOf(spec)); err != nil {
+			return fmt.Errorf("%s: %v", o.origin, err)
+		}
 		if err := o.fields.Decode(spec); err != nil {
 			return fmt.Errorf("%s: %v", o.origin, err)
 		}
@@ -447,6 +453,9 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		wcells, err := w.Spec.Cells(workload.Plan{Load: share, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others, Shard: s.Shard, Whole: wl})
 		if err != nil {
 			return fail(err)
+		}
+		if err := workload.CheckDistinct(wcells); err != nil {
+			return fail(fmt.Errorf("%s on %s: %v", w.Label(), t.Spec.Label(), err))
 		}
 		for _, c := range wcells {
 			if err := workload.CheckMemory(c.Memory, k.DataInProcess, budget, budgetWhy); err != nil {

@@ -278,6 +278,9 @@ func Parse(name string, r io.Reader) (*Scenario, error) {
 	if err := onlyDocument(name, dec); err != nil {
 		return nil, err
 	}
+	if err := checkDocument(name, b); err != nil {
+		return nil, err
+	}
 	s.Source, s.Values = name, secretValues(b)
 	return &s, nil
 }

@@ -120,6 +120,37 @@ func CheckRate(field string, rate float64, d time.Duration, ops int64) error {
 	return nil
 }
 
+// zeroIsNoValue are the fields whose 0 is no value, with what leaving the
+// field out gives: a file's 0 read as "unset" and took that default, while
+// the flag refused it. Zero is a value of the others (batch: one by one,
+// rate: a closed loop, warmup: none), and of every field that is a pointer
+// (expired_reads, reap_max_batches, rtt).
+var zeroIsNoValue = map[string]string{
+	"repeat":         "the default, 1",
+	"client_threads": "the default, one thread per CPU the client may use",
+	"clients":        "the default",
+	"create_clients": "the default",
+	"pipeline":       "the default, 1 (one op per round trip)",
+	"ops":            "the default",
+	"keys":           "the default",
+	"keyspace":       "the default",
+	"value_size":     "the default",
+}
+
+// RefuseZero is the check of a field (or its flag, name) whose value was
+// written out as 0: refused where 0 is no value, with the bound and what
+// leaving it out gives, in a file and on the command line alike. A
+// duration of 0s is no timed phase: instead says what leaving it out runs.
+func RefuseZero(name, field, instead string) error {
+	if field == "duration" {
+		return fmt.Errorf("%s 0s: a timed phase of no time measures nothing; omit it for %s", name, instead)
+	}
+	if def, ok := zeroIsNoValue[field]; ok {
+		return fmt.Errorf("%s must be at least 1; omit it for %s", name, def)
+	}
+	return nil
+}
+
 // within checks lo (0 or 1) <= n <= hi; above hi, it says why.
 func within(field string, n, lo, hi int64, unit, why string) error {
 	switch {

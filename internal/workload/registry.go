@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/storebench/storebench/internal/metrics"
@@ -306,4 +307,30 @@ func RunCell[P Sized](params P, run func(ctx context.Context, st store.Store, p 
 	return StoreCell(params, params.Memory(), func(ctx context.Context, st store.Store, h Hooks) ([]metrics.Phase, error) {
 		return run(ctx, st, params, h)
 	})
+}
+
+// CheckDistinct refuses cells of one entry on one target that share an id
+// (the values of their Names): a value listed twice in a list that expands
+// into cells (keys, caches, designs, modes, …) would run one cell twice
+// under one id. Measuring a cell again is what a repeat is for.
+func CheckDistinct(cells []Cell) error {
+	seen := map[string]bool{}
+	for _, c := range cells {
+		params, err := Record(c.Params)
+		if err != nil {
+			return err
+		}
+		var parts []string
+		for _, name := range slices.Sorted(slices.Values(c.Names)) {
+			if v, ok := params[name]; ok {
+				parts = append(parts, fmt.Sprintf("%s=%v", name, v))
+			}
+		}
+		id := strings.Join(parts, "/")
+		if seen[id] {
+			return fmt.Errorf("%s twice: a value is listed twice; list each once (repeat, --repeat, measures a cell again)", id)
+		}
+		seen[id] = true
+	}
+	return nil
 }

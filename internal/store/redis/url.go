@@ -29,7 +29,7 @@ func parseURL(raw string) (rueidis.ClientOption, error) {
 	if err != nil {
 		return rueidis.ClientOption{}, err
 	}
-	opt, err := rueidis.ParseURL(raw)
+	opt, err := rueidis.ParseURL(withoutEmptyPath(u, raw))
 	if err != nil {
 		return opt, errors.New(store.RedactText(strings.TrimPrefix(err.Error(), "redis: "), raw))
 	}
@@ -43,6 +43,18 @@ func parseURL(raw string) (rueidis.ClientOption, error) {
 		}
 	}
 	return opt, nil
+}
+
+// withoutEmptyPath is raw without a path of "/" alone, which redis-cli and
+// every Redis client read as database 0 and rueidis refuses (it reads an
+// empty database number).
+func withoutEmptyPath(u *url.URL, raw string) string {
+	if u.Scheme == "unix" || u.Path != "/" {
+		return raw
+	}
+	bare := *u
+	bare.Path, bare.RawPath = "", ""
+	return bare.String()
 }
 
 // setByStorebench are the parameters rueidis reads that storebench
