@@ -10,6 +10,8 @@ import (
 	"path/filepath"
 	"strings"
 	"syscall"
+
+	"github.com/storebench/storebench/internal/store"
 )
 
 // MaxFileBytes bounds a result file storebench reads (report, compare,
@@ -118,7 +120,7 @@ func OpenRegular(path string, limit int64) (*LimitedFile, error) {
 		return nil, pathError(path, err)
 	}
 	if !st.Mode().IsRegular() {
-		return nil, fmt.Errorf("%s: %s, not a regular file", path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s: %s, not a regular file", path, store.FileKind(st.Mode()))
 	}
 	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
 	if err != nil {
@@ -129,7 +131,7 @@ func OpenRegular(path string, limit int64) (*LimitedFile, error) {
 		if err != nil {
 			return nil, pathError(path, err)
 		}
-		return nil, fmt.Errorf("%s: %s, not a regular file", path, fileKind(st.Mode()))
+		return nil, fmt.Errorf("%s: %s, not a regular file", path, store.FileKind(st.Mode()))
 	}
 	return &LimitedFile{f: f, limit: limit}, nil
 }
@@ -165,21 +167,4 @@ func pathError(path string, err error) error {
 		return fmt.Errorf("%s: %v", path, pe.Err)
 	}
 	return err
-}
-
-// fileKind names what a non-regular file is.
-func fileKind(m fs.FileMode) string {
-	switch {
-	case m.IsDir():
-		return "a directory"
-	case m&fs.ModeNamedPipe != 0:
-		return "a named pipe (FIFO)"
-	case m&fs.ModeSocket != 0:
-		return "a socket"
-	case m&fs.ModeCharDevice != 0:
-		return "a character device"
-	case m&fs.ModeDevice != 0:
-		return "a block device"
-	}
-	return "a special file"
 }

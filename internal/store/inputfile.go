@@ -19,18 +19,22 @@ func CheckWholeFile(fi fs.FileInfo, maxMiB int64) error {
 		}
 		return nil
 	}
-	kind := "a special file"
+	return fmt.Errorf("%s, not a regular file", FileKind(m))
+}
+
+// FileKind names what a file that is not a regular file is, for a message.
+func FileKind(m fs.FileMode) string {
 	switch {
 	case m.IsDir():
-		kind = "a directory"
+		return "a directory"
 	case m&fs.ModeNamedPipe != 0:
-		kind = "a named pipe (FIFO)"
-	case m&fs.ModeCharDevice != 0:
-		kind = "a character device"
-	case m&fs.ModeDevice != 0:
-		kind = "a block device"
+		return "a named pipe (FIFO)"
 	case m&fs.ModeSocket != 0:
-		kind = "a socket"
+		return "a socket"
+	case m&fs.ModeCharDevice != 0:
+		return "a character device"
+	case m&fs.ModeDevice != 0:
+		return "a block device"
 	}
-	return fmt.Errorf("%s, not a regular file", kind)
+	return "a special file"
 }
