@@ -73,15 +73,20 @@ func orStd(w, std io.Writer) io.Writer {
 func (a *App) inputTexts(args []string) []string {
 	var out []string
 	for i := 0; i < len(args); i++ {
-		switch list, ok := strings.CutPrefix(args[i], "--stores="); {
-		case ok:
-			out = append(out, a.Registry.SplitList(list)...)
-		case args[i] == "--stores" && i+1 < len(args):
-			out = append(out, a.Registry.SplitList(args[i+1])...)
+		list, ok := strings.CutPrefix(args[i], "--stores=")
+		if !ok && args[i] == "--stores" && i+1 < len(args) {
+			list, ok = args[i+1], true
 			i++
-		default:
-			out = append(out, args[i])
 		}
+		if !ok {
+			out = append(out, args[i])
+			continue
+		}
+		targets, err := a.Registry.SplitStores(list)
+		if err != nil { // refused unquoted; should anything print it, all of it is hidden
+			targets = []string{list}
+		}
+		out = append(out, targets...)
 	}
 	return out
 }

@@ -9,7 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storebench/storebench/internal/scenario"
-	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/suites"
 )
@@ -158,7 +157,7 @@ func (a *App) applyFlags(cmd *cobra.Command, s *scenario.Scenario, f runFlags) e
 }
 
 func (a *App) overrideScenario(changed func(string) bool, s *scenario.Scenario, f runFlags) error {
-	if err := applyStores(changed, s, f, a.Registry.SplitList); err != nil {
+	if err := applyStores(changed, s, f, a.Registry.SplitStores); err != nil {
 		return err
 	}
 	if err := overrideFields(changed, s, f); err != nil {
@@ -188,12 +187,17 @@ func (a *App) overrideScenario(changed func(string) bool, s *scenario.Scenario, 
 	return nil
 }
 
-func applyStores(changed func(flag string) bool, s *scenario.Scenario, f runFlags, split func(string) []string) error {
+func applyStores(changed func(flag string) bool, s *scenario.Scenario, f runFlags, split func(string) ([]string, error)) error {
 	if changed("stores") {
 		s.Targets = nil
-		for _, t := range split(f.stores) {
+		targets, err := split(f.stores)
+		if err != nil {
+			return &UsageError{Err: err}
+		}
+		for _, t := range targets {
 			if strings.TrimSpace(t) == "" {
-				return usagef("--stores: empty entry in %q", store.RedactURL(f.stores))
+				// Not quoted: any piece of a list may hold a password.
+				return usagef("--stores: an empty entry (two commas in a row, or one at an end)")
 			}
 			s.Targets = append(s.Targets, scenario.Target{Raw: strings.TrimSpace(t)})
 		}

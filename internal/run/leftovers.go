@@ -55,7 +55,11 @@ func cleanTargets(reg target.Registry, stores string) ([]target.Spec, error) {
 		return nil, nil
 	}
 	var specs []target.Spec
-	for _, raw := range reg.SplitList(stores) {
+	list, err := reg.SplitStores(stores)
+	if err != nil {
+		return nil, inputf("%v", err)
+	}
+	for _, raw := range list {
 		spec, err := reg.Parse(raw)
 		if err != nil {
 			return nil, inputf("--stores: %v", err)

@@ -284,6 +284,30 @@ func (r Registry) SplitList(list string) []string {
 	return out
 }
 
+// errAmbiguousList refuses a --stores list that a comma in a URL's password
+// makes ambiguous; no piece of it is quoted, since any may be the password.
+var errAmbiguousList = errors.New("--stores: a URL's password holds a ',' followed by a store's name, so the list cannot be split: percent-encode the comma as %2C")
+
+// SplitStores is SplitList for a --stores list given by a user: it refuses
+// a list whose split is in doubt. After a URL, a piece that starts with a
+// store's name but goes on with '@' and no version ("file://pw,memory@/dir")
+// is the rest of the URL's password at least as likely as a target.
+func (r Registry) SplitStores(list string) ([]string, error) {
+	pieces := r.SplitList(list)
+	for i := 1; i < len(pieces); i++ {
+		if !strings.Contains(pieces[i-1], "://") || strings.Contains(pieces[i], "://") {
+			continue
+		}
+		if _, after, ok := strings.Cut(pieces[i], "@"); ok {
+			version, _, _ := strings.Cut(after, ":")
+			if server.CheckVersion(version) != nil {
+				return nil, errAmbiguousList
+			}
+		}
+	}
+	return pieces, nil
+}
+
 // startsTarget says whether piece begins a target: a URL, or a known
 // store's name (with a version or profile).
 func (r Registry) startsTarget(piece string) bool {

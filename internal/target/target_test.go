@@ -240,6 +240,23 @@ func TestClusterLabel(t *testing.T) {
 	}
 }
 
+// TestSplitStoresRefusesAmbiguousLists (issue 28): a comma in a URL's
+// password followed by a store's name cannot be told from the list's own;
+// the refusal quotes nothing.
+func TestSplitStoresRefusesAmbiguousLists(t *testing.T) {
+	r := testRegistry()
+	for _, list := range []string{"file://S3cr3tPw,memory@/tmp/d", "redis://u:S3cr3tPw,redis@h:1", "memory,redis://:S3cr3tPw,memory@h:6379/0"} {
+		if _, err := r.SplitStores(list); err == nil || strings.Contains(err.Error(), "S3cr3t") {
+			t.Errorf("SplitStores(%q) = %v, want a refusal that quotes nothing", list, err)
+		}
+	}
+	for _, list := range []string{"redis://u:pw@h:1,redis@7.0", "redis://u:pw@h:1,redis@7.0:aof-always,memory", "memory,redis"} {
+		if _, err := r.SplitStores(list); err != nil {
+			t.Errorf("SplitStores(%q) = %v", list, err)
+		}
+	}
+}
+
 // SplitList keeps a cluster's seed list and size, and a URL's password,
 // together and splits the rest at every comma.
 func TestSplitList(t *testing.T) {
