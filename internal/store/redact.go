@@ -2,7 +2,6 @@ package store
 
 import (
 	"net/url"
-	"regexp"
 	"slices"
 	"sort"
 	"strconv"
@@ -49,8 +48,7 @@ func RedactText(msg, raw string) string {
 // ':'), since a message that quotes a piece of a misread URL quotes a piece
 // of its password.
 type Secrets struct {
-	forms []string
-	re    *regexp.Regexp // every form, longest first, case-insensitively
+	forms []string // ASCII-lower-cased, longest first
 }
 
 // FindSecrets finds the passwords in texts.
@@ -80,16 +78,11 @@ func (s *Secrets) Add(texts ...string) {
 	// Shorter ones would mangle the text (a password "ab" in "table");
 	// messages never quote a password on purpose, this is the safety net.
 	s.forms = slices.DeleteFunc(s.forms, func(f string) bool { return len(f) < 4 || f == Redacted })
+	for i, f := range s.forms {
+		s.forms[i] = asciiLower(f)
+	}
 	slices.SortFunc(s.forms, func(a, b string) int { return len(b) - len(a) })
 	s.forms = slices.Compact(s.forms)
-	quoted := make([]string, len(s.forms))
-	for i, f := range s.forms {
-		quoted[i] = regexp.QuoteMeta(f)
-	}
-	s.re = nil
-	if len(quoted) > 0 {
-		s.re = regexp.MustCompile("(?i)" + strings.Join(quoted, "|"))
-	}
 }
 
 // Redact replaces every form of every password of s in text. Unlike
@@ -97,10 +90,47 @@ func (s *Secrets) Add(texts ...string) {
 // itself, where a URL is a URL, and a message's own text (an '@' or a ':'
 // after a quoted "scheme://") is left whole.
 func (s Secrets) Redact(text string) string {
-	if s.re == nil {
+	if len(s.forms) == 0 {
 		return text
 	}
-	return s.re.ReplaceAllLiteralString(text, Redacted)
+	// Bytes, not a regexp: input may be any bytes, valid UTF-8 or not.
+	lower := asciiLower(text)
+	hidden := make([]bool, len(text))
+	for _, f := range s.forms {
+		for off := 0; ; {
+			i := strings.Index(lower[off:], f)
+			if i < 0 {
+				break
+			}
+			for k := off + i; k < off+i+len(f); k++ {
+				hidden[k] = true
+			}
+			off += i + 1
+		}
+	}
+	var b strings.Builder
+	for i := 0; i < len(text); i++ {
+		if !hidden[i] {
+			b.WriteByte(text[i])
+			continue
+		}
+		b.WriteString(Redacted)
+		for i+1 < len(text) && hidden[i+1] {
+			i++
+		}
+	}
+	return b.String()
+}
+
+// asciiLower folds ASCII letters only, so that byte offsets stay those of s.
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if c >= 'A' && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
 }
 
 // isSeparator says c is where a parser may cut a password in pieces.

@@ -24,6 +24,12 @@ func TestSecretsPieces(t *testing.T) {
 			t.Errorf("Redact(%q) = %q", msg, got)
 		}
 	}
+	// Any bytes, valid UTF-8 or not (a regexp of the forms panicked on
+	// "\x8a…", found by FuzzNoSecretLeaks).
+	b := FindSecrets("redis://u:\x8a" + secret + "@h:1")
+	if got := b.Redact("x \x8a" + strings.ToUpper(secret) + " y"); strings.Contains(strings.ToLower(got), strings.ToLower(secret)) {
+		t.Errorf("Redact = %q", got)
+	}
 	// Pieces shorter than 4 bytes are left: they would mangle the text.
 	if got := s.Redact("unknown store ss"); got != "unknown store ss" {
 		t.Errorf("a short piece was redacted: %q", got)
