@@ -304,10 +304,12 @@ func TestClassify(t *testing.T) {
 
 func TestRedact(t *testing.T) {
 	for in, want := range map[string]string{
-		"postgres://u:pw@h:5432/db":          "postgres://u:xxxxx@h:5432/db",
-		"postgres://u@h/db?password=pw&x=1":  "postgres://u@h/db?password=xxxxx&x=1",
+		"postgres://u:pw@h:5432/db": "postgres://u:xxxxx@h:5432/db",
+		// User information without a ':' is hidden whole (issue 28: Redis
+		// sends it as a password; one rule for every URL).
+		"postgres://u@h/db?password=pw&x=1":  "postgres://xxxxx@h/db?password=xxxxx&x=1",
 		"host=h user=u password=pw dbname=d": "host=h user=u password=xxxxx dbname=d",
-		"postgres://u@h/db?sslmode=disable":  "postgres://u@h/db?sslmode=disable",
+		"postgres://u@h/db?sslmode=disable":  "postgres://xxxxx@h/db?sslmode=disable",
 	} {
 		if got := store.RedactURL(in); got != want {
 			t.Errorf("RedactURL(%q) = %q, want %q", in, got, want)
