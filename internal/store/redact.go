@@ -215,12 +215,13 @@ func nextURL(s string) int {
 // authoritySecret finds the password in tok, the text of one URL after "//".
 func authoritySecret(tok string) (span, bool) {
 	at := userinfoEnd(tok)
-	if c := strings.IndexByte(tok[:max(at, 0)], ':'); c >= 0 {
+	if c := strings.IndexByte(tok[:max(at, 0)], ':'); c >= 0 && c+1 < at {
 		return span{start: c + 1, end: at}, true
 	}
-	// User information without a ':' ("redis://secret@host") may be a
-	// password: Redis has no login by user alone, and its drivers send it
-	// as the password. Hide all of it.
+	// User information without a ':' ("redis://secret@host"), or with an
+	// empty password ("redis://secret:@host"), may be a password: Redis has
+	// no login by user alone, and its drivers send it as the password. Hide
+	// all of it.
 	if at > 0 {
 		return span{start: 0, end: at}, true
 	}

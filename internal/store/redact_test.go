@@ -83,6 +83,7 @@ func TestRedactURL(t *testing.T) {
 		// User information without a ':' (issue 28): Redis sends it as the
 		// password, so every URL's is hidden whole.
 		{"redis://" + secret + "@h:6379", "redis://xxxxx@h:6379"},
+		{"redis://" + secret + ":@h:6379", "redis://xxxxx@h:6379"},
 		{"rediss://" + secret + "@h:6379/?skip_verify=true", "rediss://xxxxx@h:6379/?skip_verify=true"},
 		{"postgres://bench@h/db?application_name=a@b", "postgres://xxxxx@h/db?application_name=a@b"},
 		{"target redis@redis://" + secret + "@h:1: refused", "target redis@redis://xxxxx@h:1: refused"},
