@@ -138,6 +138,18 @@ func isSeparator(c rune) bool {
 	return !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c >= 0x80)
 }
 
+// EndsInPassword says whether s ends inside a password (a password=
+// parameter, empty or not, runs to its end): what follows s in a list may be
+// the rest of it.
+func EndsInPassword(s string) bool {
+	for _, sp := range paramSpans(s) {
+		if sp.end == len(s) {
+			return true
+		}
+	}
+	return strings.HasSuffix(strings.ToLower(s), "password=")
+}
+
 // QuoteName quotes a name the user gave (a target a workload names, a
 // cache) for a message, unless it holds a URL: a password may sit in it in
 // a shape that no redaction finds, so it is described, not quoted.

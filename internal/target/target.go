@@ -288,6 +288,10 @@ func (r Registry) SplitList(list string) []string {
 // makes ambiguous; no piece of it is quoted, since any may be the password.
 var errAmbiguousList = errors.New("--stores: a URL's password holds a ',' followed by a store's name, so the list cannot be split: percent-encode the comma as %2C")
 
+// errPasswordRunsOn refuses a list in which a password= parameter is
+// followed by a ',': the comma may be the password's.
+var errPasswordRunsOn = errors.New("--stores: a URL's password= parameter is followed by a ',', which may be part of it: name that URL last in the list, and percent-encode a ',' in the password as %2C")
+
 // SplitStores is SplitList for a --stores list given by a user: it refuses
 // a list whose split is in doubt. After a URL, a piece that starts with a
 // store's name but goes on with '@' and no version ("file://pw,memory@/dir")
@@ -297,6 +301,9 @@ func (r Registry) SplitStores(list string) ([]string, error) {
 	for i := 1; i < len(pieces); i++ {
 		if !strings.Contains(pieces[i-1], "://") || strings.Contains(pieces[i], "://") {
 			continue
+		}
+		if store.EndsInPassword(pieces[i-1]) {
+			return nil, errPasswordRunsOn
 		}
 		if _, after, ok := strings.Cut(pieces[i], "@"); ok {
 			version, _, _ := strings.Cut(after, ":")

@@ -245,12 +245,12 @@ func TestClusterLabel(t *testing.T) {
 // the refusal quotes nothing.
 func TestSplitStoresRefusesAmbiguousLists(t *testing.T) {
 	r := testRegistry()
-	for _, list := range []string{"file://S3cr3tPw,memory@/tmp/d", "redis://u:S3cr3tPw,redis@h:1", "memory,redis://:S3cr3tPw,memory@h:6379/0"} {
+	for _, list := range []string{"file://S3cr3tPw,memory@/tmp/d", "redis://u:S3cr3tPw,redis@h:1", "memory,redis://:S3cr3tPw,memory@h:6379/0", "postgres://h/db?password=,redis:S3cr3tPw", "postgres://h/db?password=S3cr3tPw,memory"} {
 		if _, err := r.SplitStores(list); err == nil || strings.Contains(err.Error(), "S3cr3t") {
 			t.Errorf("SplitStores(%q) = %v, want a refusal that quotes nothing", list, err)
 		}
 	}
-	for _, list := range []string{"redis://u:pw@h:1,redis@7.0", "redis://u:pw@h:1,redis@7.0:aof-always,memory", "memory,redis"} {
+	for _, list := range []string{"redis://u:pw@h:1,redis@7.0", "redis://u:pw@h:1,redis@7.0:aof-always,memory", "memory,redis", "postgres://h/db?password=x&sslmode=disable,memory", "memory,postgres://h/db?password=x"} {
 		if _, err := r.SplitStores(list); err != nil {
 			t.Errorf("SplitStores(%q) = %v", list, err)
 		}
