@@ -108,8 +108,15 @@ func FuzzNoSecretLeaks(f *testing.F) {
 		}
 		sh := leakShapes[int(shape)%len(leakShapes)]
 		pw := before + plantedSecret + after
+		tmpl := leakURLs[int(shapeURL)%len(leakURLs)]
+		if (strings.HasPrefix(tmpl, "file:") || strings.HasPrefix(tmpl, "sqlite:")) && strings.Contains(before, "/") {
+			// A file URL's authority ends at its first '/': what follows
+			// is a path ("file:///x@/dir" names the directory "/x@/dir"),
+			// which is printed, not a password.
+			t.Skip("a path, not a password")
+		}
 		in, out := t.TempDir(), t.TempDir()
-		raw := strings.NewReplacer("{PW}", pw, "{ENC}", url.QueryEscape(pw), "{PORT}", port, "{DIR}", in).Replace(leakURLs[int(shapeURL)%len(leakURLs)])
+		raw := strings.NewReplacer("{PW}", pw, "{ENC}", url.QueryEscape(pw), "{PORT}", port, "{DIR}", in).Replace(tmpl)
 		quoted, _ := json.Marshal(raw) // a JSON string is a YAML double-quoted scalar
 		args := make([]string, 0, len(sh.args)+3)
 		for _, a := range sh.args {
