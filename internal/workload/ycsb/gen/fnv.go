@@ -35,8 +35,10 @@ func AppendKeyName(dst []byte, keynum int64, zeropadding int, ordered bool) []by
 		keynum = FNVHash64(keynum)
 	}
 	dst = append(dst, KeyPrefix...)
-	for range zeropadding - decimalLen(keynum) {
-		dst = append(dst, '0')
+	if zeropadding > 1 { // a number has at least one character
+		for range zeropadding - decimalLen(keynum) {
+			dst = append(dst, '0')
+		}
 	}
 	return appendJavaLong(dst, keynum)
 }

@@ -42,6 +42,9 @@ type Zipfian struct {
 	items, base                          int64
 	theta, alpha, zetan, eta, zeta2theta float64
 	countForZeta                         int64
+	// secondBound is 1 + 0.5^θ, which nextLong computes on every draw:
+	// the same bits, computed once.
+	secondBound float64
 }
 
 // NewZipfian is new ZipfianGenerator(min, max, theta): it sums zeta over
@@ -56,6 +59,7 @@ func NewZipfianZeta(min, max int64, theta, zetan float64) Zipfian {
 	z := Zipfian{items: max - min + 1, base: min, theta: theta, zetan: zetan}
 	z.zeta2theta = Zeta(0, 2, theta, 0)
 	z.alpha = 1.0 / (1.0 - theta)
+	z.secondBound = 1.0 + math.Pow(0.5, theta)
 	z.countForZeta = z.items
 	z.eta = z.etaFor()
 	// Java's constructor ends with a nextValue() whose value it drops:
@@ -91,7 +95,7 @@ func (z *Zipfian) NextLong(r *keydist.Rand, itemcount int64) int64 {
 	if uz < 1.0 {
 		return z.base
 	}
-	if uz < 1.0+math.Pow(0.5, z.theta) {
+	if uz < z.secondBound {
 		return z.base + 1
 	}
 	return z.base + javaLong(float64(itemcount)*math.Pow(z.eta*u-z.eta+1, z.alpha))
