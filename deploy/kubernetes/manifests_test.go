@@ -169,7 +169,7 @@ func TestManifests(t *testing.T) {
 	checkScenarioMount(t, m, job, c, script)
 	checkSecret(t, m, c, script)
 	if e := env(c, "START_AT"); e == nil || e.Value != "@START_AT@" || !strings.Contains(script, `--start-at "$START_AT"`) {
-		t.Errorf("START_AT is %+v: want the placeholder @START_AT@ that the README's sed fills, given as --start-at", e)
+		t.Errorf("START_AT is %+v: want the placeholder @START_AT@ that docs/scale.md's sed fills, given as --start-at", e)
 	}
 
 	pod := spec.Template.Spec

@@ -22,7 +22,7 @@ and only that file, for people:
   html  one self-contained page: SVG charts, each with the table of its numbers,
         environment and settings; it loads nothing from the network
   md    GitHub Markdown tables, to paste into an issue or a pull request
-  csv   one row per cell × phase × metric, columns documented in the README
+  csv   one row per cell × phase × metric, columns documented in docs/results.md
 
 Without --format the format comes from -o's extension (.html, .md, .csv, .txt),
 else it is text. Without -o the report goes to stdout.`,

@@ -80,8 +80,8 @@ func TestByOpCSV(t *testing.T) {
 			}
 		}
 	}
-	// The README documents every per-kind metric name.
-	readme, err := os.ReadFile("../../README.md")
+	// docs/results.md documents every per-kind metric name.
+	readme, err := os.ReadFile("../../docs/results.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,7 +92,7 @@ func TestByOpCSV(t *testing.T) {
 		}
 		name := "op_<op>_" + kind.ReplaceAllString(k, "")
 		if !bytes.Contains(readme, []byte("`"+name+"`")) {
-			t.Errorf("README.md does not document the CSV name `%s`", name)
+			t.Errorf("docs/results.md does not document the CSV name `%s`", name)
 		}
 	}
 }

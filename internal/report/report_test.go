@@ -140,8 +140,8 @@ func TestCSVRows(t *testing.T) {
 			}
 		}
 	}
-	// The README documents every column and metric name.
-	readme, err := os.ReadFile("../../README.md")
+	// docs/results.md documents every column and metric name.
+	readme, err := os.ReadFile("../../docs/results.md")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -154,7 +154,7 @@ func TestCSVRows(t *testing.T) {
 	}
 	for n := range names {
 		if !bytes.Contains(readme, []byte("`"+n+"`")) {
-			t.Errorf("README.md does not document the CSV name `%s`", n)
+			t.Errorf("docs/results.md does not document the CSV name `%s`", n)
 		}
 	}
 }
