@@ -123,8 +123,8 @@ func modelTablesIn(t *testing.T, r *result.Result, md string) {
 	t.Helper()
 	var b strings.Builder
 	recorder := tableRecorder{&b}
-	for _, s := range workloadSections(r, nil) {
-		s.render(recorder)
+	for _, s := range sections(r, nil) {
+		s.model.render(recorder)
 	}
 	for _, want := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		if !strings.Contains(md, want) {
