@@ -239,29 +239,20 @@ func samplePlaced(t *testing.T) *result.Result {
 // the terminal shows, and "—" where none was recorded.
 func TestPlacementInEveryFormat(t *testing.T) {
 	r := samplePlaced(t)
-	var csvOut, md, html bytes.Buffer
-	if err := CSV(&csvOut, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := Markdown(&md, r); err != nil {
-		t.Fatal(err)
-	}
-	if err := HTML(&html, r); err != nil {
-		t.Fatal(err)
-	}
+	out := renderAll(t, r)
 	for _, want := range []string{",placement_same_cpu,0.483,fraction", ",placement_samples,5,count",
 		",placement_client_cpu0_share,0.55,fraction", ",placement_server_cpu1_share,0.5,fraction"} {
-		if !strings.Contains(csvOut.String(), want) {
+		if !strings.Contains(out["csv"], want) {
 			t.Errorf("CSV lacks %q", want)
 		}
 	}
-	for _, l := range strings.Split(csvOut.String(), "\n") {
+	for _, l := range strings.Split(out["csv"], "\n") {
 		if strings.Contains(l, ",placement_same_cpu,") && !strings.Contains(l, ",redis,") {
 			t.Errorf("a placement row where none was recorded: %s", l)
 		}
 	}
 	var mdRedis, mdOther int
-	for _, l := range strings.Split(md.String(), "\n") {
+	for _, l := range strings.Split(out["md"], "\n") {
 		if strings.HasSuffix(l, "| 48% |") {
 			mdRedis++
 		} else if strings.HasSuffix(l, "| — |") && strings.Count(l, "|") == 8 {
@@ -269,9 +260,9 @@ func TestPlacementInEveryFormat(t *testing.T) {
 		}
 	}
 	if mdRedis == 0 || mdOther == 0 {
-		t.Errorf("markdown cost table: %d rows with 48%%, %d with —:\n%s", mdRedis, mdOther, md.String())
+		t.Errorf("markdown cost table: %d rows with 48%%, %d with —:\n%s", mdRedis, mdOther, out["md"])
 	}
-	if !strings.Contains(html.String(), `<td data-m="same_cpu" data-v="0.483">48%</td>`) {
+	if !strings.Contains(out["html"], `<td data-m="same_cpu" data-v="0.483">48%</td>`) {
 		t.Errorf("HTML lacks the same CPU cell")
 	}
 }
