@@ -30,6 +30,43 @@ func readSample(t *testing.T) *result.Result {
 	return r
 }
 
+// svgElement is an inline chart or swatch of an HTML report; svgPart is
+// an element inside one, its tag and class.
+var (
+	svgElement = regexp.MustCompile(`(?s)(<svg[^>]*>)(.*?)</svg>`)
+	svgPart    = regexp.MustCompile(`<([a-zA-Z]+)(?:[^>]*? class="([^"]*)")?`)
+)
+
+// htmlGolden compares an HTML report with testdata/name (or rewrites it)
+// without what other tests check: the embedded assets (their own files)
+// and each <svg>'s coordinates, of which the golden keeps how many of each
+// element and class it has (html_test.go checks the charts' structure,
+// browser_test.go how Chromium draws them). Every figure of a chart is in
+// the table the chart carries, so a changed figure still fails.
+func htmlGolden(t *testing.T, name string, page []byte) {
+	t.Helper()
+	golden(t, name, []byte(htmlForGolden(string(page))))
+}
+
+// htmlForGolden is the page as htmlGolden compares it.
+func htmlForGolden(page string) string {
+	s := strings.Replace(page, "<style>\n"+reportCSS+"</style>", "<style>assets/report.css</style>", 1)
+	s = strings.Replace(s, "<script>\n"+reportJS+"</script>", "<script>assets/report.js</script>", 1)
+	s = svgElement.ReplaceAllStringFunc(s, func(svg string) string {
+		m := svgElement.FindStringSubmatch(svg)
+		count := map[string]int{}
+		for _, p := range svgPart.FindAllStringSubmatch(m[2], -1) {
+			count[strings.TrimSpace(p[1]+" "+p[2])]++
+		}
+		var parts []string
+		for _, k := range sortedKeys(count) {
+			parts = append(parts, k+"×"+strconv.Itoa(count[k]))
+		}
+		return m[1] + strings.Join(parts, ", ") + "</svg>"
+	})
+	return s
+}
+
 // golden compares got with testdata/name, or rewrites it with -update.
 func golden(t *testing.T, name string, got []byte) {
 	t.Helper()
@@ -57,7 +94,14 @@ func golden(t *testing.T, name string, got []byte) {
 		if diffLine < len(wl) {
 			w = string(wl[diffLine])
 		}
-		t.Errorf("%s differs from the output at line %d (go test ./internal/report -update rewrites it):\n got: %s\nwant: %s", path, diffLine+1, g, w)
+		where := "" // an HTML report's section the line is in
+		for i := min(diffLine, len(wl)-1); i >= 0 && strings.HasSuffix(name, ".html.golden"); i-- {
+			if _, id, ok := bytes.Cut(wl[i], []byte(`<section id="`)); ok {
+				where = ", section " + string(id[:max(bytes.IndexByte(id, '"'), 0)])
+				break
+			}
+		}
+		t.Errorf("%s differs from the output at line %d%s (go test ./internal/report -update rewrites it):\n got: %s\nwant: %s", path, diffLine+1, where, g, w)
 	}
 }
 

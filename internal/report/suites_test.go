@@ -57,7 +57,7 @@ func TestSuiteHTMLGolden(t *testing.T) {
 			if err := HTML(&b, r); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, suite+".html.golden", b.Bytes())
+			htmlGolden(t, suite+".html.golden", b.Bytes())
 		})
 	}
 }
