@@ -251,11 +251,10 @@ const cacheAsideAtCapacityLede = "The capacity of the application loop is capaci
 const cacheAsideStampedeLede = "One hot key whose cache entry expires every TTL, read by every client. none: every client that misses reads the database; lease: the client that adds the lease key refills, the others wait and re-read (no stale copy is served); xfetch: probabilistic early expiration (Vattani et al., β = 1); coalesce: the misses of one process share one database read."
 
 // CacheAsideText prints the cache-aside verdict and stampede tables.
-func CacheAsideText(w io.Writer, r *result.Result) {
-	m := newCacheAsideModel(r, nil)
-	if m == nil {
-		return
-	}
+func CacheAsideText(w io.Writer, r *result.Result) { sectionText(w, r, "cache-aside") }
+
+// text prints the section for the terminal.
+func (m *cacheAsideModel) text(w io.Writer) {
 	m.verdict.textUnder(w, cacheAsideTitle)
 	m.capacity.textUnder(w, "cache-aside at capacity: what the cache did at each SLO's capacity (the capacity section has the knee curves)")
 	m.stampede.textUnder(w, "cache-aside stampede: database queries per expiry of one hot key, by protection")

@@ -31,7 +31,7 @@ func TestCacheAsideGolden(t *testing.T) {
 	if err := HTML(&page, r); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, cacheAsideSample+".html.golden", page.Bytes())
+	htmlGolden(t, cacheAsideSample+".html.golden", page.Bytes())
 }
 
 // TestCacheAsideInEveryFormat: the verdict and stampede tables carry each

@@ -291,11 +291,10 @@ func pctList(ps []float64) string {
 // CapacityText prints the capacity section for the terminal: the capacity
 // at each SLO and its cost, why each is what it is, the USL fit, and every
 // cell's steps; nothing without a capacity cell.
-func CapacityText(w io.Writer, r *result.Result) {
-	m := newCapacityModel(r, nil)
-	if m == nil {
-		return
-	}
+func CapacityText(w io.Writer, r *result.Result) { sectionText(w, r, "capacity") }
+
+// text prints the section for the terminal.
+func (m *capacityModel) text(w io.Writer) {
 	m.summary.textUnder(w, capacityTitle)
 	for _, l := range m.reasons {
 		fmt.Fprintf(w, "  %s\n", l)

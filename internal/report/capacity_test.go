@@ -151,7 +151,7 @@ func TestCapacityGolden(t *testing.T) {
 	if err := HTML(&page, r); err != nil {
 		t.Fatal(err)
 	}
-	golden(t, "capacity.html.golden", page.Bytes())
+	htmlGolden(t, "capacity.html.golden", page.Bytes())
 	var csv bytes.Buffer
 	if err := CSV(&csv, r); err != nil {
 		t.Fatal(err)

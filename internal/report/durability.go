@@ -122,6 +122,10 @@ const durabilityTitle = "durability: acknowledged writes lost when the store's p
 const powerTitle = "durability: acknowledged writes lost when the store's process is SIGKILLed and restarted, and where marked (power cut) when the power is cut under it"
 
 // title is the section's heading.
+// subtitle completes the section's heading in Markdown and HTML: what was
+// killed.
+func (m *durabilityModel) subtitle() string { return strings.TrimPrefix(m.title(), "durability: ") }
+
 func (m *durabilityModel) title() string {
 	if m.power {
 		return powerTitle
@@ -244,11 +248,10 @@ func durabilityRow(c *result.Cell) []cell {
 
 // DurabilityText prints the durability section for the terminal; nothing
 // when the result has no durability cell.
-func DurabilityText(w io.Writer, r *result.Result) {
-	m := newDurabilityModel(r)
-	if m == nil {
-		return
-	}
+func DurabilityText(w io.Writer, r *result.Result) { sectionText(w, r, "durability") }
+
+// text prints the section for the terminal.
+func (m *durabilityModel) text(w io.Writer) {
 	m.lost.textUnder(w, m.title())
 	for _, l := range append(m.legend, m.failed...) {
 		fmt.Fprintf(w, "  %s\n", l)

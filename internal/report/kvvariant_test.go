@@ -85,9 +85,9 @@ func median(ms [3]float64) float64 {
 	return ms[0] + ms[1] + ms[2] - math.Max(ms[0], math.Max(ms[1], ms[2])) - math.Min(ms[0], math.Min(ms[1], ms[2]))
 }
 
-// sections splits a report's text at the lines that hold one of titles:
+// titledBlocks splits a report's text at the lines that hold one of titles:
 // title -> the lines after it, up to the next blank line.
-func sections(t *testing.T, out string, titles []string) map[string][]string {
+func titledBlocks(t *testing.T, out string, titles []string) map[string][]string {
 	t.Helper()
 	got := map[string][]string{}
 	lines := strings.Split(out, "\n")
@@ -139,7 +139,7 @@ func TestKVVariantTables(t *testing.T) {
 
 	// The terminal: target, total ms per key count, ops/s, p50 (its unit
 	// per call for the bulk write), …
-	textTables := sections(t, term.String(), titles)
+	textTables := titledBlocks(t, term.String(), titles)
 	for _, title := range titles {
 		rows := textTables[title]
 		if len(rows) != 3 { // the head, two targets
@@ -165,7 +165,7 @@ func TestKVVariantTables(t *testing.T) {
 	}
 
 	// Markdown: "## title", then | target | ms | ms | ops/s | p50 | p99 |.
-	mdTables := sections(t, md.String(), titles)
+	mdTables := titledBlocks(t, md.String(), titles)
 	for _, title := range titles {
 		if !strings.Contains(md.String(), "## "+title+"\n") {
 			t.Errorf("markdown: no heading %q", title)

@@ -11,8 +11,8 @@ import (
 
 // Markdown writes the result as GitHub-flavoured Markdown, to paste into an
 // issue or a pull request: for kv the article's tables (total ms per key
-// count), the article a suite reproduces, the workloads' own sections
-// (payments, sessions, durability, network), then every cell's latency and
+// count), the article a suite reproduces, the sections of sectionKinds
+// (payments, network, …, capacity), then every cell's latency and
 // throughput, the cost per operation, each target's version and
 // durability, and the environment and effective settings in a collapsed
 // <details> block. Each part is a renderer of its own over the model the
@@ -122,8 +122,8 @@ func mdArticle(b *strings.Builder, m *model) {
 	}
 }
 
-// mdWorkloadSections writes the payments, sessions, durability and network
-// sections from their models (section.go).
+// mdWorkloadSections writes the sections of sectionKinds from their
+// models (section.go).
 func mdWorkloadSections(b *strings.Builder, m *model) {
 	for _, s := range m.sections {
 		s.write(mdOut{b})

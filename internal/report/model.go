@@ -40,7 +40,7 @@ type model struct {
 	colorOf  map[string]int // target -> colour index
 	groups   []phaseGroup
 	variants map[string][]string // workload -> parameter suffixes in order
-	sections []workloadSection   // payments, sessions, durability, network: each built once
+	sections []section           // sectionKinds' sections the result has, each built once
 }
 
 func newModel(r *result.Result) *model {
@@ -81,7 +81,7 @@ func newModel(r *result.Result) *model {
 			})
 		}
 	}
-	m.sections = workloadSections(r, m.colorOf)
+	m.sections = sections(r, m.colorOf)
 	// A repeated run's cells come in rounds (keys=1000 #1, keys=10000 #1,
 	// keys=1000 #2, …): list a cell's repeats together, in round order.
 	if r.Repeat > 1 {

@@ -158,11 +158,10 @@ func (g *netGroup) pathCost() string {
 
 // NetworkText prints the network section for the terminal; nothing for a
 // run without a network.
-func NetworkText(w io.Writer, r *result.Result) {
-	m := newNetworkModel(r, nil)
-	if m == nil {
-		return
-	}
+func NetworkText(w io.Writer, r *result.Result) { sectionText(w, r, "network") }
+
+// text prints the section for the terminal.
+func (m *networkModel) text(w io.Writer) {
 	for _, g := range m.groups {
 		g.table.textUnder(w, g.title)
 		for _, l := range []string{g.reading, g.pathCost} {

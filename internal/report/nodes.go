@@ -29,4 +29,4 @@ const nodesNote = "Each node's own counters (Redis INFO commandstats: GET, SET; 
 
 // NodesText prints the ops-per-node section for the terminal; nothing for a
 // run without clusters or pools.
-func NodesText(w io.Writer, r *result.Result) { newNodesModel(r).text(w) }
+func NodesText(w io.Writer, r *result.Result) { sectionText(w, r, "nodes") }

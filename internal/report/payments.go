@@ -174,11 +174,10 @@ func transfersOverTime(cells []*result.Cell, colorOf map[string]int) (*lineChart
 
 // PaymentsText prints, for every payments cell, its committed transfers/s,
 // steady state, declines by reason, retries and the invariant verdict.
-func PaymentsText(w io.Writer, r *result.Result) {
-	m := newPaymentsModel(r, nil)
-	if m == nil {
-		return
-	}
+func PaymentsText(w io.Writer, r *result.Result) { sectionText(w, r, "payments") }
+
+// text prints the section for the terminal.
+func (m *paymentsModel) text(w io.Writer) {
 	fmt.Fprintln(w, "\n"+paymentsTitle)
 	for _, c := range m.cells {
 		fmt.Fprintf(w, "  %s: %s\n", c.label, c.headline)

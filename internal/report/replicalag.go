@@ -45,4 +45,4 @@ const replicaLagNote = "Sampled on the primary every 100 ms and at both ends of 
 
 // ReplicaLagText prints the replica lag section for the terminal; nothing
 // for a run without replica sets.
-func ReplicaLagText(w io.Writer, r *result.Result) { newReplicaLagModel(r).text(w) }
+func ReplicaLagText(w io.Writer, r *result.Result) { sectionText(w, r, "replica-lag") }

@@ -10,12 +10,13 @@ import (
 	"github.com/storebench/storebench/internal/result"
 )
 
-// The workload sections (payments, sessions, durability, network, capacity) are each
-// built once from the result into a small model of tables and sentences
-// (payments.go, sessions.go, durability.go, network.go, capacity.go), which every
-// writer renders: the terminal lays it out as it always has, and Markdown
-// and HTML through one renderer per section over the doc interface below,
-// so a figure cannot be in one format and missing from another.
+// The report's sections that a model of their own fills (sectionKinds
+// below, in the one order of every format) are each built once from the
+// result into a small model of tables and sentences (payments.go,
+// network.go, …, capacity.go), which every writer renders: the terminal
+// through the model's text, Markdown and HTML through its render over the
+// doc interface below, so a figure cannot be in one format and missing
+// from another.
 
 // column is one column of a section table.
 type column struct {
@@ -347,48 +348,92 @@ func (s *tableSection) render(d doc) {
 	d.table(s.table)
 }
 
-// workloadSection is a section of the report that a workload's summaries
-// fill (payments, sessions, durability, network): built once in newModel,
-// written by Markdown and HTML alike.
-type workloadSection struct {
-	id, title string
-	nav       string // the HTML table of contents' link text
-	render    func(doc)
+// sectionModel is what a section's model does: print itself for the
+// terminal and render itself to Markdown or HTML.
+type sectionModel interface {
+	text(w io.Writer)
+	render(d doc)
 }
 
-func (s workloadSection) write(d doc) {
-	d.heading(s.id, s.title)
-	s.render(d)
+// sectionKind is one entry of sectionKinds: the section's HTML anchor,
+// heading and table-of-contents text, and how its model is built (nil
+// when the result has nothing for it).
+type sectionKind struct {
+	id, title string
+	nav       string // the HTML table of contents' link text
+	build     func(r *result.Result, colorOf map[string]int) sectionModel
+}
+
+// sectionKinds are the report's sections that a model of their own fills,
+// in the one order the terminal, Markdown and HTML all write them (CSV
+// writes their figures per cell, csv.go). A new section: its model in a
+// file of its own, and a line here.
+var sectionKinds = []sectionKind{
+	{"payments", "Payments", "payments", func(r *result.Result, c map[string]int) sectionModel { return present(newPaymentsModel(r, c)) }},
+	{"network", "Network: latency against round-trip time", "network", func(r *result.Result, c map[string]int) sectionModel { return present(newNetworkModel(r, c)) }},
+	{"nodes", "Ops per node", "nodes", func(r *result.Result, _ map[string]int) sectionModel { return present(newNodesModel(r)) }},
+	{"replica-lag", "Replica lag", "replica lag", func(r *result.Result, _ map[string]int) sectionModel { return present(newReplicaLagModel(r)) }},
+	{"durability", "Durability", "durability", func(r *result.Result, _ map[string]int) sectionModel { return present(newDurabilityModel(r)) }},
+	{"sessions", "Sessions", "sessions", func(r *result.Result, _ map[string]int) sectionModel { return present(newSessionsModel(r)) }},
+	{"cache-aside", "Cache-aside", "cache-aside", func(r *result.Result, c map[string]int) sectionModel { return present(newCacheAsideModel(r, c)) }},
+	{"capacity", "Capacity at a latency budget", "capacity", func(r *result.Result, c map[string]int) sectionModel { return present(newCapacityModel(r, c)) }},
+}
+
+// present is m as a sectionModel, nil when m is nil (a nil pointer in an
+// interface would not be).
+func present[M any, P interface {
+	*M
+	sectionModel
+}](m P) sectionModel {
+	if m == nil {
+		return nil
+	}
+	return m
+}
+
+// section is one section of a report, its model built once.
+type section struct {
+	sectionKind
+	model sectionModel
+}
+
+// heading is the section's title in Markdown and HTML; a model that
+// names itself (durability: what was killed) says the rest.
+func (s section) heading() string {
+	if t, ok := s.model.(interface{ subtitle() string }); ok {
+		return s.title + ": " + t.subtitle()
+	}
+	return s.title
+}
+
+func (s section) write(d doc) {
+	d.heading(s.id, s.heading())
+	s.model.render(d)
 	d.end()
 }
 
-// workloadSections are the result's workload sections, in the terminal's order.
-// colorOf gives each target its colour in the charts.
-func workloadSections(r *result.Result, colorOf map[string]int) []workloadSection {
-	var out []workloadSection
-	if m := newPaymentsModel(r, colorOf); m != nil {
-		out = append(out, workloadSection{"payments", "Payments", "payments", m.render})
-	}
-	if m := newNetworkModel(r, colorOf); m != nil {
-		out = append(out, workloadSection{"network", "Network: latency against round-trip time", "network", m.render})
-	}
-	if m := newNodesModel(r); m != nil {
-		out = append(out, workloadSection{"nodes", "Ops per node", "nodes", m.render})
-	}
-	if m := newReplicaLagModel(r); m != nil {
-		out = append(out, workloadSection{"replica-lag", "Replica lag", "replica lag", m.render})
-	}
-	if m := newDurabilityModel(r); m != nil {
-		out = append(out, workloadSection{"durability", "Durability: " + strings.TrimPrefix(m.title(), "durability: "), "durability", m.render})
-	}
-	if m := newSessionsModel(r); m != nil {
-		out = append(out, workloadSection{"sessions", "Sessions", "sessions", m.render})
-	}
-	if m := newCacheAsideModel(r, colorOf); m != nil {
-		out = append(out, workloadSection{"cache-aside", "Cache-aside", "cache-aside", m.render})
-	}
-	if m := newCapacityModel(r, colorOf); m != nil {
-		out = append(out, workloadSection{"capacity", "Capacity at a latency budget", "capacity", m.render})
+// sections are the result's sections, in sectionKinds' order. colorOf
+// gives each target its colour in the charts (nil: the terminal's, which
+// has none).
+func sections(r *result.Result, colorOf map[string]int) []section {
+	var out []section
+	for _, k := range sectionKinds {
+		if m := k.build(r, colorOf); m != nil {
+			out = append(out, section{k, m})
+		}
 	}
 	return out
+}
+
+// sectionText prints the section of that id for the terminal; nothing when
+// the result has nothing for it.
+func sectionText(w io.Writer, r *result.Result, id string) {
+	for _, k := range sectionKinds {
+		if k.id != id {
+			continue
+		}
+		if m := k.build(r, nil); m != nil {
+			m.text(w)
+		}
+	}
 }

@@ -298,11 +298,10 @@ func sessionsReplicaTable(cells []*result.Cell) *table {
 
 // SessionsText prints the sessions section for the terminal; nothing when
 // the result has no sessions cell.
-func SessionsText(w io.Writer, r *result.Result) {
-	m := newSessionsModel(r)
-	if m == nil {
-		return
-	}
+func SessionsText(w io.Writer, r *result.Result) { sectionText(w, r, "sessions") }
+
+// text prints the section for the terminal.
+func (m *sessionsModel) text(w io.Writer) {
 	if m.insert != nil {
 		m.insert.textUnder(w, m.insertHead)
 		indented(w, sessionsInsertNotes)

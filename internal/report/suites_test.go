@@ -57,7 +57,7 @@ func TestSuiteHTMLGolden(t *testing.T) {
 			if err := HTML(&b, r); err != nil {
 				t.Fatal(err)
 			}
-			golden(t, suite+".html.golden", b.Bytes())
+			htmlGolden(t, suite+".html.golden", b.Bytes())
 		})
 	}
 }
@@ -123,8 +123,8 @@ func modelTablesIn(t *testing.T, r *result.Result, md string) {
 	t.Helper()
 	var b strings.Builder
 	recorder := tableRecorder{&b}
-	for _, s := range workloadSections(r, nil) {
-		s.render(recorder)
+	for _, s := range sections(r, nil) {
+		s.model.render(recorder)
 	}
 	for _, want := range strings.Split(strings.TrimSpace(b.String()), "\n") {
 		if !strings.Contains(md, want) {

@@ -1,11 +1,11 @@
 // Package report renders a result (and only a result) for people: the
 // terminal summary, Markdown, HTML and CSV, and compares results. The
 // formats read a result's cells the same way (model.go: the kv sweeps, the
-// phase groups, the median of repeats), and the workloads' own sections
-// (payments, sessions, durability, network) are each built once as tables
-// and sentences (section.go) that every format renders, so no two can
-// disagree. A new section: a model and its renderers in one file, and a
-// line each in workloadSections and Text.
+// phase groups, the median of repeats), and the sections that a model of
+// their own fills (section.go's sectionKinds, in the order every format
+// writes them) are each built once as tables and sentences that every
+// format renders, so no two can disagree. A new section: a model and its
+// renderers in one file, and a line in sectionKinds.
 package report
 
 import (
@@ -24,8 +24,10 @@ import (
 
 // Text writes the terminal summary: for each kv variant (one by one, in
 // bulk), the article's tables (total ms per key count for writes and reads,
-// one row per target), then per-cell
-// throughput and percentiles, and each target's durability.
+// one row per target), then per-cell throughput and percentiles, the
+// by-operation, server-time and coordinated-omission tables, the sections
+// of sectionKinds, each target's version and durability, and the article a
+// suite reproduces.
 func Text(w io.Writer, r *result.Result) {
 	threads, perCell := "", ClientThreadsLines(r)
 	if e := r.Environment; e.GoMaxProcs > 0 && e.GoMaxProcs != e.Cores && perCell == nil {
@@ -51,16 +53,11 @@ func Text(w io.Writer, r *result.Result) {
 	cellTable(w, r)
 	ByOpText(w, r)
 	ServerTimeText(w, r)
-	NodesText(w, r)
-	ReplicaLagText(w, r)
-	NetworkText(w, r)
 	CoordinatedOmissionText(w, r)
-	PaymentsText(w, r)
-	DurabilityText(w, r)
+	for _, s := range sections(r, nil) {
+		s.model.text(w)
+	}
 	targetTable(w, r)
-	SessionsText(w, r)
-	CacheAsideText(w, r)
-	CapacityText(w, r)
 	ArticleText(w, r)
 	for _, s := range r.Skipped {
 		fmt.Fprintf(w, "skipped %s: %s\n", s.Target, s.Reason)
