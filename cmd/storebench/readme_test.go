@@ -1,12 +1,13 @@
 package main
 
 import (
-	"github.com/storebench/storebench/internal/workload/all"
 	"os"
 	"strings"
 	"testing"
 
+	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/scenario"
+	"github.com/storebench/storebench/internal/workload/all"
 )
 
 // TestReadmeScenarioExample: the scenario file README.md shows under
@@ -37,7 +38,7 @@ func TestReadmeScenarioExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if _, err := s.Resolve(stores(), all.Types(), false); err != nil {
+	if _, err := s.Resolve(kinds.All(), all.Types(), false); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Targets) < 5 || len(s.Workloads) < 5 {

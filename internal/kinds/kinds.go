@@ -1,4 +1,9 @@
-package main
+// Package kinds lists every store kind this binary knows, with the facts
+// of each (target.Kind): adding a store is one entry here (and its package,
+// and a server kind if managed). Only cmd and tests import it, as
+// workload/all: the layers between them are given a target.Registry and name
+// no kind (issue 29).
+package kinds
 
 import (
 	"context"
@@ -20,9 +25,9 @@ import (
 	"github.com/storebench/storebench/internal/target"
 )
 
-// stores lists every store kind this binary knows, explicitly: adding a store
-// means adding it here.
-func stores() target.Registry {
+// All lists every store kind this binary knows, in `storebench list` order.
+// Each call builds a fresh registry, so a caller may change its copy.
+func All() target.Registry {
 	return target.Registry{
 		{
 			Name: "memory", Batches: true, DataInProcess: true, Description: "in-process map: the floor, no I/O at all", Prototype: (*memory.Store)(nil), ClientPrototype: (*memory.Client)(nil),
