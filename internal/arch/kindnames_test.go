@@ -93,8 +93,6 @@ var kindNameDebts = []struct {
 	{"internal/workload/durability/summary.go", "redis", 2, false},
 	{"internal/workload/durability/summary.go", "redis-cluster", 1, false},
 	{"internal/workload/durability/summary.go", "sqlite", 1, false},
-	// issue 29: payments' modes per kind (SQLite has no server-side routines).
-	{"internal/workload/payments/params.go", "sqlite", 1, false},
 	// issue 29: sessions' designs per kind and phase A on postgres alone.
 	{"internal/workload/sessions/design.go", "files", 1, false},
 	{"internal/workload/sessions/design.go", "memcached", 1, false},
