@@ -84,7 +84,6 @@ var kindNameDebts = []struct {
 	{"internal/workload/durability/child.go", "files", 2, false},
 	{"internal/workload/durability/child.go", "sqlite", 2, false},
 	{"internal/workload/durability/durability.go", "files", 1, false},
-	{"internal/workload/durability/durability.go", "postgres", 1, false},
 	{"internal/workload/durability/durability.go", "sqlite", 1, false},
 	{"internal/workload/durability/summary.go", "files", 1, false},
 	{"internal/workload/durability/summary.go", "memcached", 1, false},

@@ -176,7 +176,7 @@ func All() target.Registry {
 			// One primary takes the writes; reads go by the read policy.
 			// The managed form is a primary and its hot standbys on loopback
 			// (server.StartCluster, server.StartReplica).
-			Name: "postgres-replicas", Cluster: true, EveryNode: true, Server: server.Postgres,
+			Name: "postgres-replicas", Cluster: true, EveryNode: true, NoFailover: true, Server: server.Postgres,
 			Description: "a PostgreSQL primary and its streaming replicas: writes to the primary, reads by policy; managed (replicas on loopback) or by URL, the primary first",
 			Schemes:     []string{postgres.ReplicasScheme}, Prototype: (*postgres.ReplicaStore)(nil), ClientPrototype: (*postgres.ReplicaClient)(nil), CheckURL: postgres.CheckReplicasURL,
 			Options: map[string]string{
