@@ -4,14 +4,15 @@ package main
 
 import (
 	"context"
-	"github.com/storebench/storebench/internal/workload/all"
 	"os"
 	"os/signal"
 	"syscall"
 	"time"
 
 	"github.com/storebench/storebench/internal/cli"
+	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/server"
+	"github.com/storebench/storebench/internal/workload/all"
 	"github.com/storebench/storebench/internal/workload/durability"
 )
 
@@ -42,7 +43,7 @@ func main() {
 	// Ctrl-C, SIGTERM and SIGHUP (the terminal went away) cancel the run; the
 	// run stops its servers, removes its directories and keeps its results.
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM, syscall.SIGHUP)
-	app := &cli.App{Registry: stores(), Workloads: all.Types(), Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Commit: commit}
+	app := &cli.App{Registry: kinds.All(), Workloads: all.Types(), Stdout: os.Stdout, Stderr: os.Stderr, Version: version, Commit: commit}
 	code := app.Main(ctx, os.Args[1:])
 	stop()
 	// A backstop: every server this process started is gone before it exits.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/workload/all"
 	"github.com/storebench/storebench/suites"
@@ -33,7 +34,7 @@ func TestReadmeScenarioExample(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Defaults()
-	if _, err := s.Resolve(stores(), all.Types(), false); err != nil {
+	if _, err := s.Resolve(kinds.All(), all.Types(), false); err != nil {
 		t.Fatal(err)
 	}
 	if len(s.Targets) < 5 || len(s.Workloads) < 5 {

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/cli"
+	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/workload/all"
 )
 
@@ -138,7 +139,7 @@ func FuzzNoSecretLeaks(f *testing.F) {
 			args = append(args, "--out", out, "--data-dir", out)
 		}
 		var stdout, stderr bytes.Buffer
-		app := &cli.App{Registry: stores(), Workloads: all.Types(), Stdout: &stdout, Stderr: &stderr, Version: "fuzz", Commit: "fuzz"}
+		app := &cli.App{Registry: kinds.All(), Workloads: all.Types(), Stdout: &stdout, Stderr: &stderr, Version: "fuzz", Commit: "fuzz"}
 		ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 		defer cancel()
 		app.Main(ctx, args)

@@ -48,7 +48,9 @@ var rules = []rule{
 	{from: "internal/run/...", to: []string{"internal/cli/...", "cmd/..."},
 		why: "the runner knows no command line: the CLI fills run.Options and shows what a run.Observer is told"},
 	{from: "internal/cli/...", to: []string{"internal/store/..."}, allow: []string{"internal/store"},
-		why: "the command layer opens no store: the binary's registry (cmd/storebench/stores.go) names the backends"},
+		why: "the command layer opens no store: the binary's registry (internal/kinds) names the backends"},
+	{from: "internal/...", to: []string{"internal/kinds", "internal/workload/all"},
+		why: "the lists of store kinds and workloads are the binary's (cmd) and the tests': the layers between are given them and name none"},
 	{from: "...", except: testSupport, to: testSupport,
 		why: "test support is for _test.go files only"},
 }
@@ -152,7 +154,8 @@ func TestLayering(t *testing.T) {
 // The rules catch what they are written for: a store importing a workload,
 // metrics importing a store, a workload importing the server manager, a
 // package importing test support, the runner importing the command layer,
-// the command layer importing a store backend.
+// the command layer importing a store backend, the runner importing the list
+// of store kinds.
 func TestLayeringRules(t *testing.T) {
 	graph := map[string][]string{
 		"internal/store/redis":           {"internal/store", "internal/workload"},
@@ -161,16 +164,17 @@ func TestLayeringRules(t *testing.T) {
 		"internal/workload/kv":           {"internal/server"},
 		"internal/workload/workloadtest": {"internal/server/servertest"},
 		"internal/cli":                   {"internal/store/storetest", "internal/store", "internal/store/redis", "internal/run"},
-		"internal/run":                   {"internal/cli", "internal/target"},
+		"internal/run":                   {"internal/cli", "internal/target", "internal/kinds"},
 		"internal/report":                {"internal/result"},
 	}
 	broken, _ := violations(graph)
 	want := []string{
-		"internal/cli imports internal/store/redis: the command layer opens no store: the binary's registry (cmd/storebench/stores.go) names the backends",
+		"internal/cli imports internal/store/redis: the command layer opens no store: the binary's registry (internal/kinds) names the backends",
 		"internal/cli imports internal/store/storetest: test support is for _test.go files only",
-		"internal/cli imports internal/store/storetest: the command layer opens no store: the binary's registry (cmd/storebench/stores.go) names the backends",
+		"internal/cli imports internal/store/storetest: the command layer opens no store: the binary's registry (internal/kinds) names the backends",
 		"internal/metrics imports internal/store/redis: metrics counts errors by errclass, not by store",
 		"internal/run imports internal/cli: the runner knows no command line: the CLI fills run.Options and shows what a run.Observer is told",
+		"internal/run imports internal/kinds: the lists of store kinds and workloads are the binary's (cmd) and the tests': the layers between are given them and name none",
 		"internal/store/redis imports internal/workload: a store is the bottom floor: it knows no workload, target, metrics or result",
 		"internal/store/redis imports internal/workload: store imports none of our other packages but the leaf errclass (DESIGN.md)",
 		"internal/workload/kv imports internal/server: a workload reaches a server through a narrow interface, never the command layer or the server manager",

@@ -3,16 +3,13 @@ package cli
 import (
 	"context"
 	"errors"
-	"github.com/storebench/storebench/internal/workload/all"
 	"strings"
 	"testing"
 
 	"github.com/spf13/cobra"
 
-	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/store/memory"
-	"github.com/storebench/storebench/internal/store/sqlite"
-	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/kinds"
+	"github.com/storebench/storebench/internal/workload/all"
 )
 
 // numericFlags are the run command's numeric flags the fuzz target varies,
@@ -27,18 +24,10 @@ var fuzzRuns = []struct{ name, stores string }{
 	{"sessions", "sqlite"}, {"payments", "sqlite"}, {"durability", "sqlite"}, {"quick", "memory"},
 }
 
-// inProcessApp knows the in-process stores as the binary does (stores.go);
-// nothing here opens them.
-func inProcessApp() *App {
-	reg := target.Registry{
-		{Name: "memory", Batches: true, DataInProcess: true, Prototype: (*memory.Store)(nil), Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
-			return memory.New(ctx, memory.Config{Namespace: a.Namespace})
-		}},
-		{Name: "sqlite", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
-			return sqlite.New(ctx, sqlite.Config{Path: a.RunDir + "/storebench.db", Namespace: a.Namespace})
-		}},
-	}
-	return &App{Registry: reg, Workloads: all.Types(), Version: "test", Commit: "test"}
+// testApp is the binary's command line: its store kinds (internal/kinds)
+// and workloads; planning a run opens no store.
+func testApp() *App {
+	return &App{Registry: kinds.All(), Workloads: all.Types(), Version: "test", Commit: "test"}
 }
 
 // checkRunFlags parses args as the run command does and plans the run
@@ -51,7 +40,7 @@ func checkRunFlags(name string, args []string) error {
 	if err := cmd.ParseFlags(args); err != nil {
 		return &UsageError{Err: err} // as the root command's flag error func makes it
 	}
-	_, err := inProcessApp().planRun(cmd, name, *f)
+	_, err := testApp().planRun(cmd, name, *f)
 	return err
 }
 

@@ -3,30 +3,19 @@ package cli
 import (
 	"bytes"
 	"context"
-	"github.com/storebench/storebench/internal/workload/all"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/storebench/storebench/internal/result"
-	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
-	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/store/memory"
-	"github.com/storebench/storebench/internal/store/redis"
-	"github.com/storebench/storebench/internal/target"
 )
 
+// netApp is testApp writing to out.
 func netApp(out *bytes.Buffer) *App {
-	reg := target.Registry{
-		{Name: "memory", Prototype: (*memory.Store)(nil), Batches: true, Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
-			return memory.New(ctx, memory.Config{Namespace: a.Namespace})
-		}},
-		{Name: "redis", Server: server.Redis, Schemes: []string{"redis"}, Prototype: (*redis.Store)(nil), Batches: true, Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
-			return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
-		}},
-	}
-	return &App{Registry: reg, Workloads: all.Types(), Stdout: out, Stderr: out, Version: "test", Commit: "test"}
+	app := testApp()
+	app.Stdout, app.Stderr = out, out
+	return app
 }
 
 // TestRunRTTFlag: --rtt on the command line puts every cell of a server

@@ -21,7 +21,7 @@ func TestURLArgumentIsSentToStores(t *testing.T) {
 		{"compare", "sqlite://" + pw + "@/tmp/x.db", "b.json"},
 	} {
 		var stdout, stderr bytes.Buffer
-		app := inProcessApp()
+		app := testApp()
 		app.Stdout, app.Stderr = &stdout, &stderr
 		code := app.Main(context.Background(), args)
 		got := stdout.String() + stderr.String()
@@ -36,7 +36,7 @@ func TestURLArgumentIsSentToStores(t *testing.T) {
 // ("redis://u:pw@h:1,postgres@18" read as one URL made "postgres" part of
 // the password, and every "postgres" printed was hidden).
 func TestRedactionKeepsTheMessage(t *testing.T) {
-	app := inProcessApp()
+	app := testApp()
 	s := app.inputTexts([]string{"run", "kv", "--stores", "redis://u:Wr0ngPw@h:1,sqlite@3", "--keys", "10"})
 	want := []string{"run", "kv", "redis://u:Wr0ngPw@h:1", "sqlite@3", "--keys", "10"}
 	if strings.Join(s, " ") != strings.Join(want, " ") {

@@ -3,13 +3,14 @@ package run
 import (
 	"context"
 	"errors"
-	"github.com/storebench/storebench/internal/workload/all"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/scenario"
+	"github.com/storebench/storebench/internal/workload/all"
 )
 
 // Bad options are refused by NewPlan, before any work, as an *InputError
@@ -43,7 +44,7 @@ func TestBadOptionsAreInputErrors(t *testing.T) {
 		if c.opts.DataDir == "" {
 			c.opts.DataDir = t.TempDir()
 		}
-		_, err = NewPlan(context.Background(), registry(), all.Types(), s, c.opts)
+		_, err = NewPlan(context.Background(), kinds.All(), all.Types(), s, c.opts)
 		if _, input := errors.AsType[*InputError](err); !input || !strings.Contains(err.Error(), c.want) || strings.Contains(err.Error(), "\n") {
 			t.Errorf("%+v: %v, want one line of input error saying %q", c.opts, err, c.want)
 		}

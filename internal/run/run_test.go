@@ -3,7 +3,6 @@ package run
 import (
 	"context"
 	"fmt"
-	"github.com/storebench/storebench/internal/workload/all"
 	"net"
 	"os"
 	"path/filepath"
@@ -15,38 +14,15 @@ import (
 	"testing"
 	"time"
 
+	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/netem"
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
-	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/store/files"
-	"github.com/storebench/storebench/internal/store/memory"
-	"github.com/storebench/storebench/internal/store/redis"
-	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload/all"
 )
-
-// registry knows memory, files and a managed or URL redis, as the binary
-// does (cmd/storebench/stores.go).
-func registry() target.Registry {
-	return target.Registry{
-		{Name: "memory", Batches: true, DataInProcess: true, Prototype: (*memory.Store)(nil), Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
-			return memory.New(ctx, memory.Config{Namespace: a.Namespace})
-		}},
-		{Name: "files", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
-			dir := a.RunDir
-			if a.URL != "" {
-				dir = strings.TrimPrefix(a.URL, "file://")
-			}
-			return files.New(ctx, files.Config{Dir: dir, Namespace: a.Namespace})
-		}},
-		{Name: "redis", Server: server.Redis, Schemes: []string{"redis"}, Prototype: (*redis.Store)(nil), Batches: true, Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
-			return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
-		}},
-	}
-}
 
 // needServer fails the test, saying how to install it, when kind's
 // binaries are missing (as servertest.Start does).
@@ -116,7 +92,7 @@ func plan(t *testing.T, yaml string, opts Options) *Plan {
 	if opts.DataDir == "" {
 		opts.DataDir = servertest.BaseDir(t)
 	}
-	p, err := NewPlan(context.Background(), registry(), all.Types(), s, opts)
+	p, err := NewPlan(context.Background(), kinds.All(), all.Types(), s, opts)
 	if err != nil {
 		t.Fatalf("plan: %v", err)
 	}

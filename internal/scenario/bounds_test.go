@@ -14,7 +14,7 @@ func parseAndValidate(src string) error {
 		return err
 	}
 	s.Defaults()
-	return validate(s, everyStore())
+	return validate(s, registry())
 }
 
 // Every numeric field is bounded (issue 15, findings 4, 5 and 6): absurd

@@ -47,7 +47,7 @@ func TestExplicitValuesAreChecked(t *testing.T) {
 	if err := s.ApplyQuick(all.Types()); err != nil {
 		t.Fatal(err)
 	}
-	if err := validate(s, everyStore()); err == nil || !strings.Contains(err.Error(), "t.yaml: quick: value_size must be at least 1") {
+	if err := validate(s, registry()); err == nil || !strings.Contains(err.Error(), "t.yaml: quick: value_size must be at least 1") {
 		t.Errorf("quick: {value_size: 0}: %v", err)
 	}
 	// Zeros that are values stay accepted: no batch, no warm-up, a closed

@@ -60,7 +60,7 @@ func FuzzParse(f *testing.F) {
 	} {
 		f.Add([]byte(src))
 	}
-	reg := everyStore()
+	reg := registry()
 	f.Fuzz(func(t *testing.T, src []byte) {
 		s, err := Parse("t.yaml", bytes.NewReader(src))
 		if err == nil {

@@ -69,7 +69,7 @@ func resolveQuickSource(t *testing.T, name, src string) *Resolved {
 	if err := s.ApplyQuick(all.Types()); err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Resolve(everyStore(), all.Types(), false)
+	r, err := s.Resolve(registry(), all.Types(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -151,7 +151,7 @@ quick:
 	}
 	// Without --quick there is nothing to say.
 	s, _ := Parse("t.yaml", strings.NewReader(src))
-	if r, err := s.Resolve(everyStore(), all.Types(), false); err != nil || r.QuickChanges != nil {
+	if r, err := s.Resolve(registry(), all.Types(), false); err != nil || r.QuickChanges != nil {
 		t.Errorf("without --quick: changes %q, err %v", r.QuickChanges, err)
 	}
 }
@@ -182,7 +182,7 @@ quick:
 	if err != nil {
 		t.Fatal(err)
 	}
-	r, err := s.Resolve(everyStore(), all.Types(), false)
+	r, err := s.Resolve(registry(), all.Types(), false)
 	if err != nil {
 		t.Fatal(err)
 	}

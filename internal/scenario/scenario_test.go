@@ -1,66 +1,25 @@
 package scenario
 
 import (
-	"context"
-	"github.com/storebench/storebench/internal/store/files"
-	"github.com/storebench/storebench/internal/store/memcached"
-	"github.com/storebench/storebench/internal/store/memory"
-	"github.com/storebench/storebench/internal/store/mysql"
-	"github.com/storebench/storebench/internal/store/postgres"
-	"github.com/storebench/storebench/internal/store/redis"
-	"github.com/storebench/storebench/internal/store/sqlite"
-	"github.com/storebench/storebench/internal/workload/all"
-	"github.com/storebench/storebench/internal/workload/kv"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/storebench/storebench/internal/server"
-	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload/all"
+	"github.com/storebench/storebench/internal/workload/kv"
 	"github.com/storebench/storebench/suites"
 )
 
-func registry() target.Registry {
-	open := func(context.Context, target.OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
-	return target.Registry{
-		{Name: "memory", Prototype: (*memory.Store)(nil), Open: open},
-		{Name: "files", Prototype: (*files.Store)(nil), Schemes: []string{"file"}, Options: map[string]string{"fsync": ""}, Open: open},
-		{Name: "redis", Server: server.Redis, Prototype: (*redis.Store)(nil), Schemes: []string{"redis"}, Open: open},
-	}
-}
+// registry is every store kind the binary has (internal/kinds): planning
+// opens none of them.
+func registry() target.Registry { return kinds.All() }
 
 // validate is what a run does with a parsed scenario before any work.
 func validate(s *Scenario, reg target.Registry) error {
 	_, err := s.Resolve(reg, all.Types(), false)
 	return err
-}
-
-// everyStore is a registry with every store kind the binary has, as its
-// capabilities are (stores.go), without opening anything.
-func everyStore() target.Registry {
-	open := func(context.Context, target.OpenArgs) (store.Store, error) { return nil, store.ErrUnsupported }
-	var reg target.Registry
-	for _, k := range []struct {
-		name             string
-		srv              server.Kind
-		schemes          []string
-		batches, inProcs bool
-		proto            store.Store
-		client           store.Client
-	}{
-		{"memory", "", nil, true, true, (*memory.Store)(nil), (*memory.Client)(nil)}, {"files", "", []string{"file"}, false, false, (*files.Store)(nil), (*files.Client)(nil)},
-		{"sqlite", "", []string{"sqlite"}, false, false, (*sqlite.Store)(nil), (*sqlite.Client)(nil)},
-		{"postgres", server.Postgres, []string{"postgres", "postgresql"}, true, false, (*postgres.Store)(nil), (*postgres.Client)(nil)},
-		{"redis", server.Redis, []string{"redis", "rediss"}, true, false, (*redis.Store)(nil), (*redis.Client)(nil)},
-		{"memcached", server.Memcached, []string{"memcached"}, true, false, (*memcached.Store)(nil), (*memcached.Client)(nil)},
-		{"mariadb", server.MariaDB, []string{"mysql", "mariadb"}, false, false, (*mysql.Store)(nil), (*mysql.Client)(nil)},
-		{"valkey", server.Valkey, nil, true, false, (*redis.Store)(nil), (*redis.Client)(nil)},
-	} {
-		reg = append(reg, target.Kind{Name: k.name, Server: k.srv, Schemes: k.schemes, Prototype: k.proto, ClientPrototype: k.client, Batches: k.batches, DataInProcess: k.inProcs, Open: open,
-			Options: map[string]string{"design": "", "fsync": "", "synchronous": "", "journal_mode": ""}, ServerOptions: map[string]string{"threads": "", "io-threads": "", "io_method": ""}})
-	}
-	return reg
 }
 
 func TestParseAndValidate(t *testing.T) {
@@ -167,7 +126,7 @@ func TestApplyQuick(t *testing.T) {
 // Every built-in suite validates against a registry with every store kind,
 // and its article tables name targets and workloads that exist.
 func TestBuiltInSuitesAreConsistent(t *testing.T) {
-	reg := everyStore()
+	reg := registry()
 	for _, name := range suites.Names() {
 		b, _ := suites.Open(name)
 		s, err := Parse(name, strings.NewReader(string(b)))
@@ -323,7 +282,7 @@ func TestCacheAsideCompanions(t *testing.T) {
 		t.Fatal(err)
 	}
 	s.Defaults()
-	r, err := s.Resolve(everyStore(), all.Types(), false)
+	r, err := s.Resolve(registry(), all.Types(), false)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -346,7 +305,7 @@ func TestCacheAsideCompanions(t *testing.T) {
 		s, err := Parse("t.yaml", strings.NewReader(head+"    cache_aside: "+c.section+"\n"))
 		if err == nil {
 			s.Defaults()
-			_, err = s.Resolve(everyStore(), all.Types(), false)
+			_, err = s.Resolve(registry(), all.Types(), false)
 		}
 		if err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: %v, want %q", c.section, err, c.want)
@@ -368,7 +327,7 @@ func TestCapacityEntryIsChecked(t *testing.T) {
 		s, err := Parse("t.yaml", strings.NewReader(head+c.entry))
 		if err == nil {
 			s.Defaults()
-			_, err = s.Resolve(everyStore(), all.Types(), false)
+			_, err = s.Resolve(registry(), all.Types(), false)
 		}
 		switch {
 		case c.want == "" && err != nil:

@@ -49,7 +49,7 @@ func TestURLsAsNamesAreNeverQuoted(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			s, err := Parse("s.yaml", strings.NewReader(doc))
 			if err == nil {
-				err = validate(s, everyStore())
+				err = validate(s, registry())
 			}
 			if err == nil {
 				t.Fatal("accepted")

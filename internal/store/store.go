@@ -168,6 +168,14 @@ type Payments interface {
 	PaymentsDrop(ctx context.Context) error
 }
 
+// PaymentsModer is a Payments store that offers only some of the modes
+// (PaymentsRoutine, PaymentsClient); one that is not offers both. The
+// planner asks a kind's Prototype, a nil store: PaymentsModes must not
+// read its receiver.
+type PaymentsModer interface {
+	PaymentsModes() []string
+}
+
 // PaymentsConn is one worker's connection. Its methods are the round trips
 // of a transfer; each is one statement, except Transfer in client mode.
 // Outcomes (a missing row, insufficient funds at commit) are results, not

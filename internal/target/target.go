@@ -104,6 +104,9 @@ type Kind struct {
 	// EveryNode says every host of its URL must answer (a primary and its
 	// replicas), where a cluster's seeds need one.
 	EveryNode bool
+	// NoFailover says one node of its cluster takes every write and none
+	// takes over when it dies (a PostgreSQL primary and its replicas).
+	NoFailover bool
 	// Schemes are the URL schemes that select this kind, e.g. "postgres", "postgresql".
 	Schemes []string
 	// Prototype is a nil store of the kind's concrete type: the workloads

@@ -50,6 +50,11 @@ import (
 // strftime('%Y-%m-%d %H:%M:%f', 'now').
 
 var _ store.Payments = (*Store)(nil)
+var _ store.PaymentsModer = (*Store)(nil)
+
+// PaymentsModes is client mode alone: SQLite has no server-side functions
+// or procedures.
+func (*Store) PaymentsModes() []string { return []string{store.PaymentsClient} }
 
 // paymentsDDL creates the tables; "@" is replaced by the namespace.
 var paymentsDDL = []string{

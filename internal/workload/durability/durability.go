@@ -53,8 +53,8 @@ const maxConsecutiveErrors = 1000
 // killed by storebench, and the memory store lives in the writer's process.
 func Check(k target.Kind, spec target.Spec) error {
 	switch {
-	case k.Cluster && k.Server == "postgres":
-		return fmt.Errorf("durability: %s is a PostgreSQL primary with replicas, which has no automatic failover: killing its primary stops every write until it is back (measure the primary's durability on postgres)", spec.Label())
+	case k.Cluster && k.NoFailover:
+		return fmt.Errorf("durability: %s is a primary with replicas, which has no automatic failover: killing its primary stops every write until it is back (measure the primary's durability on its single-server store)", spec.Label())
 	case k.Cluster && !spec.Managed():
 		return fmt.Errorf("durability: %s is a cluster given by URL, whose nodes storebench cannot kill and restart; use a managed cluster", spec.Label())
 	case k.Cluster:

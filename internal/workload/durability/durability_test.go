@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/errclass"
+	"github.com/storebench/storebench/internal/kinds"
 	schema "github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
@@ -294,26 +295,31 @@ func TestChildRefusesForeignNamespace(t *testing.T) {
 	}
 }
 
+// Check's answer for each kind the binary has (internal/kinds), managed
+// and by URL.
 func TestCheck(t *testing.T) {
 	for _, tc := range []struct {
-		kind target.Kind
 		spec target.Spec
 		ok   bool
 	}{
-		{target.Kind{Name: "redis", Server: server.Redis}, target.Spec{Store: "redis"}, true},
-		{target.Kind{Name: "redis", Server: server.Redis}, target.Spec{Store: "redis", URL: "redis://h:1"}, false},
-		{target.Kind{Name: "files"}, target.Spec{Store: "files"}, true},
-		{target.Kind{Name: "sqlite"}, target.Spec{Store: "sqlite", URL: "sqlite:///tmp/x.db"}, true},
-		{target.Kind{Name: "memory"}, target.Spec{Store: "memory"}, false},
+		{target.Spec{Store: "redis"}, true},
+		{target.Spec{Store: "redis", URL: "redis://h:1"}, false},
+		{target.Spec{Store: "files"}, true},
+		{target.Spec{Store: "sqlite", URL: "sqlite:///tmp/x.db"}, true},
+		{target.Spec{Store: "memory"}, false},
 		// One node of a managed cluster or pool is killed; one given by URL
 		// cannot be, and a PostgreSQL primary has no automatic failover.
-		{target.Kind{Name: "redis-cluster", Server: server.Redis, Cluster: true}, target.Spec{Store: "redis-cluster", Options: map[string]string{"replicas": "1"}}, true},
-		{target.Kind{Name: "memcached-pool", Server: server.Memcached, Cluster: true}, target.Spec{Store: "memcached-pool"}, true},
-		{target.Kind{Name: "redis-cluster", Server: server.Redis, Cluster: true}, target.Spec{Store: "redis-cluster", URL: "redis-cluster://h:1/"}, false},
-		{target.Kind{Name: "postgres-replicas", Server: server.Postgres, Cluster: true}, target.Spec{Store: "postgres-replicas"}, false},
+		{target.Spec{Store: "redis-cluster", Options: map[string]string{"replicas": "1"}}, true},
+		{target.Spec{Store: "memcached-pool"}, true},
+		{target.Spec{Store: "redis-cluster", URL: "redis-cluster://h:1/"}, false},
+		{target.Spec{Store: "postgres-replicas"}, false},
 	} {
-		if err := Check(tc.kind, tc.spec); (err == nil) != tc.ok {
-			t.Errorf("Check(%s %s) = %v, want ok %v", tc.kind.Name, tc.spec.Label(), err, tc.ok)
+		kind, ok := kinds.All().Lookup(tc.spec.Store)
+		if !ok {
+			t.Fatalf("no store kind %s", tc.spec.Store)
+		}
+		if err := Check(kind, tc.spec); (err == nil) != tc.ok {
+			t.Errorf("Check(%s %s) = %v, want ok %v", kind.Name, tc.spec.Label(), err, tc.ok)
 		}
 	}
 }

@@ -41,7 +41,7 @@ func conformanceData(now time.Time) *store.PaymentsData {
 // through the store.Payments capability.
 func TestConformance(t *testing.T) {
 	for _, e := range engines {
-		for _, mode := range e.modes {
+		for _, mode := range e.modes() {
 			t.Run(e.name+"/"+mode, func(t *testing.T) {
 				ctx := context.Background()
 				tg := open(t, e)

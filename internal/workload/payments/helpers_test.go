@@ -13,6 +13,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/mysql"
@@ -90,20 +91,25 @@ func managed(t testing.TB, k server.Kind, profile string) *server.Server {
 // engine is one store kind under test.
 type engine struct {
 	name    string
-	profile string // managed server profile ("" = default)
-	modes   []string
+	profile string        // managed server profile ("" = default)
 	busy    time.Duration // SQLite's busy_timeout (0: the store's default)
 }
 
-var engines = []engine{
-	{name: "postgres", modes: []string{store.PaymentsRoutine, store.PaymentsClient}},
-	{name: "mariadb", modes: []string{store.PaymentsRoutine, store.PaymentsClient}},
-	{name: "sqlite", modes: []string{store.PaymentsClient}},
+var engines = []engine{{name: "postgres"}, {name: "mariadb"}, {name: "sqlite"}}
+
+// modes are the transaction modes e's store offers (Modes, from the kind's
+// prototype): every one runs, so a mode offered by mistake fails.
+func (e engine) modes() []string {
+	k, ok := kinds.All().Lookup(e.name)
+	if !ok {
+		panic("no store kind " + e.name)
+	}
+	return Modes(k.Prototype)
 }
 
-// target is an opened store with what a test needs to reach its data
+// opened is a store with what a test needs to reach its data
 // behind the store's back.
-type target struct {
+type opened struct {
 	store.Store
 	e    engine
 	ns   string
@@ -113,10 +119,10 @@ type target struct {
 
 // open opens a fresh store of engine e (a new namespace on the shared
 // server, or a new SQLite file), closed at the end of the test.
-func open(t testing.TB, e engine) *target {
+func open(t testing.TB, e engine) *opened {
 	t.Helper()
 	ctx := context.Background()
-	tg := &target{e: e, ns: storetest.Namespace(t)}
+	tg := &opened{e: e, ns: storetest.Namespace(t)}
 	var err error
 	switch e.name {
 	case "postgres":
@@ -143,7 +149,7 @@ func open(t testing.TB, e engine) *target {
 }
 
 // table is the qualified name of one of the payments tables.
-func (tg *target) table(name string) string {
+func (tg *opened) table(name string) string {
 	switch tg.e.name {
 	case "postgres":
 		return `"` + tg.ns + `".` + name
@@ -154,7 +160,7 @@ func (tg *target) table(name string) string {
 }
 
 // exec runs q over a connection of its own, behind the store's back.
-func (tg *target) exec(t testing.TB, q string) {
+func (tg *opened) exec(t testing.TB, q string) {
 	t.Helper()
 	ctx := context.Background()
 	switch tg.e.name {

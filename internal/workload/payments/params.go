@@ -12,6 +12,7 @@ import (
 
 	schema "github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
 
@@ -216,11 +217,11 @@ func (p Params) config() store.PaymentsConfig {
 	return store.PaymentsConfig{Mode: p.Mode, Durability: p.Durability, Isolation: p.Isolation}
 }
 
-// Modes lists the transaction modes a store kind offers: SQLite has no
-// server-side routines.
-func Modes(storeKind string) []string {
-	if storeKind == "sqlite" {
-		return []string{store.PaymentsClient}
+// Modes lists the transaction modes a kind's store offers, asked of its
+// prototype (store.PaymentsModer): both unless it says otherwise.
+func Modes(proto store.Store) []string {
+	if m, ok := proto.(store.PaymentsModer); ok {
+		return m.PaymentsModes()
 	}
 	return []string{store.PaymentsRoutine, store.PaymentsClient}
 }
@@ -257,10 +258,10 @@ type Variant struct{ Mode, Durability, Note string }
 // that order. Modes a store does not offer are left out; a store that
 // offers none of those asked for runs its own modes instead (SQLite, which
 // has no server-side routines, runs client mode), with a Note saying so.
-func (s Spec) Variants(storeKind string) []Variant {
+func (s Spec) Variants(k target.Kind) []Variant {
 	modes := workload.SliceOr(s.Modes, []string{store.PaymentsRoutine})
 	durs := workload.SliceOr(s.Durabilities, []string{store.PaymentsStrict})
-	offered := Modes(storeKind)
+	offered := Modes(k.Prototype)
 	var run []string
 	for _, m := range modes {
 		if slices.Contains(offered, m) {
@@ -270,7 +271,7 @@ func (s Spec) Variants(storeKind string) []Variant {
 	note := ""
 	if len(run) == 0 {
 		run = offered
-		note = fmt.Sprintf("%s offers no %s mode: %s mode instead", storeKind, strings.Join(modes, " or "), strings.Join(offered, ", "))
+		note = fmt.Sprintf("%s offers no %s mode: %s mode instead", k.Name, strings.Join(modes, " or "), strings.Join(offered, ", "))
 	}
 	var out []Variant
 	for _, m := range run {

@@ -8,6 +8,7 @@ import (
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/storebench/storebench/internal/kinds"
 	schema "github.com/storebench/storebench/internal/result/payments"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/workload"
@@ -100,7 +101,8 @@ func TestSuiteSpec(t *testing.T) {
 	full := strict(&doc.Workloads[0].Payments)
 	quick := strict(&doc.Workloads[0].Payments, &doc.Quick.Payments)
 	for _, kind := range []string{"postgres", "mysql", "sqlite"} {
-		vs := full.Variants(kind)
+		k, _ := kinds.All().Lookup(kind)
+		vs := full.Variants(k)
 		if len(vs) != 1 || (kind == "sqlite") != (vs[0].Mode == store.PaymentsClient) || (kind == "sqlite") != (vs[0].Note != "") {
 			t.Errorf("%s: variants %+v", kind, vs)
 		}

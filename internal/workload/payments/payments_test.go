@@ -14,7 +14,7 @@ import (
 )
 
 // run runs p on tg and fails the test on any error.
-func run(t *testing.T, tg *target, p Params, h Hooks) (*schema.Summary, []metrics.Phase) {
+func run(t *testing.T, tg *opened, p Params, h Hooks) (*schema.Summary, []metrics.Phase) {
 	t.Helper()
 	sum, phases, err := Run(context.Background(), tg.Store, p, h)
 	if err != nil {
@@ -87,7 +87,7 @@ func TestInvariantsAfterNormalRuns(t *testing.T) {
 			if e.name == "mariadb" && dur == store.PaymentsRelaxed {
 				e.profile = "relaxed"
 			}
-			for _, mode := range e.modes {
+			for _, mode := range e.modes() {
 				t.Run(dur+"/"+e.name+"/"+mode, func(t *testing.T) {
 					tg := open(t, e)
 					p := small()
@@ -120,7 +120,7 @@ func TestDeclinesByReason(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			tg := open(t, e)
 			p := small()
-			p.Mode = e.modes[len(e.modes)-1]
+			p.Mode = e.modes()[len(e.modes())-1]
 			p.Transfers = 1200
 			p.Faults = schema.Faults{FrozenAccount: 0.05, FrozenCard: 0.05, ExpiredCard: 0.05, WrongCVV: 0.05, ExpiredToken: 0.05, MissingPermission: 0.05}
 			sum, phases := run(t, tg, p, Hooks{})
@@ -147,7 +147,7 @@ func TestDeclinesByReason(t *testing.T) {
 // the CHECK and declined, on every engine and in both modes.
 func TestInsufficientFunds(t *testing.T) {
 	for _, e := range engines {
-		for _, mode := range e.modes {
+		for _, mode := range e.modes() {
 			t.Run(e.name+"/"+mode, func(t *testing.T) {
 				tg := open(t, e)
 				p := small()
@@ -199,7 +199,7 @@ func TestInsufficientFunds(t *testing.T) {
 // the measured part begins.
 type corruptor struct {
 	t  *testing.T
-	tg *target
+	tg *opened
 }
 
 func (c corruptor) Begin() {
@@ -214,7 +214,7 @@ func TestCorruptBalanceFailsInvariants(t *testing.T) {
 		t.Run(e.name, func(t *testing.T) {
 			tg := open(t, e)
 			p := small()
-			p.Mode = e.modes[0]
+			p.Mode = e.modes()[0]
 			p.Transfers = 300
 			sum, _, err := Run(context.Background(), tg.Store, p, Hooks{Probe: func(string) load.Probe { return corruptor{t, tg} }})
 			if !errors.Is(err, ErrInvariants) {

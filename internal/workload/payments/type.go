@@ -41,7 +41,7 @@ func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
 	spec := e.spec()
 	spec.Keep = spec.Keep || p.Keep
 	var cells []workload.Cell
-	for _, v := range spec.Variants(p.Kind.Name) {
+	for _, v := range spec.Variants(p.Kind) {
 		params, err := PlanParams(spec, v, p.Seed, p.Load)
 		if err != nil {
 			return nil, err

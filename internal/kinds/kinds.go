@@ -1,4 +1,9 @@
-package main
+// Package kinds lists every store kind this binary knows, with the facts
+// of each (target.Kind): adding a store is one entry here (and its package,
+// and a server kind if managed). Only cmd and tests import it, as
+// workload/all: the layers between them are given a target.Registry and name
+// no kind (issue 29).
+package kinds
 
 import (
 	"context"
@@ -20,9 +25,9 @@ import (
 	"github.com/storebench/storebench/internal/target"
 )
 
-// stores lists every store kind this binary knows, explicitly: adding a store
-// means adding it here.
-func stores() target.Registry {
+// All lists every store kind this binary knows, in `storebench list` order.
+// Each call builds a fresh registry, so a caller may change its copy.
+func All() target.Registry {
 	return target.Registry{
 		{
 			Name: "memory", Batches: true, DataInProcess: true, Description: "in-process map: the floor, no I/O at all", Prototype: (*memory.Store)(nil), ClientPrototype: (*memory.Client)(nil),
@@ -171,7 +176,7 @@ func stores() target.Registry {
 			// One primary takes the writes; reads go by the read policy.
 			// The managed form is a primary and its hot standbys on loopback
 			// (server.StartCluster, server.StartReplica).
-			Name: "postgres-replicas", Cluster: true, EveryNode: true, Server: server.Postgres,
+			Name: "postgres-replicas", Cluster: true, EveryNode: true, NoFailover: true, Server: server.Postgres,
 			Description: "a PostgreSQL primary and its streaming replicas: writes to the primary, reads by policy; managed (replicas on loopback) or by URL, the primary first",
 			Schemes:     []string{postgres.ReplicasScheme}, Prototype: (*postgres.ReplicaStore)(nil), ClientPrototype: (*postgres.ReplicaClient)(nil), CheckURL: postgres.CheckReplicasURL,
 			Options: map[string]string{
