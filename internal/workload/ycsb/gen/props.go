@@ -319,22 +319,31 @@ func Parse(r io.Reader) (Properties, error) {
 	if !utf8.Valid(data) {
 		return p, fmt.Errorf("property file is not UTF-8 text")
 	}
-	props := p.properties()
 	err = eachProperty(data, func(line int, key, value string) error {
-		for _, prop := range props {
-			if prop.key == key {
-				if err := prop.set(value); err != nil {
-					return fmt.Errorf("line %d: %s=%q: %v", line, key, value, err)
-				}
-				return nil
-			}
+		if err := p.Set(key, value); err != nil {
+			return fmt.Errorf("line %d: %v", line, err)
 		}
-		return fmt.Errorf("line %d: unknown property %q (known: %s)", line, key, strings.Join(Keys(), ", "))
+		return nil
 	})
 	if err != nil {
 		return p, err
 	}
 	return p, p.Validate()
+}
+
+// Set sets one property as a file's line key=value would (a scenario's
+// properties, -p key=value); an unknown key is refused, naming the known
+// ones. It does not validate: call Validate once all are set.
+func (p *Properties) Set(key, value string) error {
+	for _, prop := range p.properties() {
+		if prop.key == key {
+			if err := prop.set(value); err != nil {
+				return fmt.Errorf("%s=%q: %v", key, value, err)
+			}
+			return nil
+		}
+	}
+	return fmt.Errorf("unknown property %q (known: %s)", key, strings.Join(Keys(), ", "))
 }
 
 // eachProperty calls fn with each key and value of a .properties text and
