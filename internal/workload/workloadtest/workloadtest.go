@@ -56,3 +56,22 @@ func Closing(t testing.TB) func(store.Store, error) store.Store {
 		return s
 	}
 }
+
+// Untouched writes a key to st for runs that must fail before any work;
+// the func it returns fails t when the key is gone (a run reset or wrote
+// the store).
+func Untouched(t testing.TB, st store.Store) func() {
+	t.Helper()
+	ctx := context.Background()
+	kv := storetest.KVClient(t, st)
+	key := []byte("untouched")
+	if err := kv.Set(ctx, key, []byte("x"), 0); err != nil {
+		t.Fatal(err)
+	}
+	return func() {
+		t.Helper()
+		if _, found, err := kv.Get(ctx, key, nil); err != nil || !found {
+			t.Fatalf("the store was touched by a run that should have failed first: found %v, err %v", found, err)
+		}
+	}
+}
