@@ -21,6 +21,8 @@ type runFlags struct {
 	batch         int
 	readRatio     float64
 	keyDist       string
+	ycsb          string
+	records       string
 	clients       int
 	pipeline      int
 	connectPerOp  bool
@@ -92,6 +94,8 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.batch, "batch", 0, "kv: write in bulk, N keys per call (PostgreSQL COPY, Redis/Memcached pipelines) instead of one by one")
 	fl.Float64Var(&f.readRatio, "read-ratio", 0, "mix: share of ops that are gets, 0 (all sets) to 1 (all gets) (default 0.9)")
 	fl.StringVar(&f.keyDist, "key-dist", "", "mix: key distribution: uniform (default), zipfian (YCSB's, 0.99, hot keys scattered) or sequential")
+	fl.StringVar(&f.ycsb, "ycsb", "", "ycsb: comma-separated core workloads, e.g. a,c (default a,b,c,d,f)")
+	fl.StringVar(&f.records, "records", "", "ycsb: records the load phase inserts (recordcount), e.g. 10000 or 10k (default 1000)")
 	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default: 1; throughput, mix: 50)")
 	fl.IntVar(&f.pipeline, "pipeline", 0, "ops per round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline mode")
 	fl.BoolVar(&f.connectPerOp, "connect-per-op", false, "connect, do one op, close (no connection reuse, like a PHP page per request)")
@@ -231,6 +235,20 @@ var fieldFlags = []struct {
 	{"batch", []string{"batch"}, func(f runFlags) (any, error) { return f.batch, nil }},
 	{"read-ratio", []string{"read_ratio"}, func(f runFlags) (any, error) { return f.readRatio, nil }},
 	{"key-dist", []string{"key_dist"}, func(f runFlags) (any, error) { return f.keyDist, nil }},
+	{"ycsb", []string{"ycsb"}, func(f runFlags) (any, error) {
+		var names []string
+		for _, n := range strings.Split(f.ycsb, ",") {
+			names = append(names, strings.TrimSpace(n))
+		}
+		return names, nil
+	}},
+	{"records", []string{"records"}, func(f runFlags) (any, error) {
+		n, err := workload.ParseCounts(f.records)
+		if err != nil || len(n) != 1 {
+			return nil, usagef("--records %q: want one count, e.g. 10000 or 10k", f.records)
+		}
+		return n[0], nil
+	}},
 	{"time-scale", []string{"sessions", "time_scale"}, func(f runFlags) (any, error) {
 		if f.timeScale <= 0 {
 			return nil, usagef("--time-scale must be positive, got %v", f.timeScale)

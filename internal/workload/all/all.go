@@ -14,12 +14,13 @@ import (
 	"github.com/storebench/storebench/internal/workload/sessions"
 	"github.com/storebench/storebench/internal/workload/throughput"
 	"github.com/storebench/storebench/internal/workload/web"
+	"github.com/storebench/storebench/internal/workload/ycsb"
 )
 
 // Types are the workload types, in `storebench list` order.
 func Types() workload.Registry {
 	return workload.Registry{
 		kv.Type, throughput.Type, mix.Type, hotkey.Type, web.Type,
-		sessions.Type, payments.Type, durability.Type, cacheaside.Type, capacity.Type,
+		sessions.Type, payments.Type, durability.Type, cacheaside.Type, capacity.Type, ycsb.Type,
 	}
 }
