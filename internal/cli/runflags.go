@@ -10,6 +10,7 @@ import (
 
 	"github.com/storebench/storebench/internal/scenario"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/ycsb/gen"
 	"github.com/storebench/storebench/suites"
 )
 
@@ -23,6 +24,8 @@ type runFlags struct {
 	keyDist       string
 	ycsb          string
 	records       string
+	propertyFile  string
+	properties    []string
 	clients       int
 	pipeline      int
 	connectPerOp  bool
@@ -96,6 +99,8 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.keyDist, "key-dist", "", "mix: key distribution: uniform (default), zipfian (YCSB's, 0.99, hot keys scattered) or sequential")
 	fl.StringVar(&f.ycsb, "ycsb", "", "ycsb: comma-separated core workloads, e.g. a,c (default a,b,c,d,f)")
 	fl.StringVar(&f.records, "records", "", "ycsb: records the load phase inserts (recordcount), e.g. 10000 or 10k (default 1000)")
+	fl.StringVar(&f.propertyFile, "property-file", "", "ycsb: a YCSB property file (as its -P), laid over each core workload's own")
+	fl.StringArrayVarP(&f.properties, "property", "p", nil, "ycsb: a YCSB property, key=value (as its -p), laid over the property file; repeatable")
 	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default: 1; throughput, mix: 50)")
 	fl.IntVar(&f.pipeline, "pipeline", 0, "ops per round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline mode")
 	fl.BoolVar(&f.connectPerOp, "connect-per-op", false, "connect, do one op, close (no connection reuse, like a PHP page per request)")
@@ -248,6 +253,30 @@ var fieldFlags = []struct {
 			return nil, usagef("--records %q: want one count, e.g. 10000 or 10k", f.records)
 		}
 		return n[0], nil
+	}},
+	// A property file's pairs, then -p's over them (overlays merge).
+	{"property-file", []string{"properties"}, func(f runFlags) (any, error) {
+		file, err := os.Open(f.propertyFile)
+		if err != nil {
+			return nil, usagef("--property-file: %v", err)
+		}
+		defer file.Close()
+		pairs, err := gen.Pairs(file)
+		if err != nil {
+			return nil, usagef("--property-file %s: %v", f.propertyFile, err)
+		}
+		return pairs, nil
+	}},
+	{"property", []string{"properties"}, func(f runFlags) (any, error) {
+		pairs := map[string]string{}
+		for _, kv := range f.properties {
+			k, v, ok := strings.Cut(kv, "=")
+			if !ok || strings.TrimSpace(k) == "" {
+				return nil, usagef("-p %q: want key=value, e.g. -p readallfields=false", kv)
+			}
+			pairs[strings.TrimSpace(k)] = strings.TrimSpace(v)
+		}
+		return pairs, nil
 	}},
 	{"time-scale", []string{"sessions", "time_scale"}, func(f runFlags) (any, error) {
 		if f.timeScale <= 0 {

@@ -5,15 +5,17 @@ import (
 )
 
 // Type is the ycsb workload's registration: every store keeps a record as
-// one value.
+// one value. Its default load has no ops, so that a property file's
+// operationcount can give them (Params.WithDefaults).
 var Type = workload.Define("ycsb",
 	"YCSB's core workloads A-F (its generators, key names and properties): load the records, then its reads, updates, inserts and read-modify-writes; figures per op kind",
-	workload.Load{Clients: DefaultClients, Ops: DefaultOps}, func() workload.Spec { return &Spec{} }, nil)
+	workload.Load{Clients: DefaultClients}, func() workload.Spec { return &Spec{} }, nil)
 
 // Spec is a ycsb entry of a scenario: one cell per core workload.
 type Spec struct {
 	// YCSB are the core workloads, a to f, each a cell.
-	YCSB       []string          `yaml:"ycsb,omitempty" json:"ycsb,omitempty"`
+	YCSB []string `yaml:"ycsb,omitempty" json:"ycsb,omitempty"`
+	// Records left out: the properties' recordcount, else 1000.
 	Records    int64             `yaml:"records,omitempty" json:"records,omitempty"`
 	Properties map[string]string `yaml:"properties,omitempty" json:"properties,omitempty"`
 }
@@ -25,9 +27,6 @@ var DefaultWorkloads = []string{"a", "b", "c", "d", "f"}
 func (s *Spec) Defaults() {
 	if len(s.YCSB) == 0 {
 		s.YCSB = append([]string(nil), DefaultWorkloads...)
-	}
-	if s.Records == 0 {
-		s.Records = DefaultRecords
 	}
 }
 

@@ -29,6 +29,7 @@ import (
 	"fmt"
 	"maps"
 	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/storebench/storebench/internal/load"
@@ -68,8 +69,8 @@ type Params struct {
 	// Records is recordcount: the records the load phase inserts.
 	Records int64 `json:"records"`
 	// Properties are YCSB property keys set over the workload's file, as
-	// -p key=value sets them (recordcount and operationcount excepted:
-	// Records and the load's ops say them).
+	// -P files and -p key=value set them (recordcount and operationcount
+	// give Records and the load's ops where those are not given).
 	Properties map[string]string `json:"properties,omitempty"`
 	Seed       uint64            `json:"seed"`
 	// Load: Clients default 1; Ops default 1000 when neither Ops nor
@@ -77,20 +78,33 @@ type Params struct {
 	Load workload.Load `json:"load"`
 }
 
-// WithDefaults returns p with every zero field set to its default.
+// WithDefaults returns p with every zero field set to its default: Records
+// from the properties' recordcount, else 1000; counted ops, when neither
+// ops nor a duration is given, from operationcount, else 1000. Records and
+// the load's ops, when given, beat the properties, as YCSB's -p beats its
+// -P files.
 func (p Params) WithDefaults() Params {
 	if p.Records == 0 {
-		p.Records = DefaultRecords
+		p.Records = countProperty(p.Properties, "recordcount", DefaultRecords)
 	}
-	p.Load = p.Load.WithDefaults(DefaultClients, DefaultOps)
+	p.Load = p.Load.WithDefaults(DefaultClients, countProperty(p.Properties, "operationcount", DefaultOps))
 	return p
 }
 
+// countProperty is property key of props as a count, or def when it is
+// unset or not a positive count (Props refuses a value that is not).
+func countProperty(props map[string]string, key string, def int64) int64 {
+	if n, err := strconv.ParseInt(props[key], 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
 // Props are the cell's YCSB properties: the core workload's file, the
-// properties set over it, recordcount, and operationcount from the load's
-// ops (with a duration, the file's: it only widens a zipfian's range by the
-// inserts expected). They are validated, and what this port cannot run is
-// refused.
+// properties set over it, then recordcount from Records and operationcount
+// from the load's ops (with a duration, the properties': it only widens a
+// zipfian's range by the inserts expected). They are validated, and what
+// this port cannot run is refused.
 func (p Params) Props() (gen.Properties, error) {
 	p = p.WithDefaults()
 	if !slices.Contains(gen.StandardNames(), p.Workload) {
@@ -101,14 +115,13 @@ func (p Params) Props() (gen.Properties, error) {
 		return props, err
 	}
 	for _, k := range slices.Sorted(maps.Keys(p.Properties)) {
-		switch k {
-		case "recordcount":
-			return props, errors.New("property recordcount: give records (--records) instead")
-		case "operationcount":
-			return props, errors.New("property operationcount: give the load's ops (--ops) instead")
-		}
 		if err := props.Set(k, p.Properties[k]); err != nil {
-			return props, fmt.Errorf("property %v", err)
+			return props, fmt.Errorf("properties: %v", err)
+		}
+	}
+	for _, k := range []string{"recordcount", "operationcount"} {
+		if v, ok := p.Properties[k]; ok && countProperty(p.Properties, k, 0) == 0 {
+			return props, fmt.Errorf("property %s=%q: want a positive count", k, v)
 		}
 	}
 	props.RecordCount = p.Records

@@ -199,8 +199,8 @@ func TestRefusedBeforeWork(t *testing.T) {
 		{Params{Workload: "a", Properties: map[string]string{"scanproportion": "0.1"}, Load: ok}, "need a store that can scan in key order"},
 		{Params{Workload: "g", Load: ok}, `unknown core workload "g" (valid: a, b, c, d, e, f)`},
 		{Params{Workload: "a", Properties: map[string]string{"readproportoin": "1"}, Load: ok}, `unknown property "readproportoin"`},
-		{Params{Workload: "a", Properties: map[string]string{"recordcount": "5"}, Load: ok}, "give records (--records) instead"},
-		{Params{Workload: "a", Properties: map[string]string{"operationcount": "5"}, Load: ok}, "give the load's ops (--ops) instead"},
+		{Params{Workload: "a", Properties: map[string]string{"recordcount": "many"}, Load: ok}, `properties: recordcount="many": not a 64-bit integer`},
+		{Params{Workload: "a", Properties: map[string]string{"operationcount": "-3"}}, `property operationcount="-3": want a positive count`},
 		{Params{Workload: "a", Properties: map[string]string{"dataintegrity": "true"}, Load: ok}, "dataintegrity=true is not supported"},
 		{Params{Workload: "a", Properties: map[string]string{"requestdistribution": "hotspot"}, Load: ok}, "hotspot"},
 		{Params{Workload: "a", Records: -1, Load: ok}, "records"},
@@ -214,4 +214,28 @@ func TestRefusedBeforeWork(t *testing.T) {
 		}
 	}
 	untouched()
+}
+
+// TestCountsFromProperties: recordcount and operationcount give the
+// records and the run's ops where the entry and the load do not, and
+// records and ops beat them where they do.
+func TestCountsFromProperties(t *testing.T) {
+	props := map[string]string{"recordcount": "50", "operationcount": "70"}
+	for _, c := range []struct {
+		p            Params
+		records, ops int64
+	}{
+		{Params{Workload: "a", Properties: props}, 50, 70},
+		{Params{Workload: "a", Records: 20, Properties: props, Load: workload.Load{Ops: 30}}, 20, 30},
+		{Params{Workload: "a"}, DefaultRecords, DefaultOps},
+	} {
+		loaded, ran := runPhases(t, openers["memory"](t), c.p)
+		got, err := c.p.Props()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if loaded.Ops != c.records || ran.Ops != c.ops || got.RecordCount != c.records || got.OperationCount != c.ops {
+			t.Errorf("%+v: loaded %d, ran %d, properties %d and %d; want %d records and %d ops", c.p, loaded.Ops, ran.Ops, got.RecordCount, got.OperationCount, c.records, c.ops)
+		}
+	}
 }

@@ -309,17 +309,7 @@ func Keys() []string {
 // typo would otherwise fall back to a default unseen.
 func Parse(r io.Reader) (Properties, error) {
 	p := Defaults()
-	data, err := io.ReadAll(io.LimitReader(r, MaxPropertiesSize+1))
-	if err != nil {
-		return p, err
-	}
-	if len(data) > MaxPropertiesSize {
-		return p, fmt.Errorf("property file larger than %d bytes: YCSB's are a few hundred", MaxPropertiesSize)
-	}
-	if !utf8.Valid(data) {
-		return p, fmt.Errorf("property file is not UTF-8 text")
-	}
-	err = eachProperty(data, func(line int, key, value string) error {
+	err := readProperties(r, func(line int, key, value string) error {
 		if err := p.Set(key, value); err != nil {
 			return fmt.Errorf("line %d: %v", line, err)
 		}
@@ -329,6 +319,39 @@ func Parse(r io.Reader) (Properties, error) {
 		return p, err
 	}
 	return p, p.Validate()
+}
+
+// Pairs reads a property file's keys and values, each checked as Parse
+// checks it (a later line overrides an earlier one), without validating
+// them together: the pairs a run lays over a core workload's file, as
+// YCSB's -P lays a file over those before it.
+func Pairs(r io.Reader) (map[string]string, error) {
+	scratch := Defaults()
+	pairs := map[string]string{}
+	err := readProperties(r, func(line int, key, value string) error {
+		if err := scratch.Set(key, value); err != nil {
+			return fmt.Errorf("line %d: %v", line, err)
+		}
+		pairs[key] = value
+		return nil
+	})
+	return pairs, err
+}
+
+// readProperties calls fn with each key and value of a property file of
+// at most MaxPropertiesSize bytes of UTF-8 text.
+func readProperties(r io.Reader, fn func(line int, key, value string) error) error {
+	data, err := io.ReadAll(io.LimitReader(r, MaxPropertiesSize+1))
+	if err != nil {
+		return err
+	}
+	if len(data) > MaxPropertiesSize {
+		return fmt.Errorf("property file larger than %d bytes: YCSB's are a few hundred", MaxPropertiesSize)
+	}
+	if !utf8.Valid(data) {
+		return fmt.Errorf("property file is not UTF-8 text")
+	}
+	return eachProperty(data, fn)
 }
 
 // Set sets one property as a file's line key=value would (a scenario's

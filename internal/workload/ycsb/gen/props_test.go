@@ -1,6 +1,7 @@
 package gen
 
 import (
+	"maps"
 	"strings"
 	"testing"
 )
@@ -149,6 +150,30 @@ func TestKeysListed(t *testing.T) {
 		"core_workload_insertion_retry_interval", "core_workload_insertion_keep_going_on_error"} {
 		if !strings.Contains(" "+keys+" ", " "+k+" ") {
 			t.Errorf("Keys() lacks %s", k)
+		}
+	}
+}
+
+// TestPairs: a file's keys and values, the last line of a key winning,
+// each refused as Parse refuses it, without the checks across keys.
+func TestPairs(t *testing.T) {
+	got, err := Pairs(strings.NewReader("# mine\nreadproportion=0.2\nupdateproportion: 0.8\nreadproportion = 0.3\nrecordcount=5\n"))
+	want := map[string]string{"readproportion": "0.3", "updateproportion": "0.8", "recordcount": "5"}
+	if err != nil || !maps.Equal(got, want) {
+		t.Fatalf("Pairs = %v, %v; want %v", got, err, want)
+	}
+	// The sum of the proportions is Validate's, not a line's.
+	if _, err := Pairs(strings.NewReader("readproportion=0\nupdateproportion=0")); err != nil {
+		t.Errorf("Pairs checked across keys: %v", err)
+	}
+	for text, want := range map[string]string{
+		"readproportion=1\nthreadcount=4": `line 2: unknown property "threadcount"`,
+		"readallfields=yes":               `line 1: readallfields="yes": want true or false`,
+		"recordcount=1\xff":               "not UTF-8",
+		strings.Repeat("#", 2<<20):        "larger than",
+	} {
+		if _, err := Pairs(strings.NewReader(text)); err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("Pairs(%.40q) = %v, want an error with %q", text, err, want)
 		}
 	}
 }
