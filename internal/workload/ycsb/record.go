@@ -70,9 +70,10 @@ func newChecker(c *gen.Core) checker {
 }
 
 // check returns nil for a well-formed record, else the mismatch error. It
-// allocates only on a mismatch. Each field's bounds (offset, length) go to
-// at, when not nil, for a read-modify-write to rewrite one.
-func (ch *checker) check(key, rec []byte, at func(i int64, start, end int)) error {
+// allocates only on a mismatch. Each field's bounds in rec (start and end
+// offsets) go to bounds, when not nil, for a read-modify-write to rewrite
+// one.
+func (ch *checker) check(key, rec []byte, bounds [][2]int) error {
 	whole := len(rec)
 	for i := range ch.fields {
 		start := whole - len(rec)
@@ -88,8 +89,8 @@ func (ch *checker) check(key, rec []byte, at func(i int64, start, end int)) erro
 			return ch.bad(key, fmt.Sprintf("field %d holds %d bytes, want %d to %d", i, n, ch.min, ch.max))
 		}
 		rec = rest
-		if at != nil {
-			at(i, start, whole-len(rec))
+		if bounds != nil {
+			bounds[i] = [2]int{start, whole - len(rec)}
 		}
 	}
 	if len(rec) != 0 {

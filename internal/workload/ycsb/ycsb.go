@@ -335,9 +335,9 @@ func (w *worker) Do(ctx context.Context, _ int64) error {
 	return fmt.Errorf("ycsb: operation %v is not built (refused before the run)", op)
 }
 
-// get reads key w.key's record into w.got and checks it; at, when not nil,
-// receives its fields' bounds.
-func (w *worker) get(ctx context.Context, at func(i int64, start, end int)) error {
+// get reads key w.key's record into w.got and checks it; bounds, when not
+// nil, receives its fields' bounds.
+func (w *worker) get(ctx context.Context, bounds [][2]int) error {
 	got, ok, err := w.kv.Get(ctx, w.key, w.got[:0])
 	w.got = got
 	if err != nil {
@@ -346,7 +346,7 @@ func (w *worker) get(ctx context.Context, at func(i int64, start, end int)) erro
 	if !ok {
 		return workload.Missing(w.key)
 	}
-	return w.check.check(w.key, got, at)
+	return w.check.check(w.key, got, bounds)
 }
 
 func (w *worker) read(ctx context.Context) error {
@@ -385,7 +385,7 @@ func (w *worker) readModifyWrite(ctx context.Context) error {
 	if !w.props.ReadAllFields {
 		w.g.NextField()
 	}
-	if err := w.get(ctx, w.at); err != nil {
+	if err := w.get(ctx, w.fields); err != nil {
 		return err
 	}
 	if w.props.WriteAllFields {
@@ -401,9 +401,6 @@ func (w *worker) readModifyWrite(ctx context.Context) error {
 	w.rec = append(w.rec, w.got[f[1]:]...)
 	return w.kv.Set(ctx, w.key, w.rec, 0)
 }
-
-// at records field i's bounds in the record read.
-func (w *worker) at(i int64, start, end int) { w.fields[i] = [2]int{start, end} }
 
 // loader is a load-phase worker: each op inserts the next record of the
 // load's key sequence.
