@@ -85,13 +85,6 @@ var kindNameDebts = []struct {
 	{"internal/workload/durability/child.go", "sqlite", 2, false},
 	{"internal/workload/durability/durability.go", "files", 1, false},
 	{"internal/workload/durability/durability.go", "sqlite", 1, false},
-	{"internal/workload/durability/summary.go", "files", 1, false},
-	{"internal/workload/durability/summary.go", "memcached", 1, false},
-	{"internal/workload/durability/summary.go", "memcached-pool", 1, false},
-	{"internal/workload/durability/summary.go", "postgres", 1, false},
-	{"internal/workload/durability/summary.go", "redis", 2, false},
-	{"internal/workload/durability/summary.go", "redis-cluster", 1, false},
-	{"internal/workload/durability/summary.go", "sqlite", 1, false},
 	// issue 29: sessions' designs per kind and phase A on postgres alone.
 	{"internal/workload/sessions/design.go", "files", 1, false},
 	{"internal/workload/sessions/design.go", "memcached", 1, false},

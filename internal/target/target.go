@@ -153,6 +153,12 @@ type Kind struct {
 	// it (a view on a kept table); nil when none do, and nil for a kind
 	// whose namespaces nothing outside can depend on.
 	Dependents func(ctx context.Context, a OpenArgs) error
+	// CrashLoss says what the store loses under its effective settings
+	// (store.Info's merged with a managed server's, as Instance.Info
+	// records them) when its process is SIGKILLed (processCrash; the page
+	// cache survives) and when the power fails (powerLoss): the durability
+	// workload's expectations. nil: unknown.
+	CrashLoss func(settings map[string]string) (processCrash, powerLoss string)
 	// CheapList says Namespaces costs one query, not a scan of the
 	// server's data, so a run may look for leftovers on its own targets.
 	CheapList bool

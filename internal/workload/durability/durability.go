@@ -69,16 +69,16 @@ func Check(k target.Kind, spec target.Spec) error {
 	return fmt.Errorf("durability: store %s cannot be crashed and reopened (supported: managed servers, files, sqlite)", k.Name)
 }
 
-// Run runs p.Trials crashes against inst and returns the summary, one write
+// Run runs p.Trials crashes against a store of kind k and returns the summary, one write
 // phase per trial ("write-1", ...), and the first error. The store is never
 // reset: the keys of every trial stay until the store is closed. A managed
 // server is running again when Run returns, unless Run failed half-way.
-func Run(ctx context.Context, env workload.Env, p Params, h Hooks) (schema.Summary, []metrics.Phase, error) {
+func Run(ctx context.Context, env workload.Env, k target.Kind, p Params, h Hooks) (schema.Summary, []metrics.Phase, error) {
 	if err := p.Validate(); err != nil {
 		return schema.Summary{}, nil, err
 	}
 	p = p.WithDefaults()
-	r := &runner{env: env, p: p, h: h}
+	r := &runner{env: env, kind: k, p: p, h: h}
 	var plain *metrics.Phase
 	if p.Fault == FaultPower {
 		// The plain side of the filesystem's cost, before the mount.
@@ -249,6 +249,7 @@ func (c *childCrasher) dataDir() string {
 
 type runner struct {
 	env   workload.Env
+	kind  target.Kind
 	p     Params
 	h     Hooks
 	crash crasher
@@ -265,7 +266,7 @@ func (r *runner) run(ctx context.Context, plain *metrics.Phase) (schema.Summary,
 		Fault: cmp.Or(p.Fault, FaultKill), Crash: r.crash.crash(), NotPowerLoss: schema.NotPowerLoss, Claim: r.env.Info.Durability,
 		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
 	}
-	s.ProcessCrash, s.PowerLoss = expectations(r.env.Info.Kind, r.env.Info.Settings)
+	s.ProcessCrash, s.PowerLoss = expectations(r.kind, r.env.Info.Settings)
 	var phases []metrics.Phase
 	if pf, ok := r.crash.(powerFS); ok {
 		// Measured, not expected: the cell's losses are a power cut's.
