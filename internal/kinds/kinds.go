@@ -37,7 +37,7 @@ func All() target.Registry {
 		},
 		{
 			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), ClientPrototype: (*files.Client)(nil), CheckURL: files.CheckURL,
-			CrashLoss:    files.CrashLoss,
+			CrashLoss: files.CrashLoss, Reattach: reattach(files.ConfigOf, files.Attach, files.Create),
 			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns; file: the file alone (its new name is not durable)"},
 			CheckOptions: func(o map[string]string) error { _, _, err := fsyncOption(o); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
@@ -61,8 +61,8 @@ func All() target.Registry {
 		},
 		{
 			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), ClientPrototype: (*sqlite.Client)(nil), CheckURL: sqlite.CheckURL,
-			CrashLoss: sqlite.CrashLoss,
-			Options:   map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, EXTRA (FULL + a directory fsync after the journal's unlink), OFF"},
+			CrashLoss: sqlite.CrashLoss, Reattach: reattach(sqlite.ConfigOf, sqlite.Attach, sqlite.Create),
+			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, EXTRA (FULL + a directory fsync after the journal's unlink), OFF"},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
 				if a.URL != "" {
@@ -258,6 +258,31 @@ func onPrimary(f func(ctx context.Context, url, ns string) error) func(context.C
 			return err
 		}
 		return f(ctx, primary, a.Namespace)
+	}
+}
+
+// reattach is the Reattach of an in-process store whose Config its Info
+// gives (configOf): attach and create by that Config.
+func reattach[C any, S store.Store](configOf func(store.Info) (C, error), attach func(context.Context, C) (S, error), create func(context.Context, C) error) *target.Reattach {
+	return &target.Reattach{
+		Attach: func(ctx context.Context, info store.Info) (store.Store, error) {
+			cfg, err := configOf(info)
+			if err != nil {
+				return nil, err
+			}
+			st, err := attach(ctx, cfg)
+			if err != nil {
+				return nil, err // not st: a nil *Attached is no nil store.Store
+			}
+			return st, nil
+		},
+		Create: func(ctx context.Context, info store.Info) error {
+			cfg, err := configOf(info)
+			if err != nil {
+				return err
+			}
+			return create(ctx, cfg)
+		},
 	}
 }
 

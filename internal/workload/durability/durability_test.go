@@ -28,7 +28,7 @@ import (
 // TestMain lets this test binary be the writer process of files and SQLite.
 func TestMain(m *testing.M) {
 	if IsChild() {
-		os.Exit(ChildMain())
+		os.Exit(ChildMain(kinds.All()))
 	}
 	os.Exit(m.Run())
 }
@@ -295,10 +295,24 @@ func children(t *testing.T) []string {
 // processes, which TestInProcess starts.
 func TestChildRefusesForeignNamespace(t *testing.T) {
 	dir := t.TempDir()
-	spec := &childSpec{Store: "files", Files: &files.Config{Dir: dir, Namespace: "sbt_nothere"}, Writers: 1}
-	_, err := startChild(context.Background(), nil, spec)
+	spec, err := childSpecFor(kindOf(t, "files"), store.Info{Location: filepath.Join(dir, "sbt_nothere"), Namespace: "sbt_nothere", Settings: map[string]string{"fsync": "false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Writers = 1
+	_, err = startChild(context.Background(), nil, spec)
 	if err == nil || !strings.Contains(err.Error(), "attach") {
 		t.Fatalf("start a child on a missing namespace: %v, want the attach error", err)
+	}
+	// A kind the child cannot reopen (its data dies with the process) is
+	// refused by the child too, not only by childSpecFor.
+	spec.Store = "memory"
+	_, err = startChild(context.Background(), nil, spec)
+	if err == nil || !strings.Contains(err.Error(), `cannot open store "memory"`) {
+		t.Fatalf("start a child on the memory store: %v, want it refused", err)
+	}
+	if _, err := childSpecFor(kindOf(t, "memory"), spec.Info); err == nil {
+		t.Error("childSpecFor(memory): no error")
 	}
 	if left := children(t); len(left) > 0 {
 		t.Errorf("writer processes left behind: %v", left)
