@@ -26,7 +26,7 @@ func main() {
 	// storebench re-runs itself as the writer of a files or SQLite durability
 	// trial, so that the writer, not storebench, is what gets killed.
 	if durability.IsChild() {
-		os.Exit(durability.ChildMain())
+		os.Exit(durability.ChildMain(kinds.All()))
 	}
 	// A reader that goes away (storebench run | head) must not kill the run
 	// before it has stopped its servers and removed its directories, which

@@ -79,19 +79,6 @@ var kindNameDebts = []struct {
 }{
 	{"internal/report/model.go", "memory", 1, true},        // the host's memory, a row of the environment table
 	{"internal/workload/host_linux.go", "memory", 1, true}, // the cgroup controller
-	// issue 29: the crash-safe trial's writer and the durability summary's
-	// settings per kind (recently rewritten elsewhere: left for later).
-	{"internal/workload/durability/child.go", "files", 2, false},
-	{"internal/workload/durability/child.go", "sqlite", 2, false},
-	{"internal/workload/durability/durability.go", "files", 1, false},
-	{"internal/workload/durability/durability.go", "sqlite", 1, false},
-	{"internal/workload/durability/summary.go", "files", 1, false},
-	{"internal/workload/durability/summary.go", "memcached", 1, false},
-	{"internal/workload/durability/summary.go", "memcached-pool", 1, false},
-	{"internal/workload/durability/summary.go", "postgres", 1, false},
-	{"internal/workload/durability/summary.go", "redis", 2, false},
-	{"internal/workload/durability/summary.go", "redis-cluster", 1, false},
-	{"internal/workload/durability/summary.go", "sqlite", 1, false},
 	// issue 29: sessions' designs per kind and phase A on postgres alone.
 	{"internal/workload/sessions/design.go", "files", 1, false},
 	{"internal/workload/sessions/design.go", "memcached", 1, false},

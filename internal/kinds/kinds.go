@@ -37,6 +37,7 @@ func All() target.Registry {
 		},
 		{
 			Name: "files", Description: "one file per key, written via temp file + rename", Schemes: []string{"file"}, Prototype: (*files.Store)(nil), ClientPrototype: (*files.Client)(nil), CheckURL: files.CheckURL,
+			CrashLoss: files.CrashLoss, Reattach: reattach(files.ConfigOf, files.Attach, files.Create),
 			Options:      map[string]string{"fsync": "true: fsync each file and its directory before a write returns; file: the file alone (its new name is not durable)"},
 			CheckOptions: func(o map[string]string) error { _, _, err := fsyncOption(o); return err },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
@@ -60,6 +61,7 @@ func All() target.Registry {
 		},
 		{
 			Name: "sqlite", Description: "a SQLite file, WAL journal, synchronous=NORMAL by default", Schemes: []string{"sqlite"}, Prototype: (*sqlite.Store)(nil), ClientPrototype: (*sqlite.Client)(nil), CheckURL: sqlite.CheckURL,
+			CrashLoss: sqlite.CrashLoss, Reattach: reattach(sqlite.ConfigOf, sqlite.Attach, sqlite.Create),
 			Options: map[string]string{"journal_mode": "WAL (default), DELETE, TRUNCATE, MEMORY, OFF", "synchronous": "NORMAL (default), FULL, EXTRA (FULL + a directory fsync after the journal's unlink), OFF"},
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				path := filepath.Join(a.RunDir, "storebench.db")
@@ -79,6 +81,7 @@ func All() target.Registry {
 		{
 			Name: "postgres", Batches: true, Description: "PostgreSQL through pgx, prepared statements, its own schema", Server: server.Postgres,
 			Schemes: []string{"postgres", "postgresql"}, Prototype: (*postgres.Store)(nil), ClientPrototype: (*postgres.Client)(nil), CheckURL: postgres.CheckURL,
+			CrashLoss:     server.Postgres.CrashLoss,
 			Options:       map[string]string{"design": "logged (default), unlogged, hash-index, covering; combine with commas, e.g. unlogged,covering"},
 			ServerOptions: map[string]string{"io_method": "PostgreSQL 18+ asynchronous I/O: worker (18's default), sync, io_uring (a build with liburing)"},
 			CheckOptions: func(o map[string]string) error {
@@ -97,6 +100,7 @@ func All() target.Registry {
 		{
 			Name: "redis", Batches: true, Description: "Redis through rueidis, keys under a storebench prefix", Server: server.Redis,
 			Schemes: []string{"redis", "rediss"}, Prototype: (*redis.Store)(nil), ClientPrototype: (*redis.Client)(nil), CheckURL: redis.CheckURL,
+			CrashLoss: server.Redis.CrashLoss,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return redis.New(ctx, redis.Config{URL: a.URL, Namespace: a.Namespace})
 			},
@@ -107,6 +111,7 @@ func All() target.Registry {
 		{
 			Name: "memcached", Batches: true, Description: "Memcached through gomemcache, prefixed keys", Server: server.Memcached,
 			Schemes: []string{"memcached"}, Prototype: (*memcached.Store)(nil), ClientPrototype: (*memcached.Client)(nil),
+			CrashLoss:     server.Memcached.CrashLoss,
 			CheckURL:      func(raw string) error { return memcached.Config{URL: raw, Namespace: "check"}.Validate() },
 			ServerOptions: map[string]string{"threads": "worker threads (-t), default 4", "memory_mb": "item memory in MiB (-m), default 1024"},
 			CheckOptions: func(o map[string]string) error {
@@ -128,6 +133,7 @@ func All() target.Registry {
 		{
 			Name: "mariadb", Description: "MariaDB/MySQL (InnoDB) through go-sql-driver/mysql, its own database", Server: server.MariaDB,
 			Schemes: []string{"mysql", "mariadb"}, Prototype: (*mysql.Store)(nil), ClientPrototype: (*mysql.Client)(nil), CheckURL: mysql.CheckURL,
+			CrashLoss: server.MariaDB.CrashLoss,
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
 				return mysql.New(ctx, mysql.Config{URL: a.URL, Namespace: a.Namespace})
 			},
@@ -141,6 +147,8 @@ func All() target.Registry {
 			// redis:// URL reaches a Valkey server as the redis store.
 			Name: "valkey", Batches: true, Description: "Valkey through rueidis (the redis store), keys under a storebench prefix", Server: server.Valkey,
 			Prototype: (*redis.Store)(nil), ClientPrototype: (*redis.Client)(nil),
+			// What Valkey loses is what Redis does under the same settings.
+			CrashLoss:     server.Valkey.CrashLoss,
 			ServerOptions: map[string]string{"io-threads": "I/O threads (Valkey 8+ asynchronous I/O), default 1: the main thread only"},
 			CheckOptions: func(o map[string]string) error {
 				if v, ok := o["io-threads"]; ok {
@@ -163,6 +171,7 @@ func All() target.Registry {
 			Name: "redis-cluster", Batches: true, Cluster: true, Server: server.Redis,
 			Description: "Redis Cluster through rueidis's cluster client: managed (nodes on loopback, slots assigned by storebench) or its seed nodes by URL",
 			Schemes:     []string{redis.ClusterScheme}, Prototype: (*redis.ClusterStore)(nil), ClientPrototype: (*redis.Client)(nil), CheckURL: redis.CheckClusterURL,
+			CrashLoss:     server.Redis.ClusterCrashLoss,
 			ServerOptions: clusterOptions,
 			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Redis, o) },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
@@ -208,6 +217,7 @@ func All() target.Registry {
 			Name: "memcached-pool", Batches: true, Cluster: true, Server: server.Memcached,
 			Description: "memcached servers with client-side hashing (gomemcache's ServerList choice): managed (servers on loopback) or by URL",
 			Schemes:     []string{memcached.PoolScheme}, Prototype: (*memcached.PoolStore)(nil), ClientPrototype: (*memcached.PoolClient)(nil), CheckURL: memcached.CheckPoolURL,
+			CrashLoss:     server.Memcached.ClusterCrashLoss,
 			ServerOptions: map[string]string{"nodes": clusterOptions["nodes"]},
 			CheckOptions:  func(o map[string]string) error { return target.CheckClusterOptions(server.Memcached, o) },
 			Open: func(ctx context.Context, a target.OpenArgs) (store.Store, error) {
@@ -248,6 +258,31 @@ func onPrimary(f func(ctx context.Context, url, ns string) error) func(context.C
 			return err
 		}
 		return f(ctx, primary, a.Namespace)
+	}
+}
+
+// reattach is the Reattach of an in-process store whose Config its Info
+// gives (configOf): attach and create by that Config.
+func reattach[C any, S store.Store](configOf func(store.Info) (C, error), attach func(context.Context, C) (S, error), create func(context.Context, C) error) *target.Reattach {
+	return &target.Reattach{
+		Attach: func(ctx context.Context, info store.Info) (store.Store, error) {
+			cfg, err := configOf(info)
+			if err != nil {
+				return nil, err
+			}
+			st, err := attach(ctx, cfg)
+			if err != nil {
+				return nil, err // not st: a nil *Attached is no nil store.Store
+			}
+			return st, nil
+		},
+		Create: func(ctx context.Context, info store.Info) error {
+			cfg, err := configOf(info)
+			if err != nil {
+				return err
+			}
+			return create(ctx, cfg)
+		},
 	}
 }
 

@@ -54,6 +54,27 @@ const (
 	clusterNodeTimeout = "2000"
 )
 
+// ClusterCrashLoss is CrashLoss for a cluster (or pool) of kind k whose
+// nodes have the effective settings set, one node killed (the durability
+// workload's node kill): what that node's keys lose, and nothing on the
+// others'.
+func (k Kind) ClusterCrashLoss(set map[string]string) (processCrash, powerLoss string) {
+	switch k {
+	case Redis, Valkey:
+		if n, _ := strconv.Atoi(set["cluster_replicas_per_primary"]); n > 0 {
+			return "the writes the killed primary acknowledged but had not yet sent to its replica (replication is asynchronous); nothing on the other nodes' keys",
+				"as each primary's own persistence, plus the writes not yet replicated"
+		}
+		node, _ := k.CrashLoss(set)
+		return "on the killed primary's keys, what a single redis loses with these settings (" + node + "); nothing on the other nodes' keys",
+			"as each primary's own persistence"
+	case Memcached:
+		return "every write on the killed server's keys (memory only); nothing on the other servers' keys",
+			"everything"
+	}
+	return "unknown", "unknown"
+}
+
 // CheckCluster checks a cluster's size before anything starts.
 func CheckCluster(k Kind, co ClusterOptions) error {
 	switch k {

@@ -189,3 +189,18 @@ func (mariadbDriver) durability(st map[string]string) string {
 	}
 	return d
 }
+
+func (mariadbDriver) crashLoss(set map[string]string) (processCrash, powerLoss string) {
+	switch setting(set, "innodb_flush_log_at_trx_commit") {
+	case "1":
+		return "nothing committed: the redo log is written and fsynced at every commit",
+			"nothing committed, if the disk honours fsync"
+	case "2":
+		return "nothing committed: the redo log is written to the OS at every commit (the page cache survives a killed process)",
+			"up to ~1 s of commits (the redo log is fsynced once a second)"
+	case "0":
+		return "up to ~1 s of commits: the redo log stays in InnoDB's buffer until the once-a-second write",
+			"up to ~1 s of commits"
+	}
+	return "unknown (innodb_flush_log_at_trx_commit=" + set["innodb_flush_log_at_trx_commit"] + ")", "unknown"
+}

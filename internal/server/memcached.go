@@ -76,6 +76,10 @@ func (memcachedDriver) durability(map[string]string) string {
 	return "memory only: a crash or restart loses everything"
 }
 
+func (memcachedDriver) crashLoss(map[string]string) (processCrash, powerLoss string) {
+	return "everything: memory only", "everything"
+}
+
 func memcachedDial(ctx context.Context, addr string) (net.Conn, error) {
 	var d net.Dialer
 	c, err := d.DialContext(ctx, "tcp", addr)

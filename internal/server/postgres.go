@@ -228,6 +228,24 @@ func (postgresDriver) durability(st map[string]string) string {
 	return d
 }
 
+// crashLoss also reads the store's own design (the postgres store's
+// option, in the merged settings): an UNLOGGED table is its loss.
+func (postgresDriver) crashLoss(set map[string]string) (processCrash, powerLoss string) {
+	switch {
+	case setting(set, "design") == "unlogged" || setting(set, "table_persistence") == "unlogged":
+		return "the whole table: crash recovery truncates UNLOGGED tables",
+			"the whole table (truncated by crash recovery)"
+	case setting(set, "fsync") == "off":
+		return "nothing acknowledged: the WAL reaches the page cache at commit (fsync off only matters to the OS)",
+			"anything, and the database may be corrupt (fsync off)"
+	case setting(set, "synchronous_commit") == "off":
+		return "the commits still in the WAL buffers (shared memory, gone with the processes): up to 3 × wal_writer_delay",
+			"up to 3 × wal_writer_delay of commits (" + set["wal_writer_delay"] + " each); never corrupt"
+	}
+	return "nothing committed: the WAL is fsynced at every commit",
+		"nothing committed (WAL fsynced at every commit), if the disk honours fsync"
+}
+
 // pgSince are settings PostgreSQL has only from a major version on (18:
 // asynchronous I/O). An older server refuses to start with them; naming
 // the version it is says more, and before any work.

@@ -161,6 +161,24 @@ func (redisDriver) durability(st map[string]string) string {
 	return "memory only: a crash or restart loses everything"
 }
 
+func (redisDriver) crashLoss(set map[string]string) (processCrash, powerLoss string) {
+	switch {
+	case setting(set, "appendonly") == "yes" && setting(set, "appendfsync") == "always":
+		return "nothing acknowledged: the AOF is written and fsynced before the reply",
+			"nothing acknowledged (fsync before every reply), if the disk honours fsync"
+	case setting(set, "appendonly") == "yes" && setting(set, "appendfsync") == "everysec":
+		return "almost nothing: Redis write()s the AOF before replying, so the page cache keeps it; only a write delayed behind a slow background fsync can be lost",
+			"up to ~1-2 s of acknowledged writes (the AOF is fsynced once a second)"
+	case setting(set, "appendonly") == "yes":
+		return "almost nothing: the AOF is written before the reply and left to the OS",
+			"whatever the OS had not flushed, typically up to ~30 s"
+	case setting(set, "save") != "":
+		return "every write since the last RDB snapshot (save " + set["save"] + ")",
+			"every write since the last RDB snapshot that reached the disk"
+	}
+	return "everything: memory only, nothing is written", "everything"
+}
+
 // respConn is a minimal RESP2 client: enough to probe and inspect a server
 // without the full client library's connection management.
 type respConn struct {

@@ -137,6 +137,9 @@ type driver interface {
 	// inspect reads back the version and the effective settings.
 	inspect(ctx context.Context, s *Server) (version string, settings map[string]string, err error)
 	durability(settings map[string]string) string
+	// crashLoss is what a killed process and a power cut lose under the
+	// effective settings (Kind.CrashLoss).
+	crashLoss(settings map[string]string) (processCrash, powerLoss string)
 	url(s *Server) string
 	// stopSignal is the signal for a clean but prompt shutdown.
 	stopSignal() syscall.Signal
@@ -168,6 +171,24 @@ func driverFor(k Kind) (driver, error) {
 		return valkeyDriver{}, nil
 	}
 	return nil, fmt.Errorf("unknown server kind %q (known: %v)", k, Kinds())
+}
+
+// CrashLoss says what a server of kind k loses under the effective
+// settings set (its profile's and the store's, merged as a target records
+// them) when its processes are SIGKILLed (processCrash: the page cache
+// survives) and when the power fails (powerLoss): what its profiles mean
+// for the durability workload, said once, beside its drivers' durability.
+func (k Kind) CrashLoss(set map[string]string) (processCrash, powerLoss string) {
+	d, err := driverFor(k)
+	if err != nil {
+		return "unknown", "unknown"
+	}
+	return d.crashLoss(set)
+}
+
+// setting is set[k] as crashLoss compares it: trimmed, lower case.
+func setting(set map[string]string, k string) string {
+	return strings.ToLower(strings.TrimSpace(set[k]))
 }
 
 // Profiles returns the names of the settings profiles of kind k in a stable

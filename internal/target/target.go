@@ -153,9 +153,32 @@ type Kind struct {
 	// it (a view on a kept table); nil when none do, and nil for a kind
 	// whose namespaces nothing outside can depend on.
 	Dependents func(ctx context.Context, a OpenArgs) error
+	// CrashLoss says what the store loses under its effective settings
+	// (store.Info's merged with a managed server's, as Instance.Info
+	// records them) when its process is SIGKILLed (processCrash; the page
+	// cache survives) and when the power fails (powerLoss): the durability
+	// workload's expectations. nil: unknown.
+	CrashLoss func(settings map[string]string) (processCrash, powerLoss string)
+	// Reattach opens again, from another process, an in-process store
+	// (files, SQLite) that this one holds open: the durability workload's
+	// writer process, which storebench kills in its place. nil for a kind
+	// whose data lives in a server or nowhere.
+	Reattach *Reattach
 	// CheapList says Namespaces costs one query, not a scan of the
 	// server's data, so a run may look for leftovers on its own targets.
 	CheapList bool
+}
+
+// Reattach opens an in-process store from what it said of itself
+// (store.Info: its location, namespace and effective settings), which is
+// all another process is given.
+type Reattach struct {
+	// Attach opens the existing namespace info describes; closing it
+	// keeps the data.
+	Attach func(ctx context.Context, info store.Info) (store.Store, error)
+	// Create makes the namespace info describes (at a location of the
+	// caller's choosing) and lets go of it, keeping it for Attach.
+	Create func(ctx context.Context, info store.Info) error
 }
 
 // Registry is the list of store kinds this binary knows.

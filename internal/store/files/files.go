@@ -333,6 +333,20 @@ func (s *Store) Info(context.Context) (store.Info, error) {
 	return store.Info{Kind: "files", Version: version, Location: s.dir, Settings: set, Durability: d, Namespace: s.cfg.Namespace}, nil
 }
 
+// CrashLoss says what the directory loses, under the fsync setting Info
+// records, when the writing process is SIGKILLed (processCrash) and when
+// the power fails (powerLoss): the durability workload's expectations.
+func CrashLoss(set map[string]string) (processCrash, powerLoss string) {
+	switch strings.ToLower(strings.TrimSpace(set["fsync"])) {
+	case "true":
+		return "nothing acknowledged", "nothing acknowledged (file and directory fsynced before the write returns), if the disk honours fsync"
+	case FsyncFileOnly:
+		return "nothing acknowledged", "recent writes: each file's bytes are fsynced, its new name (the rename) is not until its directory is"
+	}
+	return "nothing acknowledged: each write is in the OS page cache before it returns",
+		"recent writes (no fsync); a file renamed before its data reached the disk may come back empty"
+}
+
 func fsName(t int64) string {
 	switch uint32(t) {
 	case 0xEF53:

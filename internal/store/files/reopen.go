@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"path/filepath"
 
 	"github.com/storebench/storebench/internal/store"
 )
@@ -55,4 +56,27 @@ func (a *Attached) Close(context.Context) error {
 		s.closeFDs()
 	}
 	return nil
+}
+
+// ConfigOf is the Config of the store info describes (its Info: location,
+// namespace and fsync setting), for another process to attach to it.
+func ConfigOf(info store.Info) (Config, error) {
+	if info.Location == "" || info.Namespace == "" {
+		return Config{}, errors.New("files: the store reported no location or namespace")
+	}
+	fsync, noDir, err := ParseFsync(info.Settings["fsync"])
+	if err != nil {
+		return Config{}, fmt.Errorf("files: the store reported %w", err)
+	}
+	return Config{Dir: filepath.Dir(info.Location), Namespace: info.Namespace, Fsync: fsync, NoDirFsync: noDir}, nil
+}
+
+// Create creates the namespace cfg describes, as New does, and lets go of
+// it, keeping it for Attach.
+func Create(ctx context.Context, cfg Config) error {
+	st, err := New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return (&Attached{Store: st}).Close(ctx)
 }

@@ -66,3 +66,26 @@ func TestAttachRefusesForeign(t *testing.T) {
 		t.Fatal("Attach on a missing namespace succeeded")
 	}
 }
+
+// What the store says of itself is enough for another process to attach
+// to it (the durability workload's writer).
+func TestConfigOfInfo(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	cfg := Config{Dir: dir, Namespace: storetest.Namespace(t), Fsync: true, NoDirFsync: true}
+	s, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := ConfigOf(info); err != nil || got != cfg {
+		t.Fatalf("ConfigOf(Info) = %+v, %v; want %+v", got, err, cfg)
+	}
+	if _, err := ConfigOf(store.Info{Location: dir}); err == nil {
+		t.Error("ConfigOf an Info without a namespace: no error")
+	}
+}

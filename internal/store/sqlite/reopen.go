@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strconv"
+	"time"
 
 	"github.com/storebench/storebench/internal/store"
 )
@@ -57,3 +59,28 @@ func (a *Attached) Reset(context.Context) error { return errAttached }
 // Close closes the database handle and keeps the table and the file.
 // Closing twice is not an error.
 func (a *Attached) Close(ctx context.Context) error { return a.Store.Detach(ctx) }
+
+// ConfigOf is the Config of the store info describes (its Info: location,
+// namespace, journal mode, synchronous and busy timeout), for another
+// process to attach to it.
+func ConfigOf(info store.Info) (Config, error) {
+	if info.Location == "" || info.Namespace == "" {
+		return Config{}, errors.New("sqlite: the store reported no location or namespace")
+	}
+	c := Config{Path: info.Location, Namespace: info.Namespace,
+		JournalMode: info.Settings["journal_mode"], Synchronous: info.Settings["synchronous"]}
+	if ms, err := strconv.ParseInt(info.Settings["busy_timeout"], 10, 64); err == nil && ms > 0 {
+		c.BusyTimeout = time.Duration(ms) * time.Millisecond
+	}
+	return c, nil
+}
+
+// Create creates the namespace cfg describes, as New does, and lets go of
+// it, keeping it for Attach.
+func Create(ctx context.Context, cfg Config) error {
+	st, err := New(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	return st.Detach(ctx)
+}

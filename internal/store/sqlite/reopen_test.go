@@ -80,3 +80,27 @@ func TestAttachRefusesForeign(t *testing.T) {
 		t.Error("Attach on a missing file succeeded")
 	}
 }
+
+// What the store says of itself is enough for another process to attach
+// to it (the durability workload's writer).
+func TestConfigOfInfo(t *testing.T) {
+	ctx := context.Background()
+	path := filepath.Join(t.TempDir(), "a.db")
+	ns := storetest.Namespace(t)
+	s, err := New(ctx, Config{Path: path, Namespace: ns, JournalMode: "DELETE", Synchronous: "EXTRA"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = s.Close(context.Background()) })
+	info, err := s.Info(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := ConfigOf(info)
+	if err != nil || got.Path != path || got.Namespace != ns || got.JournalMode != "DELETE" || got.Synchronous != "EXTRA" || got.BusyTimeout <= 0 {
+		t.Fatalf("ConfigOf(Info) = %+v, %v; want %s, %s, DELETE, EXTRA and the busy timeout", got, err, path, ns)
+	}
+	if _, err := ConfigOf(store.Info{Location: path}); err == nil {
+		t.Error("ConfigOf an Info without a namespace: no error")
+	}
+}

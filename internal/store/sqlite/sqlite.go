@@ -384,6 +384,31 @@ func Durability(j, sync string) string {
 	return "fsync every commit (rollback journal)"
 }
 
+// CrashLoss says what the database loses, under the journal_mode and
+// synchronous settings Info records, when the writing process is SIGKILLed
+// (processCrash) and when the power fails (powerLoss): the durability
+// workload's expectations.
+func CrashLoss(set map[string]string) (processCrash, powerLoss string) {
+	j, sync := strings.ToUpper(set["journal_mode"]), strings.ToUpper(set["synchronous"])
+	switch {
+	case j == "OFF" || j == "MEMORY":
+		return "nothing committed, but a kill in the middle of a commit can corrupt the database (journal " + j + ")",
+			"recent commits, and the database may be corrupt (journal " + j + ")"
+	case sync == "OFF":
+		return "nothing committed: every commit is written to the OS before it returns",
+			"recent commits, and the database may be corrupt (no fsync at all)"
+	case j == "WAL" && sync == "NORMAL":
+		return "nothing committed: the WAL is written to the OS at every commit",
+			"the commits since the last checkpoint's fsync (WAL, synchronous=NORMAL); never corrupt"
+	case j == "DELETE" && sync != "EXTRA":
+		// Measured through power cuts: the journal's unlink is the
+		// commit, and a name change needs its directory's fsync.
+		return "nothing committed",
+			"the last commit: it ends by unlinking the journal, and only synchronous=EXTRA fsyncs the directory after that, so the journal can come back and roll it back"
+	}
+	return "nothing committed", "nothing committed (fsync at every commit), if the disk honours fsync"
+}
+
 // Reset deletes every row of the namespace's table.
 func (s *Store) Reset(ctx context.Context) error {
 	s.mu.Lock()

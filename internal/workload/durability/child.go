@@ -1,7 +1,8 @@
 package durability
 
 // The writer process of an in-process store. Killing files or SQLite means
-// killing the process that writes them, so for those stores the writes run
+// killing the process that writes them, so for those stores (a kind with
+// target.Kind.Reattach) the writes run
 // in a child process that storebench SIGKILLs, and the journal of
 // acknowledged writes stays in the parent: a write counts as acknowledged
 // when its reply has reached the parent.
@@ -11,7 +12,7 @@ package durability
 // it). Its main, or a test binary's TestMain, must call ChildMain first:
 //
 //	if durability.IsChild() {
-//		os.Exit(durability.ChildMain())
+//		os.Exit(durability.ChildMain(kinds.All()))
 //	}
 //
 // Protocol, over the child's stdin and stdout, little-endian: the parent
@@ -32,8 +33,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,8 +40,7 @@ import (
 
 	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/store/files"
-	"github.com/storebench/storebench/internal/store/sqlite"
+	"github.com/storebench/storebench/internal/target"
 )
 
 const (
@@ -58,61 +56,42 @@ const (
 	maxFrame     = 64 << 20
 )
 
-// childSpec is what the child opens: one of the in-process stores, attached
-// to the namespace the parent's store created.
+// childSpec is what the child opens: an in-process store of kind Store,
+// attached to the namespace the parent's store created, which Info (the
+// parent's store's own) describes.
 type childSpec struct {
-	Store   string         `json:"store"`
-	Files   *files.Config  `json:"files,omitempty"`
-	SQLite  *sqlite.Config `json:"sqlite,omitempty"`
-	Writers int            `json:"writers"`
+	Store   string     `json:"store"`
+	Info    store.Info `json:"info"`
+	Writers int        `json:"writers"`
+	// reattach is the kind's (target.Kind.Reattach), on both sides.
+	reattach *target.Reattach
 }
 
 // childSpecFor derives the child's spec from the parent's view of the store:
 // its kind, and the location and effective settings it reported.
-func childSpecFor(kind string, info store.Info) (*childSpec, error) {
-	switch kind {
-	case "files":
-		if info.Location == "" || info.Namespace == "" {
-			return nil, errors.New("durability: the files store reported no location or namespace")
-		}
-		fsync, noDir, err := files.ParseFsync(info.Settings["fsync"])
-		if err != nil {
-			return nil, fmt.Errorf("durability: the files store reported %w", err)
-		}
-		return &childSpec{Store: kind, Files: &files.Config{
-			Dir: filepath.Dir(info.Location), Namespace: info.Namespace, Fsync: fsync, NoDirFsync: noDir,
-		}}, nil
-	case "sqlite":
-		if info.Location == "" || info.Namespace == "" {
-			return nil, errors.New("durability: the sqlite store reported no location or namespace")
-		}
-		c := &sqlite.Config{Path: info.Location, Namespace: info.Namespace,
-			JournalMode: info.Settings["journal_mode"], Synchronous: info.Settings["synchronous"]}
-		if ms, err := strconv.ParseInt(info.Settings["busy_timeout"], 10, 64); err == nil && ms > 0 {
-			c.BusyTimeout = time.Duration(ms) * time.Millisecond
-		}
-		return &childSpec{Store: kind, SQLite: c}, nil
+func childSpecFor(k target.Kind, info store.Info) (*childSpec, error) {
+	if k.Reattach == nil {
+		return nil, fmt.Errorf("durability: store %s runs in-process but has no writer process (it cannot be reopened by another)", k.Name)
 	}
-	return nil, fmt.Errorf("durability: store %s runs in-process but has no writer process (only files and sqlite do)", kind)
+	if info.Location == "" || info.Namespace == "" {
+		return nil, fmt.Errorf("durability: the %s store reported no location or namespace", k.Name)
+	}
+	return &childSpec{Store: k.Name, Info: info, reattach: k.Reattach}, nil
 }
 
 func (s *childSpec) attach(ctx context.Context) (store.Store, error) {
-	switch {
-	case s.Store == "files" && s.Files != nil:
-		return files.Attach(ctx, *s.Files)
-	case s.Store == "sqlite" && s.SQLite != nil:
-		return sqlite.Attach(ctx, *s.SQLite)
-	}
-	return nil, fmt.Errorf("durability child: cannot open store %q", s.Store)
+	return s.reattach.Attach(ctx, s.Info)
 }
 
 // IsChild reports whether this process was started as the writer child.
 func IsChild() bool { return os.Getenv(ChildEnv) != "" }
 
 // ChildMain runs the writer child on stdin and stdout and returns the exit
-// code. Call it first thing in main (or TestMain) when IsChild is true.
-func ChildMain() int {
-	if err := runChild(context.Background(), os.Getenv(ChildEnv), os.Stdin, os.Stdout); err != nil {
+// code. Call it first thing in main (or TestMain) when IsChild is true,
+// with the binary's store kinds: the child opens its store by the kind's
+// Reattach.
+func ChildMain(kinds target.Registry) int {
+	if err := runChild(context.Background(), kinds, os.Getenv(ChildEnv), os.Stdin, os.Stdout); err != nil {
 		fmt.Fprintln(os.Stderr, "storebench durability child:", err)
 		return 1
 	}
@@ -142,7 +121,7 @@ func (f *frameWriter) reply(writer uint16, err error) error {
 	return werr
 }
 
-func runChild(ctx context.Context, rawSpec string, in io.Reader, out io.Writer) error {
+func runChild(ctx context.Context, kinds target.Registry, rawSpec string, in io.Reader, out io.Writer) error {
 	fw := &frameWriter{w: out}
 	var spec childSpec
 	if err := json.Unmarshal([]byte(rawSpec), &spec); err != nil {
@@ -152,6 +131,13 @@ func runChild(ctx context.Context, rawSpec string, in io.Reader, out io.Writer) 
 	}
 	if spec.Writers <= 0 || spec.Writers > maxWriters {
 		err := fmt.Errorf("bad writer count %d", spec.Writers)
+		_ = fw.reply(readyWriter, err)
+		return err
+	}
+	if k, ok := kinds.Lookup(spec.Store); ok && k.Reattach != nil {
+		spec.reattach = k.Reattach
+	} else {
+		err := fmt.Errorf("cannot open store %q: not a kind another process can reopen", spec.Store)
 		_ = fw.reply(readyWriter, err)
 		return err
 	}

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
-	"path/filepath"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -48,8 +47,9 @@ type Hooks = workload.Hooks
 const maxConsecutiveErrors = 1000
 
 // Check reports, before any work, whether the workload can crash a target
-// of kind k: a managed server, or files and SQLite (run in a child writer
-// process; managed or given by URL alike). External servers cannot be
+// of kind k: a managed server, or an in-process store another process can
+// reopen (files, SQLite: run in a child writer process; managed or given by
+// URL alike). External servers cannot be
 // killed by storebench, and the memory store lives in the writer's process.
 func Check(k target.Kind, spec target.Spec) error {
 	switch {
@@ -63,22 +63,22 @@ func Check(k target.Kind, spec target.Spec) error {
 		return nil
 	case k.Server != "":
 		return fmt.Errorf("durability: %s is an external server, which storebench cannot kill and restart; use a managed target", spec.Label())
-	case k.Name == "files" || k.Name == "sqlite":
+	case k.Reattach != nil:
 		return nil
 	}
 	return fmt.Errorf("durability: store %s cannot be crashed and reopened (supported: managed servers, files, sqlite)", k.Name)
 }
 
-// Run runs p.Trials crashes against inst and returns the summary, one write
+// Run runs p.Trials crashes against a store of kind k and returns the summary, one write
 // phase per trial ("write-1", ...), and the first error. The store is never
 // reset: the keys of every trial stay until the store is closed. A managed
 // server is running again when Run returns, unless Run failed half-way.
-func Run(ctx context.Context, env workload.Env, p Params, h Hooks) (schema.Summary, []metrics.Phase, error) {
+func Run(ctx context.Context, env workload.Env, k target.Kind, p Params, h Hooks) (schema.Summary, []metrics.Phase, error) {
 	if err := p.Validate(); err != nil {
 		return schema.Summary{}, nil, err
 	}
 	p = p.WithDefaults()
-	r := &runner{env: env, p: p, h: h}
+	r := &runner{env: env, kind: k, p: p, h: h}
 	var plain *metrics.Phase
 	if p.Fault == FaultPower {
 		// The plain side of the filesystem's cost, before the mount.
@@ -88,7 +88,7 @@ func Run(ctx context.Context, env workload.Env, p Params, h Hooks) (schema.Summa
 		}
 		plain = &ph
 	}
-	c, err := newCrasher(ctx, env, p)
+	c, err := newCrasher(ctx, env, k, p)
 	if err != nil {
 		return schema.Summary{}, nil, err
 	}
@@ -126,7 +126,7 @@ type notRecovered struct{ err error }
 func (e *notRecovered) Error() string { return e.err.Error() }
 func (e *notRecovered) Unwrap() error { return e.err }
 
-func newCrasher(ctx context.Context, env workload.Env, p Params) (crasher, error) {
+func newCrasher(ctx context.Context, env workload.Env, k target.Kind, p Params) (crasher, error) {
 	if env.Store == nil {
 		return nil, errors.New("durability: no store")
 	}
@@ -139,7 +139,7 @@ func newCrasher(ctx context.Context, env workload.Env, p Params) (crasher, error
 	if env.Server != nil {
 		return &serverCrasher{st: env.Store, srv: env.Server}, nil
 	}
-	spec, err := childSpecFor(env.Kind, env.Info)
+	spec, err := childSpecFor(k, env.Info)
 	if err != nil {
 		return nil, err
 	}
@@ -238,17 +238,12 @@ func (c *childCrasher) crash() string {
 func (c *childCrasher) logTail() string { return "" }
 
 func (c *childCrasher) dataDir() string {
-	if c.spec.Files != nil {
-		return c.spec.Files.Dir
-	}
-	if c.spec.SQLite != nil {
-		return filepath.Dir(c.spec.SQLite.Path)
-	}
-	return ""
+	return c.spec.parentDir()
 }
 
 type runner struct {
 	env   workload.Env
+	kind  target.Kind
 	p     Params
 	h     Hooks
 	crash crasher
@@ -265,7 +260,7 @@ func (r *runner) run(ctx context.Context, plain *metrics.Phase) (schema.Summary,
 		Fault: cmp.Or(p.Fault, FaultKill), Crash: r.crash.crash(), NotPowerLoss: schema.NotPowerLoss, Claim: r.env.Info.Durability,
 		Filesystem: filesystem(r.crash.dataDir()), Phases: phasesNote,
 	}
-	s.ProcessCrash, s.PowerLoss = expectations(r.env.Info.Kind, r.env.Info.Settings)
+	s.ProcessCrash, s.PowerLoss = expectations(r.kind, r.env.Info.Settings)
 	var phases []metrics.Phase
 	if pf, ok := r.crash.(powerFS); ok {
 		// Measured, not expected: the cell's losses are a power cut's.

@@ -28,9 +28,19 @@ import (
 // TestMain lets this test binary be the writer process of files and SQLite.
 func TestMain(m *testing.M) {
 	if IsChild() {
-		os.Exit(ChildMain())
+		os.Exit(ChildMain(kinds.All()))
 	}
 	os.Exit(m.Run())
+}
+
+// kindOf is the binary's store kind name.
+func kindOf(t *testing.T, name string) target.Kind {
+	t.Helper()
+	k, ok := kinds.All().Lookup(name)
+	if !ok {
+		t.Fatalf("no store kind %s", name)
+	}
+	return k
 }
 
 // small is a few seconds per store: enough writes that "everything" and
@@ -56,7 +66,7 @@ func serverInstance(t *testing.T, srv *server.Server, name string, st store.Stor
 	}
 	info.Settings = merged
 	return &target.Instance{
-		Spec: target.Spec{Store: name, Profile: srv.Profile}, Kind: target.Kind{Name: name, Server: srv.Kind},
+		Spec: target.Spec{Store: name, Profile: srv.Profile}, Kind: kindOf(t, name),
 		Store: st, Server: srv, Info: info,
 	}
 }
@@ -67,7 +77,7 @@ func run(t *testing.T, inst *target.Instance, p Params) schema.Summary {
 	if inst.Server != nil {
 		env.Server = inst.Server
 	}
-	s, phases, err := Run(context.Background(), env, p, Hooks{Probe: inst.Probe})
+	s, phases, err := Run(context.Background(), env, inst.Kind, p, Hooks{Probe: inst.Probe})
 	if err != nil {
 		t.Fatalf("Run: %v", err)
 	}
@@ -166,7 +176,7 @@ func TestValkey(t *testing.T) {
 	p.Trials, p.MinAcked, p.KillWindow = 1, 50, 50*time.Millisecond
 	s := run(t, inst, p)
 	wantNoLoss(t, s)
-	if want, _ := expectations("redis", inst.Info.Settings); s.ProcessCrash != want || !strings.Contains(s.PowerLoss, "fsync before every reply") {
+	if want, _ := expectations(kindOf(t, "redis"), inst.Info.Settings); s.ProcessCrash != want || !strings.Contains(s.PowerLoss, "fsync before every reply") {
 		t.Errorf("process crash %q, power loss %q: want Redis's with appendfsync always (%q)", s.ProcessCrash, s.PowerLoss, want)
 	}
 	closeStore(t, st)
@@ -239,7 +249,7 @@ func TestInProcess(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			inst := &target.Instance{Spec: target.Spec{Store: tc.name}, Kind: target.Kind{Name: tc.name}, Store: st, Info: info}
+			inst := &target.Instance{Spec: target.Spec{Store: tc.name}, Kind: kindOf(t, tc.name), Store: st, Info: info}
 			s := run(t, inst, small())
 			wantNoLoss(t, s)
 			if !strings.Contains(s.Crash, "writer process") || !strings.Contains(s.PowerLoss, "recent") {
@@ -285,10 +295,24 @@ func children(t *testing.T) []string {
 // processes, which TestInProcess starts.
 func TestChildRefusesForeignNamespace(t *testing.T) {
 	dir := t.TempDir()
-	spec := &childSpec{Store: "files", Files: &files.Config{Dir: dir, Namespace: "sbt_nothere"}, Writers: 1}
-	_, err := startChild(context.Background(), nil, spec)
+	spec, err := childSpecFor(kindOf(t, "files"), store.Info{Location: filepath.Join(dir, "sbt_nothere"), Namespace: "sbt_nothere", Settings: map[string]string{"fsync": "false"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	spec.Writers = 1
+	_, err = startChild(context.Background(), nil, spec)
 	if err == nil || !strings.Contains(err.Error(), "attach") {
 		t.Fatalf("start a child on a missing namespace: %v, want the attach error", err)
+	}
+	// A kind the child cannot reopen (its data dies with the process) is
+	// refused by the child too, not only by childSpecFor.
+	spec.Store = "memory"
+	_, err = startChild(context.Background(), nil, spec)
+	if err == nil || !strings.Contains(err.Error(), `cannot open store "memory"`) {
+		t.Fatalf("start a child on the memory store: %v, want it refused", err)
+	}
+	if _, err := childSpecFor(kindOf(t, "memory"), spec.Info); err == nil {
+		t.Error("childSpecFor(memory): no error")
 	}
 	if left := children(t); len(left) > 0 {
 		t.Errorf("writer processes left behind: %v", left)
@@ -384,7 +408,12 @@ func TestExpectations(t *testing.T) {
 		{"postgres", map[string]string{"design": "unlogged"}, "UNLOGGED", "truncated"},
 		{"postgres", map[string]string{"synchronous_commit": "off", "wal_writer_delay": "200ms"}, "WAL buffers", "200ms"},
 		{"postgres", map[string]string{"synchronous_commit": "on"}, "nothing", "nothing"},
-		{"mysql", map[string]string{"innodb_flush_log_at_trx_commit": "2"}, "nothing", "1 s"},
+		{"mariadb", map[string]string{"innodb_flush_log_at_trx_commit": "2"}, "nothing", "1 s"},
+		{"valkey", map[string]string{"appendonly": "yes", "appendfsync": "always"}, "nothing", "nothing"},
+		{"memcached", map[string]string{}, "everything", "everything"},
+		{"memcached-pool", map[string]string{}, "killed server's keys", "everything"},
+		{"redis-cluster", map[string]string{"appendonly": "no", "save": ""}, "a single redis loses with these settings (everything", "own persistence"},
+		{"redis-cluster", map[string]string{"cluster_replicas_per_primary": "1"}, "not yet sent to its replica", "not yet replicated"},
 		{"sqlite", map[string]string{"journal_mode": "WAL", "synchronous": "OFF"}, "nothing", "corrupt"},
 		{"sqlite", map[string]string{"journal_mode": "DELETE", "synchronous": "FULL"}, "nothing", "last commit"},
 		{"sqlite", map[string]string{"journal_mode": "DELETE", "synchronous": "EXTRA"}, "nothing", "nothing committed"},
@@ -393,7 +422,7 @@ func TestExpectations(t *testing.T) {
 		{"files", map[string]string{"fsync": "file"}, "nothing", "new name"},
 		{"files", map[string]string{"fsync": "true"}, "nothing", "nothing"},
 	} {
-		c, p := expectations(tc.kind, tc.set)
+		c, p := expectations(kindOf(t, tc.kind), tc.set)
 		if !strings.Contains(c, tc.crash) || !strings.Contains(p, tc.power) {
 			t.Errorf("%s %v: process crash %q, power loss %q; want %q and %q", tc.kind, tc.set, c, p, tc.crash, tc.power)
 		}

@@ -26,7 +26,7 @@ func TestWriterOutsideTerminalGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	spec, err := childSpecFor("files", info)
+	spec, err := childSpecFor(kindOf(t, "files"), info)
 	if err != nil {
 		t.Fatal(err)
 	}

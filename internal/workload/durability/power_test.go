@@ -36,7 +36,7 @@ func TestPowerCut(t *testing.T) {
 			inst := serverInstance(t, srv, "redis", st)
 			p := small()
 			p.Fault = FaultPower
-			s, phases, err := Run(context.Background(), workload.Env{Store: st, Kind: "redis", Info: inst.Info, Server: srv}, p, Hooks{})
+			s, phases, err := Run(context.Background(), workload.Env{Store: st, Kind: "redis", Info: inst.Info, Server: srv}, inst.Kind, p, Hooks{})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}

@@ -11,8 +11,6 @@ import (
 	"github.com/storebench/storebench/internal/powercut"
 	schema "github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/store/files"
-	"github.com/storebench/storebench/internal/store/sqlite"
 )
 
 // childPowerCrasher plays a power cut under files or SQLite, whose writes
@@ -32,11 +30,7 @@ type childPowerCrasher struct {
 }
 
 func newChildPowerCrasher(ctx context.Context, spec *childSpec, argv []string) (_ *childPowerCrasher, err error) {
-	parent, err := spec.parentDir()
-	if err != nil {
-		return nil, err
-	}
-	base, err := owner.MakeDir(parent, ".powercut-*", "durability power cut")
+	base, err := owner.MakeDir(spec.parentDir(), ".powercut-*", "durability power cut")
 	if err != nil {
 		return nil, fmt.Errorf("durability: %w", err)
 	}
@@ -63,45 +57,19 @@ func newChildPowerCrasher(ctx context.Context, spec *childSpec, argv []string) (
 	return c, c.syncAll()
 }
 
-// parentDir is the directory the store's namespace lives in.
-func (s *childSpec) parentDir() (string, error) {
-	switch {
-	case s.Files != nil:
-		return s.Files.Dir, nil
-	case s.SQLite != nil:
-		return filepath.Dir(s.SQLite.Path), nil
-	}
-	return "", fmt.Errorf("durability: store %s has no directory to mount", s.Store)
-}
+// parentDir is the directory the store's namespace lives in: its
+// location's (files: the namespace's directory; SQLite: the database file).
+func (s *childSpec) parentDir() string { return filepath.Dir(s.Info.Location) }
 
 // moveTo points the spec at dir instead of its store's own directory.
 func (s *childSpec) moveTo(dir string) {
-	switch {
-	case s.Files != nil:
-		s.Files.Dir = dir
-	case s.SQLite != nil:
-		s.SQLite.Path = filepath.Join(dir, filepath.Base(s.SQLite.Path))
-	}
+	s.Info.Location = filepath.Join(dir, filepath.Base(s.Info.Location))
 }
 
 // create makes the spec's namespace and lets go of it, keeping it: the
 // child and the readers attach to it, and close removes it with the mount.
 func (s *childSpec) create(ctx context.Context) error {
-	switch {
-	case s.Files != nil:
-		st, err := files.New(ctx, *s.Files)
-		if err != nil {
-			return err
-		}
-		return (&files.Attached{Store: st}).Close(ctx)
-	case s.SQLite != nil:
-		st, err := sqlite.New(ctx, *s.SQLite)
-		if err != nil {
-			return err
-		}
-		return st.Detach(ctx)
-	}
-	return fmt.Errorf("durability: cannot create store %q", s.Store)
+	return s.reattach.Create(ctx, s.Info)
 }
 
 // clients lets go of the last trial's reader, whose files the next cut

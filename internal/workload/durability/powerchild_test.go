@@ -74,7 +74,7 @@ func TestPowerCutInProcess(t *testing.T) {
 			p := small()
 			p.Trials, p.Fault = powerTrials, FaultPower
 			kind := strings.Fields(tc.name)[0]
-			s, phases, err := Run(ctx, workload.Env{Store: st, Kind: kind, Info: info}, p, Hooks{})
+			s, phases, err := Run(ctx, workload.Env{Store: st, Kind: kind, Info: info}, kindOf(t, kind), p, Hooks{})
 			if err != nil {
 				t.Fatalf("Run: %v", err)
 			}
@@ -162,7 +162,7 @@ func TestPowerCutPlansInProcessStores(t *testing.T) {
 		{target.Spec{Store: "files", URL: "file:///var/tmp/x"}, false},
 		{target.Spec{Store: "sqlite", URL: "sqlite:///var/tmp/x.db"}, false},
 	} {
-		cells, err := spec.Cells(workload.Plan{Load: workload.Load{Clients: 2}, Kind: target.Kind{Name: tc.target.Store}, Spec: tc.target})
+		cells, err := spec.Cells(workload.Plan{Load: workload.Load{Clients: 2}, Kind: kindOf(t, tc.target.Store), Spec: tc.target})
 		if tc.ok != (err == nil) || (err == nil && len(cells) != 1) {
 			t.Errorf("%s: %d cells, %v; want ok %v", tc.target.Label(), len(cells), err, tc.ok)
 		}

@@ -2,10 +2,10 @@ package durability
 
 import (
 	"fmt"
-	"strconv"
 	"strings"
 
 	schema "github.com/storebench/storebench/internal/result/durability"
+	"github.com/storebench/storebench/internal/target"
 )
 
 // phasesNote is Summary.Phases.
@@ -73,99 +73,12 @@ func verdict(s *schema.Summary) string {
 		s.LossTrials, n, s.LostMax, s.LostMean, s.WindowMaxS, s.WindowMaxWrites)
 }
 
-// expectations says what a configuration loses on a process crash and on a
-// power loss, from the kind the store reports (store.Info.Kind: the
-// protocol it speaks, so Valkey, reached through the redis store, is
-// "redis") and its effective settings (store.Info merged with the managed
-// server's, as the target records them).
-func expectations(kind string, set map[string]string) (processCrash, powerLoss string) {
-	get := func(k string) string { return strings.ToLower(strings.TrimSpace(set[k])) }
-	switch kind {
-	case "redis":
-		switch {
-		case get("appendonly") == "yes" && get("appendfsync") == "always":
-			return "nothing acknowledged: the AOF is written and fsynced before the reply",
-				"nothing acknowledged (fsync before every reply), if the disk honours fsync"
-		case get("appendonly") == "yes" && get("appendfsync") == "everysec":
-			return "almost nothing: Redis write()s the AOF before replying, so the page cache keeps it; only a write delayed behind a slow background fsync can be lost",
-				"up to ~1-2 s of acknowledged writes (the AOF is fsynced once a second)"
-		case get("appendonly") == "yes":
-			return "almost nothing: the AOF is written before the reply and left to the OS",
-				"whatever the OS had not flushed, typically up to ~30 s"
-		case get("save") != "":
-			return "every write since the last RDB snapshot (save " + set["save"] + ")",
-				"every write since the last RDB snapshot that reached the disk"
-		}
-		return "everything: memory only, nothing is written", "everything"
-	case "memcached":
-		return "everything: memory only", "everything"
-	case "memcached-pool":
-		return "every write on the killed server's keys (memory only); nothing on the other servers' keys",
-			"everything"
-	case "redis-cluster":
-		if n, _ := strconv.Atoi(set["cluster_replicas_per_primary"]); n > 0 {
-			return "the writes the killed primary acknowledged but had not yet sent to its replica (replication is asynchronous); nothing on the other nodes' keys",
-				"as each primary's own persistence, plus the writes not yet replicated"
-		}
-		node, _ := expectations("redis", set)
-		return "on the killed primary's keys, what a single redis loses with these settings (" + node + "); nothing on the other nodes' keys",
-			"as each primary's own persistence"
-
-	case "postgres":
-		switch {
-		case get("design") == "unlogged" || get("table_persistence") == "unlogged":
-			return "the whole table: crash recovery truncates UNLOGGED tables",
-				"the whole table (truncated by crash recovery)"
-		case get("fsync") == "off":
-			return "nothing acknowledged: the WAL reaches the page cache at commit (fsync off only matters to the OS)",
-				"anything, and the database may be corrupt (fsync off)"
-		case get("synchronous_commit") == "off":
-			return "the commits still in the WAL buffers (shared memory, gone with the processes): up to 3 × wal_writer_delay",
-				"up to 3 × wal_writer_delay of commits (" + set["wal_writer_delay"] + " each); never corrupt"
-		}
-		return "nothing committed: the WAL is fsynced at every commit",
-			"nothing committed (WAL fsynced at every commit), if the disk honours fsync"
-	case "mysql":
-		switch get("innodb_flush_log_at_trx_commit") {
-		case "1":
-			return "nothing committed: the redo log is written and fsynced at every commit",
-				"nothing committed, if the disk honours fsync"
-		case "2":
-			return "nothing committed: the redo log is written to the OS at every commit (the page cache survives a killed process)",
-				"up to ~1 s of commits (the redo log is fsynced once a second)"
-		case "0":
-			return "up to ~1 s of commits: the redo log stays in InnoDB's buffer until the once-a-second write",
-				"up to ~1 s of commits"
-		}
-		return "unknown (innodb_flush_log_at_trx_commit=" + set["innodb_flush_log_at_trx_commit"] + ")", "unknown"
-	case "sqlite":
-		j, sync := strings.ToUpper(set["journal_mode"]), strings.ToUpper(set["synchronous"])
-		switch {
-		case j == "OFF" || j == "MEMORY":
-			return "nothing committed, but a kill in the middle of a commit can corrupt the database (journal " + j + ")",
-				"recent commits, and the database may be corrupt (journal " + j + ")"
-		case sync == "OFF":
-			return "nothing committed: every commit is written to the OS before it returns",
-				"recent commits, and the database may be corrupt (no fsync at all)"
-		case j == "WAL" && sync == "NORMAL":
-			return "nothing committed: the WAL is written to the OS at every commit",
-				"the commits since the last checkpoint's fsync (WAL, synchronous=NORMAL); never corrupt"
-		case j == "DELETE" && sync != "EXTRA":
-			// Measured through power cuts: the journal's unlink is the
-			// commit, and a name change needs its directory's fsync.
-			return "nothing committed",
-				"the last commit: it ends by unlinking the journal, and only synchronous=EXTRA fsyncs the directory after that, so the journal can come back and roll it back"
-		}
-		return "nothing committed", "nothing committed (fsync at every commit), if the disk honours fsync"
-	case "files":
-		switch get("fsync") {
-		case "true":
-			return "nothing acknowledged", "nothing acknowledged (file and directory fsynced before the write returns), if the disk honours fsync"
-		case "file":
-			return "nothing acknowledged", "recent writes: each file's bytes are fsynced, its new name (the rename) is not until its directory is"
-		}
-		return "nothing acknowledged: each write is in the OS page cache before it returns",
-			"recent writes (no fsync); a file renamed before its data reached the disk may come back empty"
+// expectations says what a store of kind k loses on a process crash and on
+// a power loss under its effective settings (store.Info merged with the
+// managed server's, as the target records them): the kind's CrashLoss.
+func expectations(k target.Kind, set map[string]string) (processCrash, powerLoss string) {
+	if k.CrashLoss == nil {
+		return "unknown", "unknown"
 	}
-	return "unknown", "unknown"
+	return k.CrashLoss(set)
 }

@@ -82,7 +82,7 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	return []workload.Cell{{
 		Params: params, Names: []string{"fault"}, Memory: params.Memory(), KillsServer: true,
 		Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
-			sum, phases, err := Run(ctx, env, params, h)
+			sum, phases, err := Run(ctx, env, p.Kind, params, h)
 			return workload.Outcome{Phases: phases, Summary: func(c *result.Cell) { c.Durability = &sum }}, err
 		},
 	}}, nil
