@@ -116,6 +116,11 @@ func FuzzNoSecretLeaks(f *testing.F) {
 			// which is printed, not a password.
 			t.Skip("a path, not a password")
 		}
+		if strings.Contains(tmpl, "//{PW}@") && strings.Contains(pw, ":") {
+			// User information alone: a ':' in it makes what precedes it a
+			// user name ("redis://name:pw@h"), which is shown by design.
+			t.Skip("a user name, not a password")
+		}
 		in, out := t.TempDir(), t.TempDir()
 		raw := strings.NewReplacer("{PW}", pw, "{ENC}", url.QueryEscape(pw), "{PORT}", port, "{DIR}", in).Replace(tmpl)
 		quoted, _ := json.Marshal(raw) // a JSON string is a YAML double-quoted scalar
