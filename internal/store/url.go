@@ -169,7 +169,9 @@ func CheckPathURL(raw, example string) error {
 	case err != nil:
 		return fmt.Errorf("%s URL: not a URL", strings.SplitN(raw, ":", 2)[0])
 	case u.Host != "" && u.Host != "localhost":
-		return fmt.Errorf("%s URL: host %q: the path must be local (write %s:///path)", u.Scheme, u.Host, u.Scheme)
+		// The host is not quoted: in a local URL it is as likely a misplaced
+		// password ("file://pw@/dir" with a '#' or '/' in pw) as a host.
+		return fmt.Errorf("%s URL: a host where none belongs: the path must be local (write %s:///path)", u.Scheme, u.Scheme)
 	case u.RawQuery != "" || u.Fragment != "":
 		return fmt.Errorf("%s URL %s: parameters are not read from the URL; give them as the target's options (in a scenario: options: {%s})", u.Scheme, u.Path, example)
 	case u.Path == "":

@@ -492,27 +492,33 @@ func (r Registry) parseURL(s string) (Spec, error) {
 	if !ok {
 		return Spec{}, fmt.Errorf("unknown URL scheme %q (known: %s)", scheme, strings.Join(r.schemes(), ", "))
 	}
+	// A local store's URL has no host to show: what stands there is a
+	// misplaced password as likely as anything ("file://pw#x@/dir").
+	shown := store.SafeURL(s)
+	if k.Server == "" {
+		shown = scheme + "://…"
+	}
 	u, err := store.ParseURL(s)
 	if err != nil {
-		return Spec{}, urlError("malformed", s, err)
+		return Spec{}, urlError("malformed", shown, err)
 	}
 	if k.Server != "" && u.Host == "" {
-		return Spec{}, urlError("malformed", s, errors.New("no host:port"))
+		return Spec{}, urlError("malformed", shown, errors.New("no host:port"))
 	}
 	if k.Server == "" && u.Path == "" {
-		return Spec{}, urlError("malformed", s, fmt.Errorf("no path (write %s:///absolute/path)", scheme))
+		return Spec{}, urlError("malformed", shown, fmt.Errorf("no path (write %s:///absolute/path)", scheme))
 	}
 	if k.CheckURL != nil {
 		if err := k.CheckURL(s); err != nil {
-			return Spec{}, urlError("bad", s, err)
+			return Spec{}, urlError("bad", shown, err)
 		}
 	}
 	return Spec{Store: k.Name, URL: s}, nil
 }
 
 // urlError names the URL by its scheme and host alone (store.SafeURL).
-func urlError(adjective, raw string, err error) error {
-	return fmt.Errorf("%s URL %s: %v", adjective, store.SafeURL(raw), err)
+func urlError(adjective, shown string, err error) error {
+	return fmt.Errorf("%s URL %s: %v", adjective, shown, err)
 }
 
 func profileNames(k Kind) string {
