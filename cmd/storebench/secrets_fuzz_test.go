@@ -105,7 +105,7 @@ func FuzzNoSecretLeaks(f *testing.F) {
 	port := closedPort(f)
 	f.Fuzz(func(t *testing.T, shape, shapeURL uint8, before, after string) {
 		if len(before)+len(after) > 64 || strings.ContainsRune(before+after, 0) {
-			t.Skip("a password of at most 64 bytes, without NUL (no argument vector holds one)")
+			return // a password of at most 64 bytes, without NUL (no argument vector holds one)
 		}
 		sh := leakShapes[int(shape)%len(leakShapes)]
 		pw := before + plantedSecret + after
@@ -114,12 +114,12 @@ func FuzzNoSecretLeaks(f *testing.F) {
 			// A file URL's authority ends at its first '/': what follows
 			// is a path ("file:///x@/dir" names the directory "/x@/dir"),
 			// which is printed, not a password.
-			t.Skip("a path, not a password")
+			return // a path, not a password
 		}
 		if strings.Contains(tmpl, "//{PW}@") && strings.Contains(pw, ":") {
 			// User information alone: a ':' in it makes what precedes it a
 			// user name ("redis://name:pw@h"), which is shown by design.
-			t.Skip("a user name, not a password")
+			return // a user name, not a password
 		}
 		in, out := t.TempDir(), t.TempDir()
 		raw := strings.NewReplacer("{PW}", pw, "{ENC}", url.QueryEscape(pw), "{PORT}", port, "{DIR}", in).Replace(tmpl)
