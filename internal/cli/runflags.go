@@ -2,7 +2,9 @@ package cli
 
 import (
 	"bytes"
+	"errors"
 	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -105,10 +107,10 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.IntVar(&f.pipeline, "pipeline", 0, "ops per round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline mode")
 	fl.BoolVar(&f.connectPerOp, "connect-per-op", false, "connect, do one op, close (no connection reuse, like a PHP page per request)")
 	fl.Float64Var(&f.rate, "rate", 0, "open loop: total ops/s; latency counts from each op's intended start (0 = closed loop)")
-	fl.Int64Var(&f.ops, "ops", 0, "measured ops per phase (throughput, mix, hotkey)")
+	fl.Var((*countFlag)(&f.ops), "ops", "measured ops per phase (throughput, mix, hotkey, ycsb), e.g. 50000 or 50k")
 	fl.DurationVar(&f.duration, "duration", 0, "measured time per phase instead of an op count, e.g. 30s")
 	fl.DurationVar(&f.warmup, "warmup", 0, "timed warm-up before each measured phase (with --duration), not counted")
-	fl.Int64Var(&f.warmupOps, "warmup-ops", 0, "ops run before each measured phase, not counted")
+	fl.Var((*countFlag)(&f.warmupOps), "warmup-ops", "ops run before each measured phase, not counted, e.g. 1000 or 1k")
 	fl.StringVar(&f.serverCPUs, "server-cpus", "", "pin managed servers to these CPUs, e.g. 1 or 0-1, or \"none\" to leave them unpinned where the scenario pins them (recorded)")
 	fl.StringVar(&f.clientCPUs, "client-cpus", "", "pin storebench itself to these CPUs, e.g. 0, or \"none\" to leave it unpinned where the scenario pins it (recorded)")
 	fl.IntVar(&f.clientThreads, "client-threads", 0, "OS threads running storebench's Go code (GOMAXPROCS) in every cell; default: chosen per cell, one per CPU it may use less the CPUs a one-threaded managed server (Redis, memcached -t 1) shares with it (recorded with why)")
@@ -384,4 +386,23 @@ func loadOverlay(changed func(flag string) bool, f runFlags) (scenario.Load, err
 		over.ConnectPerOp = &f.connectPerOp
 	}
 	return over, nil
+}
+
+// countFlag is a flag holding one count written as --keys and --records
+// take them (50000, 50k, 1M), so every count flag reads the same way.
+type countFlag int64
+
+func (c *countFlag) String() string { return strconv.FormatInt(int64(*c), 10) }
+func (c *countFlag) Type() string   { return "count" }
+
+func (c *countFlag) Set(s string) error {
+	n, err := workload.ParseCounts(s)
+	if err != nil {
+		return err
+	}
+	if len(n) != 1 {
+		return errors.New("want one count, e.g. 50000 or 50k")
+	}
+	*c = countFlag(n[0])
+	return nil
 }

@@ -61,3 +61,26 @@ func TestRunYCSBFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestCountFlagsTakeSuffixes: --ops and --warmup-ops read a count as --keys
+// and --records do (50k), as the ycsb acceptance line writes it.
+func TestCountFlagsTakeSuffixes(t *testing.T) {
+	out := t.TempDir()
+	var buf bytes.Buffer
+	code := netApp(&buf).Main(context.Background(), []string{"run", "ycsb", "--stores", "memory", "--ycsb", "c", "--records", "300",
+		"--ops", "2k", "--warmup-ops", "1k", "--out", out, "--quiet"})
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, buf.String())
+	}
+	ran, ok := readOnlyResult(t, out).Cells[0].Phase("run")
+	if !ok || ran.Ops != 2000 {
+		t.Errorf("run phase %+v, want 2000 ops", ran)
+	}
+	for _, bad := range [][]string{{"--ops", "5x"}, {"--ops", "1k,2k"}, {"--warmup-ops", ""}} {
+		buf.Reset()
+		args := append([]string{"run", "ycsb", "--stores", "memory", "--out", out}, bad...)
+		if code := netApp(&buf).Main(context.Background(), args); code != ExitUsage || !strings.Contains(buf.String(), bad[0]) {
+			t.Errorf("%v: exit %d, %s; want a usage error naming %s", bad, code, buf.String(), bad[0])
+		}
+	}
+}
