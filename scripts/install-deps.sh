@@ -20,10 +20,12 @@ for extra in "$@"; do
     chromium) have chromium /usr/bin/chromium || add chromium ;;
     # bench: the field's own load generators that `make bench` compares with.
     # pgbench ships with Debian's server package (postgresql-NN), memaslap as
-    # memcaslap in libmemcached-tools, redis-benchmark in redis-tools.
+    # memcaslap in libmemcached-tools, redis-benchmark in redis-tools;
+    # cyclictest (rt-tests) is the yardstick of the hiccup meter's idle wake-ups.
     bench)
       have redis-benchmark /usr/bin/redis-benchmark || add redis-tools
       have memcaslap /usr/bin/memcaslap || have memaslap /usr/bin/memaslap || add libmemcached-tools
+      have cyclictest /usr/bin/cyclictest || add rt-tests
       ls /usr/lib/postgresql/*/bin/pgbench >/dev/null 2>&1 || command -v pgbench >/dev/null 2>&1 || add postgresql
       ;;
     # versions: pip downloads the wheels (python3-pip if pip is missing).

@@ -1,0 +1,125 @@
+package hiccup
+
+import (
+	"errors"
+	"runtime"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// burst keeps cpu busy at real-time priority for `on`, then lets it go for
+// `off`, n times: a known stall for any normal thread on that CPU.
+func burst(t *testing.T, cpu int, on, off time.Duration, n int) {
+	t.Helper()
+	errc := make(chan error, 1)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		runtime.LockOSThread() // never unlocked: the real-time thread exits with the goroutine
+		if err := pinThread(cpu); err != nil {
+			errc <- err
+			return
+		}
+		if err := unix.SchedSetAttr(0, &unix.SchedAttr{Size: unix.SizeofSchedAttr, Policy: unix.SCHED_FIFO, Priority: 1}, 0); err != nil {
+			errc <- err
+			return
+		}
+		errc <- nil
+		for range n {
+			time.Sleep(off)
+			for end := time.Now().Add(on); time.Now().Before(end); {
+			}
+		}
+	}()
+	if err := <-errc; err != nil {
+		if errors.Is(err, unix.EPERM) {
+			t.Skip("a real-time busy loop needs CAP_SYS_NICE (run as root): ", err)
+		}
+		t.Fatal(err)
+	}
+	<-done
+}
+
+// TestMeterSeesAnInjectedStall: a real-time busy loop that takes a CPU for
+// 20 ms at a time makes the probe on that CPU wake about 20 ms late, each
+// time.
+func TestMeterSeesAnInjectedStall(t *testing.T) {
+	cpus, err := allowedCPUs()
+	if err != nil || len(cpus) == 0 {
+		t.Fatalf("allowed CPUs %v: %v", cpus, err)
+	}
+	victim := cpus[len(cpus)-1]
+	m, err := Start(cpus, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Stop()
+	const stall = 20 * time.Millisecond
+	burst(t, victim, stall, 80*time.Millisecond, 5)
+	w, err := m.Window()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var hit Figures
+	for _, f := range w.PerCPU {
+		if f.CPU == victim {
+			hit = f
+		}
+	}
+	t.Logf("window %.2fs: victim CPU %d %+v; all %+v", w.Seconds, victim, hit, w.All)
+	// The probe wakes when the burst ends: up to one burst late, less the
+	// part of an interval it was asleep anyway.
+	if got := time.Duration(hit.Max * 1e3); got < stall*3/4 || got > 4*stall {
+		t.Errorf("victim's worst wake-up %v late, want about the %v stall", got, stall)
+	}
+	if hit.StalledMs < 3*float64(stall.Milliseconds()) {
+		t.Errorf("victim stalled %.1f ms in all, want about 5 × %v", hit.StalledMs, stall)
+	}
+	if w.All.Wakes < int64(w.Seconds*1000*float64(len(cpus))/3) {
+		t.Errorf("%d wake-ups in %.2fs on %d CPUs: the probes are not waking every millisecond", w.All.Wakes, w.Seconds, len(cpus))
+	}
+	// A new window starts empty.
+	w2, _ := m.Window()
+	if w2.All.Max >= hit.Max {
+		t.Errorf("the next window kept the stall: %+v", w2.All)
+	}
+}
+
+func TestStartRefusesAbsurdIntervals(t *testing.T) {
+	for _, d := range []time.Duration{time.Microsecond, time.Minute} {
+		if m, err := Start(nil, d); err == nil {
+			m.Stop()
+			t.Errorf("interval %v accepted", d)
+		}
+	}
+	if _, err := Start([]int{4096}, 0); err == nil {
+		t.Error("a probe on CPU 4096 started")
+	}
+}
+
+// BenchmarkMeterCost: the CPU the probes take, per watched CPU, in
+// microseconds of CPU per second of wall time (the cost a run pays for
+// the meter; `go test -bench MeterCost ./internal/hiccup`).
+func BenchmarkMeterCost(b *testing.B) {
+	cpus, err := allowedCPUs()
+	if err != nil {
+		b.Fatal(err)
+	}
+	for b.Loop() {
+		var before, after unix.Rusage
+		_ = unix.Getrusage(unix.RUSAGE_SELF, &before)
+		start := time.Now()
+		m, err := Start(cpus, 0)
+		if err != nil {
+			b.Fatal(err)
+		}
+		time.Sleep(time.Second)
+		m.Stop()
+		wall := time.Since(start)
+		_ = unix.Getrusage(unix.RUSAGE_SELF, &after)
+		cpu := time.Duration(after.Utime.Nano() - before.Utime.Nano() + after.Stime.Nano() - before.Stime.Nano())
+		b.ReportMetric(float64(cpu.Microseconds())/wall.Seconds()/float64(len(cpus)), "cpu_us/s/cpu")
+	}
+}
