@@ -47,6 +47,7 @@ VERSUS_REPS ?= 5
 bench: deps
 	./scripts/install-deps.sh bench
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/load/ ./internal/store/...
+	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/hiccup/ ./internal/doctor/
 	$(GO) test -run '^$$' -bench Versus -benchtime 1x -timeout 20m ./internal/bench/ -versus.reps=$(VERSUS_REPS) $(VERSUS_FLAGS)
 
 # fuzz: every Go fuzz target (scenario files, targets and URLs with password

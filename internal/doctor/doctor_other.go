@@ -1,0 +1,30 @@
+//go:build !linux
+
+package doctor
+
+import (
+	"context"
+	"errors"
+	"runtime"
+)
+
+var errNotHere = errors.New("not measurable on " + runtime.GOOS + " yet")
+
+func allowedCPUs() []int {
+	cpus := make([]int, runtime.NumCPU())
+	for i := range cpus {
+		cpus[i] = i
+	}
+	return cpus
+}
+
+func cpuModel() string { return "unknown model" }
+
+type cpuTimes struct{}
+
+func readCPUTimes() (cpuTimes, error)           { return cpuTimes{}, errNotHere }
+func (cpuTimes) stealPctSince(cpuTimes) float64 { return 0 }
+func settingChecks() []Check                    { return nil }
+func pingPong(_ context.Context, cpus [2]int, _ int) *RoundTrips {
+	return &RoundTrips{CPUs: cpus, Error: errNotHere.Error()}
+}
