@@ -217,3 +217,16 @@ func cpuChecks() []Check {
 	}
 	return []Check{c}
 }
+
+// allowedCPUs are the CPUs this process may use, or every CPU where the
+// platform cannot say.
+func allowedCPUs() []int {
+	if cpus, err := hiccup.AllowedCPUs(); err == nil && len(cpus) > 0 {
+		return cpus
+	}
+	cpus := make([]int, runtime.NumCPU())
+	for i := range cpus {
+		cpus[i] = i
+	}
+	return cpus
+}

@@ -15,23 +15,6 @@ import (
 	"golang.org/x/sys/unix"
 )
 
-func allowedCPUs() []int {
-	var set unix.CPUSet
-	if err := unix.SchedGetaffinity(0, &set); err != nil {
-		return []int{0}
-	}
-	var cpus []int
-	for c := 0; c < len(set)*64; c++ {
-		if set.IsSet(c) {
-			cpus = append(cpus, c)
-		}
-	}
-	if len(cpus) == 0 {
-		return []int{0}
-	}
-	return cpus
-}
-
 func cpuModel() string {
 	f, err := os.Open("/proc/cpuinfo")
 	if err != nil {

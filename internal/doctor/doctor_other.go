@@ -10,14 +10,6 @@ import (
 
 var errNotHere = errors.New("not measurable on " + runtime.GOOS + " yet")
 
-func allowedCPUs() []int {
-	cpus := make([]int, runtime.NumCPU())
-	for i := range cpus {
-		cpus[i] = i
-	}
-	return cpus
-}
-
 func cpuModel() string { return "unknown model" }
 
 type cpuTimes struct{}

@@ -81,7 +81,7 @@ func Start(cpus []int, interval time.Duration) (*Meter, error) {
 	}
 	if len(cpus) == 0 {
 		var err error
-		if cpus, err = allowedCPUs(); err != nil {
+		if cpus, err = AllowedCPUs(); err != nil {
 			return nil, err
 		}
 	}

@@ -11,9 +11,9 @@ func pinThread(cpu int) error {
 	return unix.SchedSetaffinity(0, &set)
 }
 
-// allowedCPUs are the CPUs this process may run on (a cpuset may leave
+// AllowedCPUs are the CPUs this process may run on (a cpuset may leave
 // some of the machine's out).
-func allowedCPUs() ([]int, error) {
+func AllowedCPUs() ([]int, error) {
 	var set unix.CPUSet
 	if err := unix.SchedGetaffinity(0, &set); err != nil {
 		return nil, err

@@ -46,7 +46,7 @@ func burst(t *testing.T, cpu int, on, off time.Duration, n int) {
 // 20 ms at a time makes the probe on that CPU wake about 20 ms late, each
 // time.
 func TestMeterSeesAnInjectedStall(t *testing.T) {
-	cpus, err := allowedCPUs()
+	cpus, err := AllowedCPUs()
 	if err != nil || len(cpus) == 0 {
 		t.Fatalf("allowed CPUs %v: %v", cpus, err)
 	}
@@ -103,7 +103,7 @@ func TestStartRefusesAbsurdIntervals(t *testing.T) {
 // microseconds of CPU per second of wall time (the cost a run pays for
 // the meter; `go test -bench MeterCost ./internal/hiccup`).
 func BenchmarkMeterCost(b *testing.B) {
-	cpus, err := allowedCPUs()
+	cpus, err := AllowedCPUs()
 	if err != nil {
 		b.Fatal(err)
 	}
