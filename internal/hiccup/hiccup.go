@@ -9,7 +9,6 @@ package hiccup
 import (
 	"errors"
 	"fmt"
-	"runtime"
 	"slices"
 	"sync"
 	"time"
@@ -50,6 +49,9 @@ type Window struct {
 	Seconds  float64       `json:"seconds"`
 	All      Figures       `json:"all"`
 	PerCPU   []Figures     `json:"per_cpu"`
+	// ProbeCPUS is the CPU time the probe threads themselves used over
+	// the window: part of the process's CPU that no workload spent.
+	ProbeCPUS float64 `json:"probe_cpu_s"`
 }
 
 // Meter runs one probe per watched CPU until Stop.
@@ -57,18 +59,26 @@ type Meter struct {
 	interval time.Duration
 	probes   []*probe
 	stop     chan struct{}
-	wg       sync.WaitGroup
-	mu       sync.Mutex
+	drained  sync.WaitGroup
+	mu       sync.Mutex // Window's and Stop's; each probe has its own for its histogram
 	since    time.Time
+	stopped  bool
 }
 
 type probe struct {
-	cpu     int
+	cpu int
+	c   *cProbe
+	buf []int64 // drain's, under mu
+
 	mu      sync.Mutex
 	late    *hdrhistogram.Histogram // lateness, ns
 	stalled time.Duration
-	err     error
+	cpuMark time.Duration // the thread's CPU at the window's start
 }
+
+// drainEvery is how often the meter empties the probes' rings into their
+// histograms: far within a ring's 65 s.
+const drainEvery = 250 * time.Millisecond
 
 // Start puts a probe on each CPU of cpus (every CPU this process may use
 // when empty), each waking every interval (DefaultInterval when zero).
@@ -87,32 +97,28 @@ func Start(cpus []int, interval time.Duration) (*Meter, error) {
 	}
 	cpus = slices.Compact(slices.Sorted(slices.Values(cpus)))
 	m := &Meter{interval: interval, stop: make(chan struct{}), since: time.Now()}
-	started := make(chan error, len(cpus))
 	for _, cpu := range cpus {
-		p := &probe{cpu: cpu, late: newHistogram()}
-		m.probes = append(m.probes, p)
-		m.wg.Add(1)
-		go func() {
-			defer m.wg.Done()
-			// The thread keeps its pinned mask and exits with the
-			// goroutine: no other goroutine may inherit it.
-			runtime.LockOSThread()
-			if err := pinThread(p.cpu); err != nil {
-				started <- fmt.Errorf("hiccup: put a probe on CPU %d: %w", p.cpu, err)
+		c, err := startProbe(cpu, interval)
+		if err != nil {
+			m.stopProbes()
+			return nil, fmt.Errorf("hiccup: put a probe on CPU %d: %w", cpu, err)
+		}
+		m.probes = append(m.probes, &probe{cpu: cpu, c: c, buf: make([]int64, 4096), late: newHistogram(), cpuMark: c.cpu()})
+	}
+	m.drained.Add(1)
+	go func() {
+		defer m.drained.Done()
+		t := time.NewTicker(drainEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-m.stop:
 				return
+			case <-t.C:
+				m.drain()
 			}
-			started <- nil
-			p.run(m.interval, m.stop)
-		}()
-	}
-	var errs []error
-	for range cpus {
-		errs = append(errs, <-started)
-	}
-	if err := errors.Join(errs...); err != nil {
-		m.Stop()
-		return nil, err
-	}
+		}
+	}()
 	return m, nil
 }
 
@@ -120,48 +126,24 @@ func newHistogram() *hdrhistogram.Histogram {
 	return hdrhistogram.New(1, int64(maxLateness), 3)
 }
 
-// run sleeps to absolute times one interval apart, as cyclictest does, so
-// a late wake-up does not shift the next one; after a stall longer than an
-// interval it starts again from now instead of catching up in a burst.
-func (p *probe) run(interval time.Duration, stop <-chan struct{}) {
-	next, err := monotonicNow()
-	if err != nil {
-		p.fail(err)
-		return
-	}
-	for {
-		select {
-		case <-stop:
-			return
-		default:
-		}
-		next += int64(interval)
-		if err := sleepUntil(next); err != nil {
-			p.fail(err)
-			return
-		}
-		now, err := monotonicNow()
-		if err != nil {
-			p.fail(err)
-			return
-		}
-		late := max(now-next, 0)
+// drain moves every probe's recorded wake-ups into its histogram.
+func (m *Meter) drain() {
+	for _, p := range m.probes {
 		p.mu.Lock()
-		_ = p.late.RecordValue(min(late, int64(maxLateness)))
-		if late > int64(interval) {
-			p.stalled += time.Duration(late)
+		for {
+			n := p.c.drain(p.buf)
+			for _, late := range p.buf[:n] {
+				_ = p.late.RecordValue(min(late, int64(maxLateness)))
+				if late > int64(m.interval) {
+					p.stalled += time.Duration(late)
+				}
+			}
+			if n < len(p.buf) {
+				break
+			}
 		}
 		p.mu.Unlock()
-		if late > int64(interval) {
-			next = now
-		}
 	}
-}
-
-func (p *probe) fail(err error) {
-	p.mu.Lock()
-	p.err = fmt.Errorf("hiccup: probe on CPU %d: %w", p.cpu, err)
-	p.mu.Unlock()
 }
 
 // Window returns the figures since the last Window (or Start) and starts
@@ -169,17 +151,31 @@ func (p *probe) fail(err error) {
 func (m *Meter) Window() (Window, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
+	if m.stopped {
+		return Window{}, errors.New("hiccup: the meter was stopped")
+	}
+	m.drain()
 	now := time.Now()
 	w := Window{Interval: m.interval, Seconds: now.Sub(m.since).Seconds(), All: Figures{CPU: -1}}
 	m.since = now
 	all := newHistogram()
 	var errs []error
+	var used time.Duration
 	for _, p := range m.probes {
 		p.mu.Lock()
-		h, stalled, err := p.late, p.stalled, p.err
+		h, stalled := p.late, p.stalled
 		p.late, p.stalled = newHistogram(), 0
+		cpu := p.c.cpu()
+		used += cpu - p.cpuMark
+		p.cpuMark = cpu
 		p.mu.Unlock()
-		errs = append(errs, err)
+		dropped, err := p.c.failure()
+		if err != nil {
+			errs = append(errs, fmt.Errorf("hiccup: probe on CPU %d stopped: %w", p.cpu, err))
+		}
+		if dropped > 0 {
+			errs = append(errs, fmt.Errorf("hiccup: probe on CPU %d lost %d wake-ups (not drained in time)", p.cpu, dropped))
+		}
 		all.Merge(h)
 		f := figures(h, stalled)
 		f.CPU = p.cpu
@@ -189,6 +185,7 @@ func (m *Meter) Window() (Window, error) {
 	stalledMs := w.All.StalledMs
 	w.All = figures(all, 0)
 	w.All.CPU, w.All.StalledMs = -1, stalledMs
+	w.ProbeCPUS = used.Seconds()
 	return w, errors.Join(errs...)
 }
 
@@ -204,12 +201,23 @@ func figures(h *hdrhistogram.Histogram, stalled time.Duration) Figures {
 	}
 }
 
-// Stop ends every probe and waits for them.
+// Stop ends every probe and waits for them; a second Stop does nothing.
 func (m *Meter) Stop() {
-	select {
-	case <-m.stop:
-	default:
-		close(m.stop)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if m.stopped {
+		return
 	}
-	m.wg.Wait()
+	m.stopped = true
+	close(m.stop)
+	m.drained.Wait()
+	m.stopProbes()
+}
+
+func (m *Meter) stopProbes() {
+	for _, p := range m.probes {
+		p.mu.Lock()
+		p.c.stop()
+		p.mu.Unlock()
+	}
 }

@@ -1,0 +1,16 @@
+//go:build !linux || !cgo
+
+package hiccup
+
+import "time"
+
+type cProbe struct{}
+
+func startProbe(int, time.Duration) (*cProbe, error) { return nil, ErrUnsupported }
+func (*cProbe) drain([]int64) int                    { return 0 }
+func (*cProbe) cpu() time.Duration                   { return 0 }
+func (*cProbe) failure() (error, uint64)             { return nil, 0 }
+func (*cProbe) stop() time.Duration                  { return 0 }
+
+// AllowedCPUs: this platform cannot say.
+func AllowedCPUs() ([]int, error) { return nil, ErrUnsupported }
