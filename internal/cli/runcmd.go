@@ -41,7 +41,7 @@ func (a *App) runOptions(cmd *cobra.Command, suite string, f runFlags) run.Optio
 	o := run.Options{
 		Suite: suite, Quick: f.quick, Out: f.out, DataDir: f.dataDir,
 		ServerCPUs: f.serverCPUs, ClientCPUs: f.clientCPUs,
-		Keep: f.keep, FailFast: f.failFast, NetMechanism: f.netMechanism, ServerBins: f.serverBins, Shard: f.shard, StartAt: f.start,
+		Keep: f.keep, NoHiccup: f.noHiccup, FailFast: f.failFast, NetMechanism: f.netMechanism, ServerBins: f.serverBins, Shard: f.shard, StartAt: f.start,
 		Command: a.command(), Version: a.Version, Commit: a.Commit,
 	}
 	if cmd.Flags().Changed("repeat") {

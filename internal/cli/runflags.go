@@ -58,6 +58,7 @@ type runFlags struct {
 	stall         string
 	repeat        int
 	keep          bool
+	noHiccup      bool
 	shard, start  string // --shard I/N, --start-at TIME (RFC 3339)
 }
 
@@ -118,6 +119,7 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.out, "out", "results", "directory that receives <time>/result.json")
 	fl.StringVar(&f.dataDir, "data-dir", os.TempDir(), "parent of the temporary data dirs of managed servers, files and sqlite")
 	fl.IntVar(&f.repeat, "repeat", 1, "run every cell N times (default: the scenario's repeat, else once), in rounds over a target's cells (one server start); tables show the median repeat, the cells table each one, and compare their spread")
+	fl.BoolVar(&f.noHiccup, "no-hiccup", false, "leave out the hiccup meter: a probe thread per CPU that measures the platform's own stalls beside every phase (about 2% of each CPU)")
 	fl.BoolVar(&f.keep, "keep", false, "leave each target's data (schema, database, keys, files) in place after the run, for your own queries; targets named by URL only; recorded, and removed later by storebench clean")
 	fl.StringVar(&f.shard, "shard", "", "run part I of N equal parts of the scenario, counted from 0 (a Kubernetes Indexed Job's completion index), e.g. 0/3: its share of clients, ops and rate, its part of the keys written; merge the shards' results with storebench merge")
 	fl.StringVar(&f.start, "start-at", "", "wait until this RFC 3339 instant (e.g. 2026-11-24T07:00:00Z) after starting the first target, before the first cell: shards begin together (recorded)")

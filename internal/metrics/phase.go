@@ -8,6 +8,7 @@ import (
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
 	"github.com/storebench/storebench/internal/errclass"
+	"github.com/storebench/storebench/internal/hiccup"
 )
 
 // maxPhaseSamples is how many distinct error messages a Phase keeps.
@@ -94,6 +95,10 @@ type Phase struct {
 	// managed or external: the difference of each node's own counters
 	// (Redis INFO commandstats, memcached stats). nil for single servers.
 	Nodes []NodeOps `json:"nodes,omitempty"`
+	// Hiccup is the platform's own stalls over the measured part: how late
+	// a probe thread on each CPU the run used woke from 1 ms sleeps (the
+	// hiccup meter); nil when off (--no-hiccup) or not measurable here.
+	Hiccup *hiccup.Window `json:"hiccup,omitempty"`
 	// ReplicaLag is how far a replica set's replicas trailed their
 	// primary over the measured part (postgres-replicas); nil otherwise.
 	ReplicaLag *ReplicaLag `json:"replica_lag,omitempty"`

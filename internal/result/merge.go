@@ -350,6 +350,9 @@ func mergePhases(ps []*metrics.Phase, hosts []string) (metrics.Phase, string, er
 	if first.Placement != nil {
 		out.Notes = appendNew(out.Notes, "placement not merged: each shard's machine has its own CPUs")
 	}
+	if first.Hiccup != nil {
+		out.Notes = appendNew(out.Notes, "platform stalls (hiccup) not merged: each shard's machine stalls on its own; see the shards' results")
+	}
 	return out, warning, nil
 }
 

@@ -37,6 +37,7 @@ type Options struct {
 	ServerBins []string
 
 	Keep         bool   // leave URL targets' data in place after the run
+	NoHiccup     bool   // no hiccup meter beside the phases (--no-hiccup)
 	FailFast     bool   // stop at the first failed cell
 	NetMechanism string // how a network is made: auto, netem or proxy ("" is auto)
 

@@ -160,7 +160,7 @@ func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 	p.logBefore(ctx, obs)
 
 	obs.Begin(p.Cells())
-	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep, ServerBins: p.serverBins}
+	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep, NoHiccup: p.opts.NoHiccup, ServerBins: p.serverBins}
 	failed := runCells(ctx, p.reg, p.cells, w, args, threads, obs, p.opts.FailFast, &barrier{at: p.startAt})
 	return p.finish(ctx, w, failed)
 }

@@ -41,6 +41,9 @@ type StartArgs struct {
 	// netem.Choose): the kernel path when KernelNetem, otherwise the proxy.
 	// Its name is recorded in each cell that asks for one.
 	Network netem.Mechanism
+	// NoHiccup leaves out the hiccup meter (platform stalls beside every
+	// phase; run --no-hiccup).
+	NoHiccup bool
 	// Keep leaves each target's data in place when it stops (store.Detacher):
 	// run --keep, for targets named by URL.
 	Keep bool

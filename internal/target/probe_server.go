@@ -17,6 +17,11 @@ import (
 // external). nil when there is nothing to observe.
 func (i *Instance) Probe(string) load.Probe {
 	var ps probes
+	if !i.args.NoHiccup {
+		// First: its window encloses the others' and its End, last, sees
+		// the client CPU the engine measured.
+		ps = append(ps, &hiccupProbe{serverCPUs: i.args.CPUs})
+	}
 	// Begin runs in order and End in reverse: the server-time queries fall
 	// outside the /proc window, so their cost is not charged to the phase.
 	if st, ok := i.Store.(store.ServerTimer); ok {
