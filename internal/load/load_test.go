@@ -467,16 +467,18 @@ func TestOpsPerCallCountsOperations(t *testing.T) {
 
 func TestSaturationWarning(t *testing.T) {
 	for _, c := range []struct {
-		cpu, dur float64
-		procs    int
-		warn     bool
+		cpu, spin, dur float64
+		procs          int
+		warn           bool
 	}{
-		{0.1, 1, 2, false}, // 10% of one CPU
-		{0.95, 1, 2, true}, // one CPU saturated: on 2 CPUs shared with a server, that is half the machine
-		{1.9, 1, 2, true},
-		{0.95, 0.1, 2, false}, // too short to judge
+		{0.1, 0, 1, 2, false}, // 10% of one CPU
+		{0.95, 0, 1, 2, true}, // one CPU saturated: on 2 CPUs shared with a server, that is half the machine
+		{1.9, 0, 1, 2, true},
+		{0.95, 0, 0.1, 2, false},  // too short to judge
+		{0.96, 0.61, 1, 2, false}, // mostly spinning before intended starts: not saturated (issue 31)
+		{1.9, 3.0, 1, 2, true},    // the spin overcounted: at most half the CPU is taken for it
 	} {
-		if got := saturationWarning(c.cpu, c.dur, c.procs) != ""; got != c.warn {
+		if got := saturationWarning(c.cpu, c.spin, c.dur, c.procs) != ""; got != c.warn {
 			t.Errorf("cpu %v over %v s on %d procs: warned %v, want %v", c.cpu, c.dur, c.procs, got, c.warn)
 		}
 	}
