@@ -463,18 +463,23 @@ func shardAdvice(rate, workCPUS float64, ops int64, procs int) string {
 // then the client, not the store, may have set the pace, and on a machine
 // shared with the server every µs it burned was taken from the server.
 //
-// The open loop's spin before each intended start is waiting, not work: a
-// client spinning 0.6 s of each second at 8,000 ops/s looked 0.96 CPUs
-// busy (issue 31). It is summed over the workers' wall time, which
-// overcounts when they outnumber the client's threads, so at most half
-// the CPU is taken for it (as capacity's client CPU per op does).
+// Two ways to be saturated: the client used all the CPU it may use
+// (GOMAXPROCS), spin or not (a worker spinning by yielding while every
+// thread is busy is running the others' work); or it did a whole CPU's
+// worth of real work, which on a small machine it took from the server.
+// For the second the open loop's spin before intended starts is waiting,
+// not work: a client spinning 0.6 s of each second at 8,000 ops/s looked
+// 0.96 CPUs busy (issue 31). At most half the CPU is taken for the spin
+// (it is wall time, which overcounts when workers outnumber threads), as
+// capacity's client CPU per op does.
 func saturationWarning(cpuS, spinS, durationS float64, procs int) string {
 	if durationS < 0.5 || procs < 1 {
 		return "" // too short to judge
 	}
-	busy := (cpuS - min(spinS, cpuS/2)) / durationS // CPUs' worth of work on average
-	if busy < 0.9*float64(procs) && busy < 0.9 {
+	busy := cpuS / durationS                        // CPUs' worth on average
+	work := (cpuS - min(spinS, cpuS/2)) / durationS // of which not spinning
+	if busy < 0.9*float64(procs) && work < 0.9 {
 		return ""
 	}
-	return fmt.Sprintf("the client kept %.2f CPUs busy on average, its spin-wait before intended starts aside (GOMAXPROCS %d): it may have been the bottleneck, and it competed with the server for CPU (--client-threads and --client-cpus set how much it may use)", busy, procs)
+	return fmt.Sprintf("the client kept %.2f CPUs busy on average (%.2f without its spin-wait before intended starts; GOMAXPROCS %d): it may have been the bottleneck, and it competed with the server for CPU (--client-threads and --client-cpus set how much it may use)", busy, work, procs)
 }

@@ -476,7 +476,8 @@ func TestSaturationWarning(t *testing.T) {
 		{1.9, 0, 1, 2, true},
 		{0.95, 0, 0.1, 2, false},  // too short to judge
 		{0.96, 0.61, 1, 2, false}, // mostly spinning before intended starts: not saturated (issue 31)
-		{1.9, 3.0, 1, 2, true},    // the spin overcounted: at most half the CPU is taken for it
+		{1.9, 3.0, 1, 2, true},    // every thread busy: saturated, spin or not
+		{0.98, 2.0, 1, 1, true},   // one thread, all of it: its spin was the other workers' turn
 	} {
 		if got := saturationWarning(c.cpu, c.spin, c.dur, c.procs) != ""; got != c.warn {
 			t.Errorf("cpu %v over %v s on %d procs: warned %v, want %v", c.cpu, c.dur, c.procs, got, c.warn)

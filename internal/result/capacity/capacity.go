@@ -102,6 +102,16 @@ type Step struct {
 	// this rate the figures may be the client's, not the store's.
 	ClientLimited bool  `json:"client_limited,omitempty"`
 	ClientLateOps int64 `json:"client_late_ops,omitempty"`
+	// Limiter names what bounded a step that missed, or that the client's
+	// CPU limited (one of the Limiter constants); LimiterEvidence says
+	// with which figures. Empty for a step that passed on its own.
+	Limiter         string `json:"limiter,omitempty"`
+	LimiterEvidence string `json:"limiter_evidence,omitempty"`
+	// HiccupP99Us and HiccupMaxUs are the platform's own stalls over the
+	// step (the hiccup meter's wake-up lateness, the worst phase's);
+	// omitted when not measured.
+	HiccupP99Us float64 `json:"hiccup_p99_us,omitempty"`
+	HiccupMaxUs float64 `json:"hiccup_max_us,omitempty"`
 	// ClientCPUUs is the client process's CPU per op less the time the
 	// engine spun waiting for intended starts (metrics.OpenLoop.WaitSpinS).
 	ClientCPUUs float64 `json:"client_cpu_us_per_op"`
@@ -115,6 +125,17 @@ type Step struct {
 	Passed  bool   `json:"passed"`
 	Verdict string `json:"verdict"`
 }
+
+// What can bound a step: the client's CPU (its work, the open loop's
+// spin-wait aside), the client's scheduling (ops started late while it had
+// CPU to spare), the platform's own stalls (the hiccup meter's wake-ups as
+// late as the objective), or the store (its CPU or its own latency).
+const (
+	LimiterClientCPU        = "client CPU"
+	LimiterClientScheduling = "client scheduling"
+	LimiterPlatform         = "platform stalls"
+	LimiterStore            = "store"
+)
 
 // Percentile is one percentile of a step with its confidence interval
 // (order statistics of the histogram, normal approximation of the
@@ -149,6 +170,10 @@ type Capacity struct {
 	PassedOnceOpsS float64 `json:"passed_once_ops_s,omitempty"`
 	// Reason says, in words, what bounded the capacity or why none was found.
 	Reason string `json:"reason"`
+	// Limiter is the Limiter of the step that bounded the capacity (or, when
+	// none was found, of the lowest step); empty when the search's own range
+	// did.
+	Limiter string `json:"limiter,omitempty"`
 	// Confirm is the index in Summary.Steps of the confirming step; -1 if none.
 	Confirm int `json:"confirm_step"`
 	// Figures at capacity, from the confirming step.

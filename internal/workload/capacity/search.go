@@ -166,6 +166,7 @@ func (r *runner) search(slo int) (schema.Capacity, error) {
 		c.Reason = fmt.Sprintf("no rate meets the SLO: the lowest rate tried, %s ops/s", rateText(c.LowestTriedOpsS))
 		if lowest := r.lowestStep(first); lowest != nil {
 			c.Reason += ", " + lowest.Verdict
+			c.Limiter = lowest.Limiter
 		}
 		switch {
 		case passed && bound != nil:
@@ -192,11 +193,15 @@ func (r *runner) search(slo int) (schema.Capacity, error) {
 	case bound != nil:
 		c.Reason = fmt.Sprintf("%s ops/s missed: %s", rateText(bound.OfferedOpsS), bound.Verdict)
 		c.AtLeast = bound.ClientLimited
+		c.Limiter = bound.Limiter
 	default:
 		c.Reason = fmt.Sprintf("stopped after %d steps", steps)
 		c.AtLeast = true
 	}
 	c.AtLeast = c.AtLeast || conf.ClientLimited
+	if conf.ClientLimited {
+		c.Limiter = schema.LimiterClientCPU
+	}
 	if c.AtLeast {
 		c.Reason += "; the client, not the store, may have set this bound: capacity is at least this rate"
 	}

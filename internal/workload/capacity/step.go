@@ -3,6 +3,7 @@ package capacity
 import (
 	"fmt"
 	"math"
+	"runtime"
 	"strconv"
 	"strings"
 	"time"
@@ -46,10 +47,14 @@ type measured struct {
 	saturated  bool
 	openLoop   bool // every phase had open-loop figures
 	phases     []string
+	// hiccup is the worst phase's platform stalls (wake-up lateness, µs) at
+	// p50, p99, p99.9 and max; hiccupSeen says every phase had them.
+	hiccup     [4]float64
+	hiccupSeen bool
 }
 
 func newMeasured(rate float64) *measured {
-	return &measured{rate: rate, hist: metrics.NewHistogram(), serverSeen: true, openLoop: true}
+	return &measured{rate: rate, hist: metrics.NewHistogram(), serverSeen: true, openLoop: true, hiccupSeen: true}
 }
 
 func (m *measured) add(p metrics.Phase) error {
@@ -82,6 +87,13 @@ func (m *measured) add(p metrics.Phase) error {
 		b = append(b, s.Backlog)
 	}
 	m.backlogs = append(m.backlogs, b)
+	if h := p.Hiccup; h != nil && h.All.Wakes > 0 {
+		for i, v := range []float64{h.All.P50, h.All.P99, h.All.P999, h.All.Max} {
+			m.hiccup[i] = max(m.hiccup[i], v)
+		}
+	} else {
+		m.hiccupSeen = false
+	}
 	if ol := p.OpenLoop; ol != nil {
 		m.unsent += ol.UnsentOps
 		m.clientLate += ol.ClientLateOps
@@ -243,7 +255,9 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 	st.BacklogSlope = slope
 	// Each connection's sample is an op behind or not by chance.
 	st.BacklogNoise = max(2*se, backlogNoiseShare*m.rate, float64(max(r.connections, 1)))
-	st.ClientLimited = m.saturated || float64(m.clientLate) > clientLateShare*float64(m.ops)
+	// "At least" is the client's CPU alone: late starts while it had CPU
+	// to spare are its scheduling (an idle CPU waking late), named below.
+	st.ClientLimited = m.saturated
 	st.Sustained = true
 	if a := st.AchievedOpsS; a < MinAchieved*m.rate {
 		st.Sustained = false
@@ -266,7 +280,70 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 	if st.ClientLimited {
 		st.Verdict += "; client-limited"
 	}
+	if m.hiccupSeen {
+		st.HiccupP99Us, st.HiccupMaxUs = m.hiccup[1], m.hiccup[3]
+	}
+	st.Limiter, st.LimiterEvidence = m.limiter(st, r)
+	if st.Limiter != "" && st.Limiter != schema.LimiterClientCPU {
+		st.Verdict += "; " + st.Limiter + ": " + st.LimiterEvidence
+	}
 	return st, narrow || hopeless || !st.Sustained
+}
+
+// stallShare is how large the platform's stalls at an objective's
+// percentile must be, as a share of its bound, to have decided a missed
+// step: wake-ups half as late as the bound leave the store half of it.
+const stallShare = 0.5
+
+// limiter names what bounded the step, with the figures that show it:
+// the client's CPU first (the figures are the client's), then the
+// platform's stalls when a latency objective was missed and the hiccup
+// meter saw wake-ups at least half as late as its bound at its
+// percentile, then the client's scheduling (late starts with CPU to
+// spare), else the store. A step that passed with CPU to spare has none.
+func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
+	procs := runtime.GOMAXPROCS(0)
+	busy, work := 0.0, 0.0
+	if m.durS > 0 {
+		busy = m.clientCPUS / m.durS
+		work = (m.clientCPUS - min(m.spinS, m.clientCPUS/2)) / m.durS
+	}
+	if st.ClientLimited {
+		return schema.LimiterClientCPU, fmt.Sprintf("the client kept %.2f CPUs busy of the %d it may use (%.2f without its spin-wait)", busy, procs, work)
+	}
+	if st.Passed {
+		return "", ""
+	}
+	if m.hiccupSeen {
+		for _, o := range r.slo {
+			stall := m.stallAt(o.Percentile)
+			if iv, ok := PercentileCI(m.hist, o.Percentile); ok && iv.Value > o.Max && stall >= stallShare*us(o.Max) {
+				return schema.LimiterPlatform, fmt.Sprintf("the platform stalled p%s %s (hiccup meter, max %s) beside p%s ≤ %v: this SLO measures the machine, not the store",
+					pct(o.Percentile), latencyText(time.Duration(stall*1e3)), latencyText(time.Duration(m.hiccup[3]*1e3)), pct(o.Percentile), o.Max)
+			}
+		}
+	}
+	if m.ops > 0 && float64(m.clientLate) > clientLateShare*float64(m.ops) {
+		return schema.LimiterClientScheduling, fmt.Sprintf("%.1f%% of ops started late by the client while it kept %.2f of %d CPUs busy (%.2f without its spin-wait)", 100*float64(m.clientLate)/float64(m.ops), busy, procs, work)
+	}
+	if m.serverSeen && m.durS > 0 {
+		return schema.LimiterStore, fmt.Sprintf("its server kept %.2f CPUs busy", m.serverCPUS/m.durS)
+	}
+	return schema.LimiterStore, "its latency or throughput, with the client's CPU to spare"
+}
+
+// stallAt is the hiccup meter's wake-up lateness, µs, at the percentile
+// an objective names (the nearest it records at or above it).
+func (m *measured) stallAt(percentile float64) float64 {
+	switch {
+	case percentile <= 50:
+		return m.hiccup[0]
+	case percentile <= 99:
+		return m.hiccup[1]
+	case percentile <= 99.9:
+		return m.hiccup[2]
+	}
+	return m.hiccup[3]
 }
 
 // widest is how many times more samples the step needs for its widest
