@@ -38,7 +38,7 @@ type capacityKnee struct {
 
 const capacityTitle = "capacity: the highest offered rate whose steps meet the SLO and are sustained (open loop, latency from each op's intended start)"
 
-const capacityLede = "A step is sustained when it achieves at least 99% of its offered rate, its backlog of due but unsent ops does not grow over its last half, and its errors stay within the budget; the search ramps up geometrically until a step misses, bisects to within the stated precision and reports only a rate whose confirmation step passed. \"≥\" marks a capacity the client, not the store, may have bounded (it could not keep the schedule itself), or the search's highest rate."
+const capacityLede = "A step is sustained when it achieves at least 99% of its offered rate, its backlog of due but unsent ops does not grow over its last half, and its errors stay within the budget; the search ramps up geometrically until a step misses, bisects to within the stated precision and reports only a rate whose confirmation step passed. \"≥\" marks a capacity the client's CPU, not the store, may have bounded, or the search's highest rate. Bounded by: what limited the step that missed above the capacity (or the lowest step when none was found), from its evidence: the client's CPU, platform stalls (the hiccup meter saw wake-ups at least half as late as the objective: the SLO measures the machine), the client's scheduling (ops started late while it had CPU to spare), or the store."
 
 // newCapacityModel builds the section; nil without a capacity cell.
 // colorOf gives each target its colour on the HTML page (nil elsewhere).
@@ -49,7 +49,7 @@ func newCapacityModel(r *result.Result, colorOf map[string]int) *capacityModel {
 	}
 	m := &capacityModel{summary: newTable("capacity", "capacity at each SLO, and its cost", true,
 		column{head: "cell", left: true}, column{head: "SLO", left: true}, column{head: "capacity ops/s", m: "capacity_ops_s"},
-		column{head: "p50 µs", m: "p50"}, column{head: "p99 µs", m: "p99"},
+		column{head: "bounded by", left: true}, column{head: "p50 µs", m: "p50"}, column{head: "p99 µs", m: "p99"},
 		column{head: "client CPU µs/op", m: "client_cpu_us_per_op"}, column{head: "server CPU µs/op", m: "server_cpu_us_per_op"},
 		column{head: "need ops/s", m: "need_ops_s"}, column{head: "cores needed (extrapolated)", m: "cores_needed_extrapolated"})}
 	for _, c := range cells {
@@ -98,7 +98,11 @@ func capacityText(cp capacity.Capacity) cell {
 
 func capacityRow(label string, s *capacity.Summary, cp capacity.Capacity) []cell {
 	none := textCell("—")
-	row := []cell{textCell(label), textCell(sloText(s, cp.SLO)), capacityText(cp)}
+	bound := "—"
+	if cp.Limiter != "" {
+		bound = cp.Limiter
+	}
+	row := []cell{textCell(label), textCell(sloText(s, cp.SLO)), capacityText(cp), textCell(bound)}
 	if !cp.Found {
 		return append(row, none, none, none, none, none, none)
 	}

@@ -252,6 +252,17 @@ func scheduleMetrics(p *metrics.Phase) []csvMetric {
 			f("open_loop_max_lag_us", o.MaxLagUs, "us"),
 		)
 	}
+	if h := p.Hiccup; h != nil && h.All.Wakes > 0 { // the platform's stalls over the phase
+		out = append(out,
+			i("hiccup_cpus", int64(len(h.PerCPU)), "count"),
+			i("hiccup_wakes", h.All.Wakes, "count"),
+			f("hiccup_p50_us", h.All.P50, "us"),
+			f("hiccup_p99_us", h.All.P99, "us"),
+			f("hiccup_p99_9_us", h.All.P999, "us"),
+			f("hiccup_max_us", h.All.Max, "us"),
+			f("hiccup_stalled_ms", h.All.StalledMs, "ms"),
+			f("hiccup_probe_cpu_s", h.ProbeCPUS, "s"))
+	}
 	if pl := p.Placement; pl != nil {
 		out = append(out,
 			f("placement_same_cpu", pl.SameCPU, "fraction"),
