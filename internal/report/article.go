@@ -48,7 +48,7 @@ func ourFigure(r *result.Result, t result.ArticleTable, target, phase, col strin
 		if c.Target != target || entryName(c) != t.Workload || c.Status != result.CellOK {
 			continue
 		}
-		if t.Param != "" && fmt.Sprint(paramInt(c.Params, t.Param)) != col && fmt.Sprint(c.Params[t.Param]) != col {
+		if t.Param != "" && !c.ParamIs(t.Param, col) {
 			continue
 		}
 		matching = append(matching, c)

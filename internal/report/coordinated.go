@@ -56,7 +56,8 @@ func coordinated(r *result.Result) ([]coRow, time.Duration) {
 	targets, kinds := map[string]bool{}, map[string]bool{}
 	over := slowOver
 	for _, c := range r.Cells {
-		if f, ok := c.Params["stall_for"].(string); ok {
+		if st := c.Settings(); st.Stalled {
+			f := st.StallFor
 			targets[c.Target], kinds[c.Workload] = true, true
 			// A short stall would not reach the threshold: count half of it.
 			if d, err := time.ParseDuration(f); err == nil && d < 2*over {
@@ -73,8 +74,8 @@ func coordinated(r *result.Result) ([]coRow, time.Duration) {
 		if !targets[c.Target] || !kinds[c.Workload] {
 			continue
 		}
-		a, _ := c.Params["stall_after"].(string)
-		f, _ := c.Params["stall_for"].(string)
+		st := c.Settings()
+		a, f := st.StallAfter, st.StallFor
 		for j := range c.Phases {
 			p := &c.Phases[j]
 			rows = append(rows, coRow{cell: c, phase: p, stallAfter: a, stallFor: f, slow: slowOps(p, over)})

@@ -287,7 +287,7 @@ type kvVariant struct {
 }
 
 func kvVariantOf(c *result.Cell) kvVariant {
-	return kvVariant{entryName(c), paramInt(c.Params, "batch")}
+	return kvVariant{entryName(c), c.Settings().Batch}
 }
 
 // kvSweeps gathers the finished cells of each kv variant of the result, in
@@ -323,7 +323,7 @@ func kvSweep(r *result.Result, v kvVariant, phases ...string) *sweep {
 	repeats := map[at][]*result.Cell{}
 	for i := range r.Cells {
 		c := &r.Cells[i]
-		n := paramInt(c.Params, "keys")
+		n := c.Settings().Keys
 		if c.Workload != "kv" || kvVariantOf(c) != v || c.Status != result.CellOK || n <= 0 {
 			continue
 		}

@@ -56,10 +56,11 @@ func newNetworkModel(r *result.Result, colorOf map[string]int) *networkModel {
 	via := map[string][]string{} // target -> where its clients connected
 	var targets []string
 	for _, c := range r.Cells {
-		if v, ok := c.Params["net_mechanism"].(string); ok {
-			mechs[v] = true
+		st := c.Settings()
+		if st.NetMechanism != "" {
+			mechs[st.NetMechanism] = true
 		}
-		if a, ok := c.Params["net_proxy"].(string); ok && a != "" {
+		if a := st.NetProxy; a != "" {
 			if via[c.Target] == nil {
 				targets = append(targets, c.Target)
 			}
@@ -294,7 +295,7 @@ func ptr(v float64) *float64 { return &v }
 func networkGroups(r *result.Result) (map[string]*netGroup, []string) {
 	withNet := map[string]bool{}
 	for _, c := range r.Cells {
-		if _, ok := c.Params["rtt_ms"]; ok {
+		if c.Settings().Network {
 			withNet[c.Workload] = true
 		}
 	}
@@ -305,10 +306,8 @@ func networkGroups(r *result.Result) (map[string]*netGroup, []string) {
 		if !withNet[c.Workload] || c.Status != result.CellOK {
 			continue
 		}
-		var rtt *float64
-		if v, ok := c.Params["rtt_ms"].(float64); ok {
-			rtt = &v
-		}
+		st := c.Settings()
+		rtt := st.RTTms
 		for _, p := range c.Phases {
 			if only, ok := networkPhases[c.Workload]; ok && !slices.Contains(only, p.Name) {
 				continue
@@ -340,8 +339,8 @@ func networkGroups(r *result.Result) (map[string]*netGroup, []string) {
 				continue // another entry at the same rtt: the first one stands
 			}
 			row.p50[c.Target] = p.LatencyUs.P50
-			if m, ok := c.Params["rtt_measured_ms"].(float64); ok {
-				row.meas = append(row.meas, m)
+			if m := st.RTTMeasuredMs; m != nil {
+				row.meas = append(row.meas, *m)
 			}
 		}
 	}

@@ -12,7 +12,6 @@ import (
 	"fmt"
 	"io"
 	"maps"
-	"math"
 	"regexp"
 	"slices"
 	"sort"
@@ -321,24 +320,6 @@ func MergeNotes(r *result.Result) []string {
 // rowName is a cell's target as a table row names it, with its round in a
 // repeated run.
 func rowName(c *result.Cell) string { return c.Target + result.RepeatSuffix(c.Repeat) }
-
-// paramInt reads a number from params decoded from JSON (float64) or built
-// in memory; 0, as if absent, for a float no int64 holds (NaN, ±Inf, 1e300),
-// whose conversion would be implementation-defined.
-func paramInt(params map[string]any, key string) int64 {
-	switch v := params[key].(type) {
-	case float64:
-		if !(v >= math.MinInt64 && v < math.MaxInt64) {
-			return 0
-		}
-		return int64(v)
-	case int64:
-		return v
-	case int:
-		return int64(v)
-	}
-	return 0
-}
 
 func errorSummary(errs map[string]int64) string {
 	if len(errs) == 0 {
