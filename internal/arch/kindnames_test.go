@@ -79,16 +79,6 @@ var kindNameDebts = []struct {
 }{
 	{"internal/report/model.go", "memory", 1, true},        // the host's memory, a row of the environment table
 	{"internal/workload/host_linux.go", "memory", 1, true}, // the cgroup controller
-	// issue 29: sessions' designs per kind and phase A on postgres alone.
-	{"internal/workload/sessions/design.go", "files", 1, false},
-	{"internal/workload/sessions/design.go", "memcached", 1, false},
-	{"internal/workload/sessions/design.go", "postgres", 1, false},
-	{"internal/workload/sessions/design.go", "redis", 1, false},
-	{"internal/workload/sessions/design.go", "sqlite", 1, false},
-	{"internal/workload/sessions/phasea.go", "postgres", 1, false},
-	{"internal/workload/sessions/spec.go", "mariadb", 1, false},
-	{"internal/workload/sessions/spec.go", "postgres", 5, false},
-	{"internal/workload/sessions/spec.go", "redis", 1, false},
 }
 
 // checkKindNames says what in found the debts do not cover (a new name,

@@ -548,6 +548,22 @@ type SessionSample struct {
 	Metrics map[string]float64
 }
 
+// SessionKnobber is a sessions store that names the knobs of
+// SessionDesign its tables honour (the others change nothing on it), so
+// the sessions workload's summary says which applied without knowing
+// which store it ran on.
+type SessionKnobber interface {
+	SessionKnobs() []string
+}
+
+// SessionArticle marks the sessions store the article's experiments were
+// made on (PostgreSQL, whose commit durability a transaction can set):
+// phase A's insert variants run only there, and phase B compares the
+// article's naive design with the tuned one there by default.
+type SessionArticle interface {
+	SessionArticleStore()
+}
+
 // SessionReplicas is the optional capability of a Store whose server can
 // have read replicas: it opens a session handle on the replica reachable at
 // url, for the same namespace. Such a handle can only Read.

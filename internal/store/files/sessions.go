@@ -366,3 +366,9 @@ func (h *sessionClient) Describe(context.Context) (map[string]string, error) {
 
 // ServerSettings asks for nothing: there is no server.
 func (h *sessionClient) ServerSettings(context.Context) (map[string]string, error) { return nil, nil }
+
+// SessionKnobs are the sessions design knobs this store's sessions honour
+// (store.SessionKnobber).
+func (s *Store) SessionKnobs() []string {
+	return []string{"reap", "keepalive", "skip_fresh", "fsync"}
+}

@@ -333,3 +333,9 @@ func (h *sessionClient) Describe(ctx context.Context) (map[string]string, error)
 
 // ServerSettings asks for nothing: Memcached needs no restart for sessions.
 func (h *sessionClient) ServerSettings(context.Context) (map[string]string, error) { return nil, nil }
+
+// SessionKnobs are the sessions design knobs this store's sessions honour
+// (store.SessionKnobber).
+func (s *Store) SessionKnobs() []string {
+	return []string{"keepalive", "skip_fresh"}
+}

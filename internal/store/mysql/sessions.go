@@ -354,3 +354,9 @@ func asString(v driver.Value) string {
 
 // ServerSettings asks for nothing: commit durability is the server profile.
 func (h *sessionClient) ServerSettings(context.Context) (map[string]string, error) { return nil, nil }
+
+// SessionKnobs are the sessions design knobs this store's sessions honour
+// (store.SessionKnobber).
+func (s *Store) SessionKnobs() []string {
+	return []string{"id", "payload", "expires_index", "reap", "keepalive", "skip_fresh", "constraints"}
+}

@@ -814,3 +814,14 @@ func (s *Store) Reconnect(ctx context.Context) error {
 	s.admin = conn
 	return nil
 }
+
+// SessionKnobs are the sessions design knobs this store's sessions honour
+// (store.SessionKnobber).
+func (s *Store) SessionKnobs() []string {
+	return []string{"persistence", "id", "id_cache", "payload", "expires", "commit", "tx_form", "call", "expires_index",
+		"reap", "keepalive", "skip_fresh", "fillfactor", "autovacuum", "autovacuum_max_workers", "constraints"}
+}
+
+// SessionArticleStore: the article's sessions experiments are PostgreSQL's
+// (store.SessionArticle).
+func (s *Store) SessionArticleStore() {}

@@ -301,3 +301,9 @@ func (h *sessionClient) Describe(ctx context.Context) (map[string]string, error)
 
 // ServerSettings asks for nothing: there is no server.
 func (h *sessionClient) ServerSettings(context.Context) (map[string]string, error) { return nil, nil }
+
+// SessionKnobs are the sessions design knobs this store's sessions honour
+// (store.SessionKnobber).
+func (s *Store) SessionKnobs() []string {
+	return []string{"payload", "expires_index", "reap", "keepalive", "skip_fresh", "constraints"}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"slices"
 	"testing"
 	"time"
 
@@ -30,6 +31,14 @@ type SessionOptions struct {
 // go test runs GOMAXPROCS of them at a time.)
 func RunSessions(t *testing.T, open Opener, o SessionOptions) {
 	ctx := context.Background()
+	// A sessions store says which design knobs it honours, so the
+	// workload's summary can tell without knowing the store; every store
+	// honours keepalive and skip_fresh (the workload's own behaviour).
+	if k, ok := open(t).(store.SessionKnobber); !ok {
+		t.Error("a sessions store names the design knobs it honours (store.SessionKnobber)")
+	} else if knobs := k.SessionKnobs(); !slices.Contains(knobs, "keepalive") || !slices.Contains(knobs, "skip_fresh") {
+		t.Errorf("SessionKnobs %v: keepalive and skip_fresh apply everywhere", knobs)
+	}
 	u := sessionUnit(t, open(t), o)
 	design := func(ttl, refresh time.Duration, onRead bool) store.SessionDesign {
 		d := o.Design

@@ -155,25 +155,6 @@ func (d Design) Store(t schema.Timing) store.SessionDesign {
 	return sd
 }
 
-// Applies lists the knobs a store kind (store.Info.Kind) has; the others
-// change nothing there, and the summary says so.
-func Applies(kind string) []string {
-	switch kind {
-	case "postgres":
-		return []string{"persistence", "id", "id_cache", "payload", "expires", "commit", "tx_form", "call", "expires_index",
-			"reap", "keepalive", "skip_fresh", "fillfactor", "autovacuum", "autovacuum_max_workers", "constraints"}
-	case "sqlite":
-		return []string{"payload", "expires_index", "reap", "keepalive", "skip_fresh", "constraints"}
-	case "mysql":
-		return []string{"id", "payload", "expires_index", "reap", "keepalive", "skip_fresh", "constraints"}
-	case "files":
-		return []string{"reap", "keepalive", "skip_fresh", "fsync"}
-	case "redis", "memcached":
-		return []string{"keepalive", "skip_fresh"}
-	}
-	return nil
-}
-
 // Variants are phase A's ways of inserting, the article's four and the
 // spec's controls.
 var Variants = []string{"unlogged", "logged", "tx", "function", "tx-string", "function-sync"}

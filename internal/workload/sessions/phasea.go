@@ -18,12 +18,12 @@ func runInsert(ctx context.Context, env Env, p Params, hooks Hooks) (Outcome, er
 	if err != nil {
 		return Outcome{}, fmt.Errorf("sessions: %w", err)
 	}
-	if info.Kind != "postgres" {
+	if _, ok := env.Store.(store.SessionArticle); !ok {
 		return Outcome{}, fmt.Errorf("sessions: %w (%s): %w", errNotPostgres, info.Kind, store.ErrUnsupported)
 	}
 	d, _ := VariantDesign(p.Variant) // checked by Validate
 	sum := &schema.Summary{Phase: PhaseInsert, Store: info.Kind, Variant: p.Variant, VariantDoc: VariantDoc[p.Variant], Inserts: p.Inserts}
-	sum.Knobs = knobValues(d, info.Kind)
+	sum.Knobs = knobValues(d, env.Store)
 	h, err := env.Store.(store.Sessions).OpenSessions(ctx, d.Store(schema.Timing{TTL: p.TTL, Scale: 1}))
 	if err != nil {
 		return Outcome{Summary: sum}, fmt.Errorf("sessions: %w", err)
@@ -59,11 +59,14 @@ func (w *inserter) Do(ctx context.Context, seq int64) error {
 	return err
 }
 
-// knobValues lists the design's knobs and whether kind has each.
-func knobValues(d Design, kind string) []schema.KnobValue {
+// knobValues lists the design's knobs and whether the store honours each
+// (store.SessionKnobber; none when it does not say).
+func knobValues(d Design, s store.Store) []schema.KnobValue {
 	applies := map[string]bool{}
-	for _, k := range Applies(kind) {
-		applies[k] = true
+	if k, ok := s.(store.SessionKnobber); ok {
+		for _, name := range k.SessionKnobs() {
+			applies[name] = true
+		}
 	}
 	out := make([]schema.KnobValue, 0, len(Knobs))
 	for _, k := range Knobs {

@@ -67,7 +67,7 @@ func runChurn(ctx context.Context, env Env, p Params, hooks Hooks) (out Outcome,
 	d, _ := ParseDesign(p.Design) // checked by Validate
 	t := p.Timing()
 	c := &churn{p: p, env: env, t: t, design: d, sd: d.Store(t), kaOnRead: d.KeepaliveOnRead()}
-	c.sum = &schema.Summary{Phase: PhaseChurn, Store: info.Kind, Design: d.Spec, Knobs: knobValues(d, info.Kind), Timing: &t}
+	c.sum = &schema.Summary{Phase: PhaseChurn, Store: info.Kind, Design: d.Spec, Knobs: knobValues(d, env.Store), Timing: &t}
 	out.Summary = c.sum
 	if p.Replica {
 		if _, ok := env.Store.(store.SessionReplicas); !ok || env.ReplicaURL == "" {

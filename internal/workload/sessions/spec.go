@@ -4,8 +4,11 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 )
 
@@ -62,37 +65,42 @@ type Cell struct {
 // table, which the replica cannot read.
 var DefaultReplicaDesigns = []string{"tuned", "tuned,persistence=unlogged"}
 
-// storeKey is the key of a store in Designs: the registry's name.
-func storeKey(store string) string {
-	switch store {
-	case "mysql":
-		return "mariadb"
-	case "pg", "postgresql":
-		return "postgres"
-	}
-	return store
+// Kind is what the spec needs to know of a store kind to expand its
+// cells: the names a scenario's designs may key it by (its registry name
+// and URL schemes), whether it is the article's store (store.SessionArticle:
+// phase A runs there, phase B compares naive with tuned there by default)
+// and whether its server can have read replicas (store.SessionReplicas).
+type Kind struct {
+	Names   []string
+	Article bool
+	Replica bool
 }
 
-// Cells expands the spec for one store (the registry's name: postgres,
-// redis, memcached, files, sqlite, mariadb). Phase A has cells on postgres
-// only. With replica, postgres gets ReplicaDesigns once more, read on a
-// replica, after its other cells.
-func (s Spec) Cells(store string, replica bool) []Cell {
-	store = storeKey(store)
+// KindOf reads those facts off a store kind's prototype.
+func KindOf(k target.Kind) Kind {
+	return Kind{Names: append([]string{k.Name}, k.Schemes...),
+		Article: workload.Supports[store.SessionArticle](k), Replica: workload.Supports[store.SessionReplicas](k)}
+}
+
+// Cells expands the spec for one store kind. Phase A has cells on the
+// article's store only. With replica, a store whose server can have
+// replicas gets ReplicaDesigns once more, read on a replica, after its
+// other cells.
+func (s Spec) Cells(k Kind, replica bool) []Cell {
 	var out []Cell
 	switch s.Phase {
 	case PhaseInsert:
-		if store != "postgres" {
+		if !k.Article {
 			return nil
 		}
 		for _, v := range workload.SliceOr(s.Variants, Variants) {
 			out = append(out, Cell{Phase: PhaseInsert, Variant: v})
 		}
 	case PhaseChurn:
-		for _, d := range s.designsFor(store) {
+		for _, d := range s.designsFor(k) {
 			out = append(out, Cell{Phase: PhaseChurn, Design: d})
 		}
-		if replica && store == "postgres" {
+		if replica && k.Replica {
 			for _, d := range workload.SliceOr(s.ReplicaDesigns, DefaultReplicaDesigns) {
 				out = append(out, Cell{Phase: PhaseChurn, Design: d, Replica: true})
 			}
@@ -101,15 +109,15 @@ func (s Spec) Cells(store string, replica bool) []Cell {
 	return out
 }
 
-func (s Spec) designsFor(store string) []string {
+func (s Spec) designsFor(k Kind) []string {
 	if s.Designs == nil {
-		if store == "postgres" {
+		if k.Article {
 			return []string{"naive", "tuned"}
 		}
 		return []string{"tuned"}
 	}
-	for k, v := range s.Designs {
-		if storeKey(k) == store {
+	for name, v := range s.Designs {
+		if slices.Contains(k.Names, name) {
 			return v
 		}
 	}
@@ -143,8 +151,10 @@ func (s Spec) Check(seed uint64, l workload.Load) error {
 	default:
 		return fmt.Errorf("sessions: phase %q: want %s (phase A) or %s (phase B)", s.Phase, PhaseInsert, PhaseChurn)
 	}
-	for _, store := range []string{"postgres", "redis"} {
-		for _, c := range s.Cells(store, true) {
+	// Every cell a kind can get: the article's store with replicas, and
+	// any other.
+	for _, k := range []Kind{{Article: true, Replica: true}, {}} {
+		for _, c := range s.Cells(k, true) {
 			if _, err := PlanParams(s, c, seed, l); err != nil {
 				errs = append(errs, err)
 			}

@@ -2,11 +2,13 @@ package sessions_test
 
 import (
 	"bytes"
+	"strings"
 	"testing"
 	"time"
 
 	"go.yaml.in/yaml/v3"
 
+	"github.com/storebench/storebench/internal/kinds"
 	schema "github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/sessions"
@@ -75,7 +77,11 @@ func TestSuite(t *testing.T) {
 		q.Ops, q.Duration = doc.Quick.Ops, doc.Quick.Duration // as the scenario's quick section does
 		for _, store := range doc.Targets {
 			for _, replica := range []bool{false, true} {
-				for _, c := range spec.Cells(store, replica) {
+				kind, ok := kinds.All().Lookup(strings.SplitN(store, ":", 2)[0])
+				if !ok {
+					t.Fatalf("the suite's target %q is no store kind", store)
+				}
+				for _, c := range spec.Cells(sessions.KindOf(kind), replica) {
 					if _, err := sessions.PlanParams(spec, c, 42, full); err != nil {
 						t.Errorf("%s on %s: %v", w.Name, store, err)
 					}

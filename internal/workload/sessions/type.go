@@ -35,7 +35,7 @@ func (e *Entry) Validate(l workload.Load, seed uint64) error {
 func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
 	spec := *e.Sessions
 	var cells []workload.Cell
-	for _, sc := range spec.Cells(p.Kind.Name, spec.Replica) {
+	for _, sc := range spec.Cells(KindOf(p.Kind), spec.Replica) {
 		params, err := PlanParams(spec, sc, p.Seed, p.Load)
 		if err != nil {
 			return nil, err
