@@ -109,17 +109,26 @@ func cpuCell(v *float64) cell {
 // fixed rate: its queries/s grow with the cache's speed, so they compare
 // with nothing.
 func savedCell(s *cacheaside.Summary, cells []*result.Cell) cell {
+	if saved, ok := dbLoadSaved(s, cells); ok {
+		return figureCell(fixed(100*saved, 1)+"%", saved)
+	}
+	return textCell("—")
+}
+
+// dbLoadSaved is the share of the database's queries a cached cell saved
+// against the cell of the same requests on its database alone; false when
+// the run has no such cell (or s used no cache, or ran a closed loop).
+func dbLoadSaved(s *cacheaside.Summary, cells []*result.Cell) (float64, bool) {
 	if !s.CacheUsed || s.Params.RateOpsS <= 0 {
-		return textCell("—")
+		return 0, false
 	}
 	for _, c := range cells {
 		a := cacheAsideOf(c)
 		if !a.CacheUsed && a.Database == s.Database && sameRequests(a.Params, s.Params) && a.DBQueriesPerS > 0 {
-			saved := 1 - s.DBQueriesPerS/a.DBQueriesPerS
-			return figureCell(fixed(100*saved, 1)+"%", saved)
+			return 1 - s.DBQueriesPerS/a.DBQueriesPerS, true
 		}
 	}
-	return textCell("—")
+	return 0, false
 }
 
 // sameRequests is whether two cells offered the same requests at the same

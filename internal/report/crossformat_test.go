@@ -82,23 +82,9 @@ func TestSectionsInEveryFormat(t *testing.T) {
 // which this test therefore cannot walk.
 var noSample = []string{"nodes", "replica-lag"}
 
-// csvGaps are section figures the CSV does not have yet (issue 29: the
-// CSV is to be derived from the section tables, so that none can be
-// missing); the test fails when one is no longer missing.
-var csvGaps = map[string]bool{
-	"cache-aside.db_load_saved":                      true,
-	"cache-aside.max_stale_age_us":                   true,
-	"cache-aside-stampede.expiries":                  true,
-	"cache-aside-stampede.db_queries_per_expiry":     true,
-	"cache-aside-stampede.max_db_queries_per_expiry": true,
-	"cache-aside-stampede.db_queries":                true,
-	"capacity-steps.duration_s":                      true,
-	"capacity-steps.p50":                             true,
-	"capacity-steps.p99":                             true,
-	"capacity-steps.p99.9":                           true,
-	"capacity-steps.achieved_ops_s":                  true,
-	"capacity-steps.backlog_slope":                   true,
-}
+// csvGaps are section figures the CSV does not have (none since issue
+// 29): the test fails when one is no longer missing.
+var csvGaps = map[string]bool{}
 
 // renderAll is the result in every format, by its --format name: text,
 // md, html and csv.

@@ -109,7 +109,7 @@ func CSV(w io.Writer, r *result.Result) error {
 		if err := row("", "cell_seconds", exact(c.Seconds), "s"); err != nil {
 			return err
 		}
-		for _, m := range cellMetrics(c) {
+		for _, m := range cellMetrics(c, r) {
 			if err := row("", m.name, m.value, m.unit); err != nil {
 				return err
 			}
@@ -332,6 +332,17 @@ func capacityMetrics(c *result.Cell) []csvMetric {
 				boolMetric("capacity_need_beyond_capacity"+at, k.BeyondCapacity))
 		}
 	}
+	ps := kneePercentiles(s)
+	for n, st := range s.Steps { // the knee curve's table: a row per step
+		p := "capacity_step" + strconv.Itoa(n+1) + "_"
+		out = append(out, f(p+"offered_ops_s", st.OfferedOpsS, "ops/s"), f(p+"achieved_ops_s", st.AchievedOpsS, "ops/s"),
+			f(p+"duration_s", st.DurationS, "s"), f(p+"backlog_slope", st.BacklogSlope, "ops/s"), boolMetric(p+"passed", st.Passed))
+		for _, pc := range ps {
+			if v, ok := stepPercentile(st, pc); ok {
+				out = append(out, f(p+pctName(pc)+"_us", v.ValueUs, "us"))
+			}
+		}
+	}
 	if u := s.USL; u != nil {
 		out = append(out, f("usl_lambda_ops_s", u.Lambda, "ops/s"), f("usl_sigma", u.Sigma, "fraction"), f("usl_kappa", u.Kappa, "fraction"))
 		if u.PeakClients > 0 {
@@ -343,8 +354,9 @@ func capacityMetrics(c *result.Cell) []csvMetric {
 }
 
 // cellMetrics are the cell-level figures of a payments, durability or
-// sessions cell, the rows of their sections' tables.
-func cellMetrics(c *result.Cell) []csvMetric {
+// sessions cell, the rows of their sections' tables (r: the run's other
+// cells, which a cache-aside cell's saved load is measured against).
+func cellMetrics(c *result.Cell, r *result.Result) []csvMetric {
 	f := floatMetric
 	i := func(name string, v int64) csvMetric { return intMetric(name, v, "count") }
 	var out []csvMetric
@@ -372,7 +384,20 @@ func cellMetrics(c *result.Cell) []csvMetric {
 	}
 	if s := cacheAsideOf(c); s != nil {
 		out = append(out, f("cache_aside_hit_ratio", s.HitRatio, "fraction"), f("cache_aside_db_queries_per_s", s.DBQueriesPerS, "ops/s"),
-			f("cache_aside_db_queries_per_request", s.DBQueriesPerRequest, "count"), i("cache_aside_stale", s.Staleness.Stale))
+			f("cache_aside_db_queries_per_request", s.DBQueriesPerRequest, "count"), i("cache_aside_stale", s.Staleness.Stale),
+			f("cache_aside_max_stale_age_us", s.Staleness.MaxAgeUs, "us"))
+		if saved, ok := dbLoadSaved(s, cellsWith(r, cacheAsideOf)); ok {
+			out = append(out, f("cache_aside_db_load_saved", saved, "fraction"))
+		}
+		for _, st := range s.Stampede { // a row per protection of the stampede table
+			p := "cache_aside_stampede_" + st.Protection + "_"
+			out = append(out, i(p+"expiries", st.Expiries), i(p+"db_queries", st.DBQueries),
+				f(p+"db_queries_per_expiry", st.DBQueriesPerExpiry, "count"), i(p+"max_db_queries_per_expiry", st.MaxDBQueriesPerExpiry),
+				i(p+"refills", st.Refills), f(p+"p99_us", st.P99Us, "us"))
+			if st.Refills > 0 {
+				out = append(out, f(p+"refill_p99_us", st.RefillP99Us, "us"))
+			}
+		}
 		for _, a := range s.AtCapacity {
 			if a.Found { // the verdict table's "capacity at SLO" column
 				at := "_at_" + a.SLO
