@@ -14,7 +14,7 @@ import (
 
 // mixPath is a real run of `storebench run mix --stores memory,redis
 // --duration 2s`: phases with figures per kind of operation.
-const mixPath = "testdata/mix-result.json"
+const mixPath = "testdata/mix-result.json.gz"
 
 func readMix(t *testing.T) *result.Result {
 	t.Helper()

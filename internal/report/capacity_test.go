@@ -133,7 +133,7 @@ func TestCapacityChartAndMarkdown(t *testing.T) {
 }
 
 // TestCapacityGolden: the capacity section of a real capacity result in
-// every format. testdata/capacity-result.json holds two searches made with
+// every format. testdata/capacity-result.json.gz holds two searches made with
 // capacity.Run and EngineStep on a 2-CPU machine at a load of ~12 (before
 // the capacity workload had a command): Redis behind the delaying proxy at
 // 2 ms with 4 connections (two SLOs, a USL fit over 1-16 clients, a need of

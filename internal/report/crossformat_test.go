@@ -16,7 +16,7 @@ import (
 // text), in Markdown (its heading), in HTML (its <section>) and in the CSV
 // (its tables' figures); a section the result lacks is in none.
 func TestSectionsInEveryFormat(t *testing.T) {
-	files, err := filepath.Glob("testdata/*-result.json")
+	files, err := filepath.Glob("testdata/*-result.json*")
 	if err != nil || len(files) == 0 {
 		t.Fatalf("no sample results: %v", err)
 	}
@@ -27,7 +27,7 @@ func TestSectionsInEveryFormat(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		name := strings.TrimSuffix(filepath.Base(f), "-result.json")
+		name, _, _ := strings.Cut(filepath.Base(f), "-result.json")
 		out := renderAll(t, r)
 		csvValues := csvValueSet(t, out["csv"])
 		have := map[string]section{}

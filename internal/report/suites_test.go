@@ -20,12 +20,13 @@ import (
 // sample-result.json), made with `storebench run SUITE --quick` (payments
 // on postgres and sqlite, sessions and network on postgres and redis,
 // redis-persistence and cache-vs-db with --repeat 1; the others as the
-// suite has them), each in testdata/SUITE-result.json.
+// suite has them), each in testdata/SUITE-result.json.gz (gzip: result.Read
+// reads either; kept small, as the results of every run can be).
 var suiteSamples = []string{"payments", "sessions", "durability", "network", "coordinated-omission", "files-vs-cache", "redis-persistence", "cache-vs-db"}
 
 func readSuiteSample(t *testing.T, suite string) *result.Result {
 	t.Helper()
-	r, err := result.Read("testdata/" + suite + "-result.json")
+	r, err := result.Read("testdata/" + suite + "-result.json.gz")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,8 @@
 package result
 
 import (
+	"bufio"
+	"compress/gzip"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -46,7 +48,11 @@ func readLimited(path string, limit int64) (*Result, error) {
 		return nil, err
 	}
 	defer f.Close()
-	dec := json.NewDecoder(f)
+	src, offset, err := decompressed(f, limit)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %v", path, err)
+	}
+	dec := json.NewDecoder(src)
 	var r Result
 	err = dec.Decode(&r)
 	if err == nil {
@@ -70,7 +76,7 @@ func readLimited(path string, limit int64) (*Result, error) {
 	case errors.Is(err, io.EOF):
 		return nil, fmt.Errorf("%s: empty file, not a storebench result", path)
 	case errors.Is(err, io.ErrUnexpectedEOF):
-		return nil, fmt.Errorf("%s: truncated at byte %d: its JSON ends unfinished (a copy cut short?)", path, f.Offset())
+		return nil, fmt.Errorf("%s: truncated at byte %d: its JSON ends unfinished (a copy cut short?)", path, offset())
 	case errors.As(err, &syntax):
 		return nil, fmt.Errorf("%s: not a storebench result: %v at byte %d", path, syntax, syntax.Offset)
 	case err != nil && !errors.As(err, &field):
@@ -85,12 +91,47 @@ func readLimited(path string, limit int64) (*Result, error) {
 	return &r, nil
 }
 
+// decompressed is f's JSON: as it is, or gunzipped when f is gzip
+// (result.json.gz: results kept or shipped compressed, the report's test
+// samples); the JSON is bounded by limit either way, so a small file
+// cannot unpack into an endless one. offset is how far the JSON was read.
+func decompressed(f *LimitedFile, limit int64) (src io.Reader, offset func() int64, err error) {
+	br := bufio.NewReader(f)
+	if magic, _ := br.Peek(2); len(magic) < 2 || magic[0] != 0x1f || magic[1] != 0x8b {
+		return br, f.Offset, nil
+	}
+	zr, err := gzip.NewReader(br)
+	if err != nil {
+		return nil, nil, fmt.Errorf("gzip: %v", err)
+	}
+	lr := &limitedReader{r: zr, limit: limit}
+	return lr, func() int64 { return min(lr.read, limit) }, nil
+}
+
+// limitedReader fails with a *TooLargeError once more than limit bytes
+// have been read.
+type limitedReader struct {
+	r           io.Reader
+	read, limit int64
+}
+
+func (l *limitedReader) Read(p []byte) (int, error) {
+	if room := l.limit + 1 - l.read; int64(len(p)) > room {
+		p = p[:room]
+	}
+	n, err := l.r.Read(p)
+	l.read += int64(n)
+	if l.read > l.limit {
+		return n - 1, &TooLargeError{Limit: l.limit}
+	}
+	return n, err
+}
+
 // LimitedFile is a regular file open for reading that fails with a
 // *TooLargeError once more than its limit has been read.
 type LimitedFile struct {
-	f     *os.File
-	read  int64
-	limit int64
+	f *os.File
+	limitedReader
 }
 
 // TooLargeError is a file read past the limit its reader allows.
@@ -133,24 +174,7 @@ func OpenRegular(path string, limit int64) (*LimitedFile, error) {
 		}
 		return nil, fmt.Errorf("%s: %s, not a regular file", path, store.FileKind(st.Mode()))
 	}
-	return &LimitedFile{f: f, limit: limit}, nil
-}
-
-func (l *LimitedFile) Read(p []byte) (int, error) {
-	if l.read > l.limit {
-		return 0, &TooLargeError{Limit: l.limit}
-	}
-	// One byte past the limit tells a file of exactly the limit from a
-	// longer one.
-	if room := l.limit + 1 - l.read; int64(len(p)) > room {
-		p = p[:room]
-	}
-	n, err := l.f.Read(p)
-	l.read += int64(n)
-	if l.read > l.limit {
-		return n - 1, &TooLargeError{Limit: l.limit}
-	}
-	return n, err
+	return &LimitedFile{f: f, limitedReader: limitedReader{r: f, limit: limit}}, nil
 }
 
 // Offset is how many bytes have been read.

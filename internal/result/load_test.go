@@ -1,6 +1,8 @@
 package result
 
 import (
+	"bytes"
+	"compress/gzip"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -114,5 +116,42 @@ func TestReadSaysWhereAFileIsTruncated(t *testing.T) {
 		if _, err := Read(p); err == nil || !strings.HasPrefix(err.Error(), p+": ") || !strings.Contains(err.Error(), want) {
 			t.Errorf("%q: %v, want %q", doc, err, want)
 		}
+	}
+}
+
+// TestReadGzip: a gzipped result reads as the plain one; its JSON, not the
+// compressed bytes, is what the limit bounds (a small file that unpacks
+// into a huge one is refused); a cut gzip says it is truncated.
+func TestReadGzip(t *testing.T) {
+	dir := t.TempDir()
+	doc := fmt.Sprintf(`{"schema":%q,"notes":["%s"]}`, Schema, strings.Repeat("x", 100000))
+	var z bytes.Buffer
+	zw := gzip.NewWriter(&z)
+	if _, err := zw.Write([]byte(doc)); err != nil {
+		t.Fatal(err)
+	}
+	if err := zw.Close(); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, "r.json.gz")
+	if err := os.WriteFile(p, z.Bytes(), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r, err := Read(p)
+	if err != nil || len(r.Notes) != 1 || len(r.Notes[0]) != 100000 {
+		t.Fatalf("read %v, %v", r, err)
+	}
+	if z.Len() >= 10000 {
+		t.Fatalf("the gzip is %d bytes: not a small file", z.Len())
+	}
+	if _, err := readLimited(p, 10000); err == nil || !strings.Contains(err.Error(), "larger than 10000 bytes") {
+		t.Errorf("a 100 kB JSON in a %d-byte gzip under a 10 kB limit: %v", z.Len(), err)
+	}
+	cut := filepath.Join(dir, "cut.json.gz")
+	if err := os.WriteFile(cut, z.Bytes()[:z.Len()/2], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := Read(cut); err == nil || !strings.Contains(err.Error(), "truncated") && !strings.Contains(err.Error(), "unexpected EOF") {
+		t.Errorf("a cut gzip: %v", err)
 	}
 }

@@ -2,10 +2,13 @@ package result
 
 import (
 	"bytes"
+	"compress/gzip"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -13,7 +16,7 @@ import (
 // tests render: the schema must read and write each one unchanged.
 func samples(t *testing.T) []string {
 	t.Helper()
-	paths, err := filepath.Glob("../report/testdata/*-result.json")
+	paths, err := filepath.Glob("../report/testdata/*-result.json*")
 	if err != nil || len(paths) < 9 {
 		t.Fatalf("found %d sample results in ../report/testdata (%v), want every suite's", len(paths), err)
 	}
@@ -42,10 +45,7 @@ func TestSamplesRoundTrip(t *testing.T) {
 	summaries := 0
 	for _, path := range samples(t) {
 		t.Run(filepath.Base(path), func(t *testing.T) {
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
-			}
+			raw := readSampleBytes(t, path)
 			r, err := Read(path)
 			if err != nil {
 				t.Fatal(err)
@@ -92,4 +92,26 @@ func TestSamplesRoundTrip(t *testing.T) {
 	if summaries == 0 {
 		t.Error("no sample cell has a workload summary")
 	}
+}
+
+// readSampleBytes is a sample's JSON, gunzipped when it is stored
+// compressed (.gz).
+func readSampleBytes(t *testing.T, path string) []byte {
+	t.Helper()
+	raw, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(path, ".gz") {
+		return raw
+	}
+	zr, err := gzip.NewReader(bytes.NewReader(raw))
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err = io.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
 }
