@@ -3,6 +3,7 @@ package report
 import (
 	"bytes"
 	"encoding/csv"
+	"io/fs"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -167,3 +168,24 @@ func (d tableCollector) list([]string)              {}
 func (d tableCollector) table(t *table)             { *d.tables = append(*d.tables, t) }
 func (d tableCollector) lineChart(c *lineChartSpec) { d.table(c.table) }
 func (d tableCollector) end()                       {}
+
+// TestTestdataStaysSmall: the samples and goldens stay under 1.5 MB (issue
+// 29: they weighed three times all the Go source): gzip a new sample, and
+// keep a suite's HTML golden an outline (htmlGolden).
+func TestTestdataStaysSmall(t *testing.T) {
+	var total int64
+	err := filepath.WalkDir("testdata", func(_ string, d fs.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		info, err := d.Info()
+		total += info.Size()
+		return err
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if total > 1500000 {
+		t.Errorf("internal/report/testdata holds %d bytes, more than 1.5 MB", total)
+	}
+}

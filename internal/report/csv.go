@@ -3,6 +3,8 @@ package report
 import (
 	"encoding/csv"
 	"fmt"
+	"github.com/storebench/storebench/internal/doctor"
+	"github.com/storebench/storebench/internal/hiccup"
 	"io"
 	"maps"
 	"slices"
@@ -96,6 +98,12 @@ func CSV(w io.Writer, r *result.Result) error {
 	storeOf := map[string]string{}
 	for _, t := range r.Targets {
 		storeOf[t.Name] = t.Store
+	}
+	// The machine check's figures are the run's, in rows of no cell.
+	for _, m := range machineMetrics(r.Machine) {
+		if err := cw.Write([]string{r.ID, "", "", "", "", "", "", "", "", m.name, m.value, m.unit}); err != nil {
+			return err
+		}
 	}
 	for i := range r.Cells {
 		c := &r.Cells[i]
@@ -238,6 +246,33 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 		}
 	}
 	return append(out, scheduleMetrics(p)...)
+}
+
+// machineMetrics are the brief machine check's figures (the machine
+// section's table), none without one.
+func machineMetrics(m *doctor.Report) []csvMetric {
+	if m == nil {
+		return nil
+	}
+	f := floatMetric
+	var out []csvMetric
+	for _, w := range []struct {
+		name string
+		f    hiccup.Figures
+	}{{"machine_idle_wake", m.IdleWake}, {"machine_tick_wake", m.TickWake}} {
+		if w.f.Wakes > 0 {
+			out = append(out, f(w.name+"_p50_us", w.f.P50, "us"), f(w.name+"_p99_us", w.f.P99, "us"), f(w.name+"_max_us", w.f.Max, "us"))
+		}
+	}
+	for _, rt := range []struct {
+		name string
+		r    *doctor.RoundTrips
+	}{{"machine_rtt_same_cpu", m.RTTSameCPU}, {"machine_rtt_across_cpus", m.RTTAcrossCPUs}} {
+		if rt.r != nil && rt.r.Error == "" {
+			out = append(out, f(rt.name+"_p50_us", rt.r.P50, "us"), f(rt.name+"_p99_us", rt.r.P99, "us"), f(rt.name+"_max_us", rt.r.Max, "us"))
+		}
+	}
+	return append(out, f("machine_steal_pct", m.StealPct, "percent"))
 }
 
 // scheduleMetrics are an open-loop phase's lateness and where client and

@@ -6,6 +6,7 @@ package result
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/storebench/storebench/internal/doctor"
 	"io"
 	"path/filepath"
 	"strconv"
@@ -50,9 +51,13 @@ type Result struct {
 	Seed        uint64      `json:"seed"`
 	Storebench  Build       `json:"storebench"`
 	Environment Environment `json:"environment"`
-	Scenario    any         `json:"scenario"`
-	Article     *Article    `json:"article,omitempty"`
-	Quick       bool        `json:"quick,omitempty"`
+	// Machine is a brief machine check (storebench doctor --brief) made
+	// before a run whose verdicts judge latency against a bound (capacity
+	// at an SLO): what the machine itself adds to a latency; nil otherwise.
+	Machine  *doctor.Report `json:"machine,omitempty"`
+	Scenario any            `json:"scenario"`
+	Article  *Article       `json:"article,omitempty"`
+	Quick    bool           `json:"quick,omitempty"`
 	// QuickChanges says what --quick changed from the full suite, one
 	// phrase each, e.g. "repeat 3→1", "duration 2h0m0s→8s".
 	QuickChanges []string `json:"quick_changes,omitempty"`

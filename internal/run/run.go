@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/storebench/storebench/internal/doctor"
 	"io"
 	"os"
 	"path/filepath"
@@ -47,6 +48,7 @@ type Plan struct {
 	shard          workload.Shard         // --shard
 	startAt        time.Time              // --start-at
 	quickChanges   []string               // what --quick changed, for the result and the log
+	checkMachine   bool                   // a brief doctor before the cells (scenario.Resolved.ChecksMachine)
 }
 
 // NewPlan checks everything a run is given (the scenario, the options, the
@@ -92,6 +94,7 @@ func NewPlan(ctx context.Context, reg target.Registry, types workload.Registry, 
 	if p.targets, p.skipped, err = preflight(ctx, reg, s, target.StartArgs{BaseDir: opts.DataDir, CPUs: p.server.list, ServerBins: p.serverBins}); err != nil {
 		return nil, err
 	}
+	p.checkMachine = resolved.ChecksMachine() && !opts.NoHiccup
 	planned, err := planCells(resolved, p.targets)
 	if err != nil {
 		return nil, asInput(err)
@@ -158,6 +161,9 @@ func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 		return nil, inputf("--out %s: %v", p.opts.Out, err)
 	}
 	p.logBefore(ctx, obs)
+	if p.checkMachine {
+		p.machineCheck(ctx, w, obs)
+	}
 
 	obs.Begin(p.Cells())
 	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep, NoHiccup: p.opts.NoHiccup, ServerBins: p.serverBins}
@@ -197,6 +203,34 @@ func (p *Plan) logBefore(ctx context.Context, obs Observer) {
 			obs.Logf("%s: %s not applied: %s; the run is unpinned (see the environment's CPUs)", p.s.Source, c.dropped, c.why)
 		}
 	}
+}
+
+// machineCheck measures what the machine adds to latency (doctor, briefly,
+// before any server runs a cell) and records it in the result; a check
+// that cannot be made is logged, and the run goes on without it.
+func (p *Plan) machineCheck(ctx context.Context, w *result.Writer, obs Observer) {
+	obs.Logf("checking the machine (storebench doctor --brief; --no-hiccup skips it)")
+	m, err := doctor.Run(ctx, doctor.Options{Brief: true})
+	if err != nil {
+		obs.Logf("  machine check not made: %v", err)
+		return
+	}
+	obs.Logf("  idle CPU wake-up p99 %s, max %s late; loopback round trip p50 %s", usText(m.IdleWake.P99), usText(m.IdleWake.Max), usText(rttP50(m)))
+	logWriteErr(w.Update(func(r *result.Result) { r.Machine = m }), obs.Logf)
+}
+
+func rttP50(m *doctor.Report) float64 {
+	if m.RTTSameCPU != nil {
+		return m.RTTSameCPU.P50
+	}
+	return 0
+}
+
+func usText(v float64) string {
+	if v >= 1000 {
+		return fmt.Sprintf("%.1f ms", v/1000)
+	}
+	return fmt.Sprintf("%.0f µs", v)
 }
 
 // finish closes the result with the run's status and writes report.html.

@@ -55,6 +55,17 @@ func (r *Resolved) KeepsData() bool {
 	return false
 }
 
+// ChecksMachine says an entry judges latency against a bound
+// (workload.MachineChecker): the run measures the machine first.
+func (r *Resolved) ChecksMachine() bool {
+	for _, w := range r.Scenario.Workloads {
+		if m, ok := w.Spec.(workload.MachineChecker); ok && m.ChecksMachine() {
+			return true
+		}
+	}
+	return false
+}
+
 // Defaults fills what the file leaves out at the scenario's level.
 func (s *Scenario) Defaults() {
 	if s.Seed == 0 {

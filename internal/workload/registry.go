@@ -67,6 +67,14 @@ type Plan struct {
 	Whole Load
 }
 
+// MachineChecker is a Spec whose verdict judges latency against a bound
+// (capacity at an SLO): the run first measures what the machine itself
+// does to latency (storebench doctor, briefly) and records it beside the
+// verdict. ChecksMachine says whether this entry judges one.
+type MachineChecker interface {
+	ChecksMachine() bool
+}
+
 // Staller is a Spec whose phases may have their server stopped for a while
 // (a scenario's stall): timed phases of ops the stall holds up.
 type Staller interface {

@@ -57,6 +57,9 @@ func (e *Entry) section() Section { return workload.ValueOr(e.CacheAside, Sectio
 
 func (e *Entry) Defaults() {}
 
+// ChecksMachine: with an slo, the cell searches a capacity at it.
+func (e *Entry) ChecksMachine() bool { return len(e.SLO) > 0 }
+
 func (e *Entry) params(l workload.Load, seed uint64) (Params, error) {
 	s := e.section()
 	p := Params{Keyspace: workload.Keyspace{Keys: s.Keys, ValueSize: s.ValueSize, Seed: seed}, ValueSizeMax: s.ValueSizeMax,

@@ -51,6 +51,9 @@ type Search struct {
 
 func (e *Entry) Defaults() {}
 
+// ChecksMachine: a capacity is a latency bound's verdict.
+func (e *Entry) ChecksMachine() bool { return true }
+
 // mix is the op mix's parameters: the search sets rates and durations,
 // so only the clients come from the load.
 func (e *Entry) mix(l workload.Load, seed uint64) mix.Params {
