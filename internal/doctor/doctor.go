@@ -69,7 +69,7 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 		idleFor, tickFor, pings = time.Second, 500*time.Millisecond, 500
 	}
 	r := &Report{}
-	stealBefore, stealErr := readCPUTimes()
+	stealBefore, stealErr := hiccup.ReadCPUTimes()
 	r.Checks = append(r.Checks, cpuChecks()...)
 
 	const idleInterval = 20 * time.Millisecond
@@ -105,8 +105,8 @@ func Run(ctx context.Context, o Options) (*Report, error) {
 	}
 	r.Checks = append(r.Checks, rttChecks(r.RTTSameCPU, r.RTTAcrossCPUs, r.IdleWake)...)
 
-	if stealAfter, err := readCPUTimes(); err == nil && stealErr == nil {
-		r.StealPct = stealAfter.stealPctSince(stealBefore)
+	if stealAfter, err := hiccup.ReadCPUTimes(); err == nil && stealErr == nil {
+		r.StealPct = stealAfter.StealPctSince(stealBefore)
 		r.Checks = append(r.Checks, stealCheck(r.StealPct))
 	} else {
 		r.Checks = append(r.Checks, Check{Name: "steal time", Value: "not readable here (/proc/stat)"})

@@ -30,43 +30,6 @@ func cpuModel() string {
 	return "unknown model"
 }
 
-// cpuTimes are /proc/stat's aggregate CPU line, in ticks.
-type cpuTimes struct{ total, steal uint64 }
-
-func readCPUTimes() (cpuTimes, error) {
-	b, err := os.ReadFile("/proc/stat")
-	if err != nil {
-		return cpuTimes{}, err
-	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 9 || fields[0] != "cpu" {
-		return cpuTimes{}, errors.New("/proc/stat: no aggregate cpu line")
-	}
-	var t cpuTimes
-	for i, f := range fields[1:] {
-		n, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			return cpuTimes{}, fmt.Errorf("/proc/stat: %v", err)
-		}
-		// guest and guest_nice (fields 9, 10) are already in user and nice.
-		if i < 8 {
-			t.total += n
-		}
-		if i == 7 {
-			t.steal = n
-		}
-	}
-	return t, nil
-}
-
-func (t cpuTimes) stealPctSince(before cpuTimes) float64 {
-	if t.total <= before.total {
-		return 0
-	}
-	return 100 * float64(t.steal-before.steal) / float64(t.total-before.total)
-}
-
 // pingPong measures n loopback TCP round trips of one byte between a
 // thread on cpus[0] and one on cpus[1], both blocking in read(2) as a C
 // client and server would: the machine's floor for any request.

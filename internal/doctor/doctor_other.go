@@ -12,11 +12,7 @@ var errNotHere = errors.New("not measurable on " + runtime.GOOS + " yet")
 
 func cpuModel() string { return "unknown model" }
 
-type cpuTimes struct{}
-
-func readCPUTimes() (cpuTimes, error)           { return cpuTimes{}, errNotHere }
-func (cpuTimes) stealPctSince(cpuTimes) float64 { return 0 }
-func settingChecks() []Check                    { return nil }
+func settingChecks() []Check { return nil }
 func pingPong(_ context.Context, cpus [2]int, _ int) *RoundTrips {
 	return &RoundTrips{CPUs: cpus, Error: errNotHere.Error()}
 }

@@ -25,6 +25,7 @@ func capacityOf(c *result.Cell) *capacity.Summary { return c.Capacity }
 // marked.
 type capacityModel struct {
 	summary *table
+	repeats *table   // nil without repeats
 	reasons []string // why each capacity is what it is
 	costs   []string // what each extrapolation counts
 	usl     *table   // nil without a fit
@@ -65,6 +66,7 @@ func newCapacityModel(r *result.Result, colorOf map[string]int) *capacityModel {
 		m.knees = append(m.knees, capacityKnee{label: c.Label(), chart: kneeChart(c, s, colorOf)})
 	}
 	m.usl = uslTable(cells)
+	m.repeats = capacitySpreadTable(cells)
 	return m
 }
 
@@ -118,6 +120,10 @@ func capacityRow(label string, s *capacity.Summary, cp capacity.Capacity) []cell
 	return append(row, figureCell(us(cp.P50Us), cp.P50Us), figureCell(us(cp.P99Us), cp.P99Us),
 		figureCell(num(cp.ClientCPUUs), cp.ClientCPUUs), server, need, cores)
 }
+
+const capacityRepeatsTitle = "capacity over the repeats (--repeat): median, range, spread = (high − low) ÷ median; unstable beyond 20%"
+
+const capacityRepeatsLede = "Each repeat searched on its own. The range from the lowest to the highest capacity holds the true median with the confidence shown (1 − 2·0.5^n for n repeats, order statistics). Repeats that differ by more than 20% of their median are unstable: the verdict names what bounded each and the platform stalls (the hiccup meter's p99) beside the step that bounded it, so a machine that moved the answer says so."
 
 // uslCaption is the USL table's caption, and its title in the terminal.
 const uslCaption = "Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to closed-loop throughput: a fit, not a measurement"
@@ -306,6 +312,7 @@ func (m *capacityModel) text(w io.Writer) {
 	for _, l := range m.costs {
 		fmt.Fprintf(w, "  cost: %s\n", l)
 	}
+	m.repeats.textUnder(w, capacityRepeatsTitle)
 	m.usl.textUnder(w, uslCaption)
 	for _, k := range m.knees {
 		k.chart.table.textUnder(w, "knee curve, "+k.chart.table.caption)
@@ -322,6 +329,7 @@ func (m *capacityModel) render(d doc) {
 		d.para("Cores needed = measured CPU µs per op at capacity × the needed rate ÷ 10^6: an extrapolation from one measurement, which assumes the CPU per op stays what it was at capacity.")
 		d.list(m.costs)
 	}
+	subsectionTable(d, "Over the repeats", capacityRepeatsLede, m.repeats)
 	subsectionTable(d, "Scalability fit (USL, a fit)", uslLede, m.usl)
 	for _, k := range m.knees {
 		d.heading("", "Knee curve: "+k.label)

@@ -7,6 +7,7 @@ import (
 	"github.com/storebench/storebench/internal/hiccup"
 	"io"
 	"maps"
+	"math"
 	"slices"
 	"strconv"
 	"strings"
@@ -443,6 +444,20 @@ func cellMetrics(c *result.Cell, r *result.Result) []csvMetric {
 		}
 	}
 	out = append(out, capacityMetrics(c)...)
+	if c.Repeat == 1 { // the spread over the repeats, on the first one's rows
+		for _, sp := range capacitySpreads(cellsWith(r, capacityOf)) {
+			if sp.cell != c.ID {
+				continue
+			}
+			at := "_at_" + sp.slo
+			out = append(out, i("capacity_repeats"+at, int64(len(sp.repeats))), f("capacity_median_ops_s"+at, sp.median, "ops/s"),
+				f("capacity_low_ops_s"+at, sp.low, "ops/s"), f("capacity_high_ops_s"+at, sp.high, "ops/s"),
+				f("capacity_range_confidence"+at, sp.confidence, "fraction"), boolMetric("capacity_unstable"+at, sp.unstable()))
+			if !math.IsInf(sp.spread, 0) {
+				out = append(out, f("capacity_spread"+at, sp.spread, "fraction"))
+			}
+		}
+	}
 	if s := sessionsOf(c); s != nil && s.Counters != nil && s.Figures != nil {
 		k, g := s.Counters, s.Figures
 		out = append(out, i("sessions_stale", k.Stale), i("sessions_lost", k.Lost), f("sessions_linger_max_s", g.LingerMaxS, "s"),

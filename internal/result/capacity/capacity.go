@@ -112,6 +112,11 @@ type Step struct {
 	// omitted when not measured.
 	HiccupP99Us float64 `json:"hiccup_p99_us,omitempty"`
 	HiccupMaxUs float64 `json:"hiccup_max_us,omitempty"`
+	// OtherLoadCPUs is how many CPUs' worth processes other than the
+	// client and the managed server kept busy over the step (the
+	// machine's busy time from /proc/stat less theirs); omitted when not
+	// measured (no managed server, or not Linux).
+	OtherLoadCPUs float64 `json:"other_load_cpus,omitempty"`
 	// ClientCPUUs is the client process's CPU per op less the time the
 	// engine spun waiting for intended starts (metrics.OpenLoop.WaitSpinS).
 	ClientCPUUs float64 `json:"client_cpu_us_per_op"`
@@ -129,11 +134,14 @@ type Step struct {
 // What can bound a step: the client's CPU (its work, the open loop's
 // spin-wait aside), the client's scheduling (ops started late while it had
 // CPU to spare), the platform's own stalls (the hiccup meter's wake-ups as
-// late as the objective), or the store (its CPU or its own latency).
+// late as the objective), other load on the machine (processes besides
+// the client and the server kept CPUs busy), or the store (its CPU or its
+// own latency).
 const (
 	LimiterClientCPU        = "client CPU"
 	LimiterClientScheduling = "client scheduling"
 	LimiterPlatform         = "platform stalls"
+	LimiterMachineLoad      = "machine load"
 	LimiterStore            = "store"
 )
 

@@ -51,6 +51,9 @@ type measured struct {
 	// p50, p99, p99.9 and max; hiccupSeen says every phase had them.
 	hiccup     [4]float64
 	hiccupSeen bool
+	// machineBusyS is the whole machine's busy CPU time over the phases
+	// (the hiccup windows'), machineS their seconds.
+	machineBusyS, machineS float64
 }
 
 func newMeasured(rate float64) *measured {
@@ -90,6 +93,10 @@ func (m *measured) add(p metrics.Phase) error {
 	if h := p.Hiccup; h != nil && h.All.Wakes > 0 {
 		for i, v := range []float64{h.All.P50, h.All.P99, h.All.P999, h.All.Max} {
 			m.hiccup[i] = max(m.hiccup[i], v)
+		}
+		if h.MachineBusyCPUs > 0 {
+			m.machineBusyS += h.MachineBusyCPUs * h.Seconds
+			m.machineS += h.Seconds
 		}
 	} else {
 		m.hiccupSeen = false
@@ -283,6 +290,7 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 	if m.hiccupSeen {
 		st.HiccupP99Us, st.HiccupMaxUs = m.hiccup[1], m.hiccup[3]
 	}
+	st.OtherLoadCPUs = m.otherLoad()
 	st.Limiter, st.LimiterEvidence = m.limiter(st, r)
 	if st.Limiter != "" && st.Limiter != schema.LimiterClientCPU {
 		st.Verdict += "; " + st.Limiter + ": " + st.LimiterEvidence
@@ -323,6 +331,10 @@ func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
 			}
 		}
 	}
+	if other := m.otherLoad(); other >= otherLoadCPUs {
+		return schema.LimiterMachineLoad, fmt.Sprintf("other processes kept %.2f CPUs busy beside the client's %.2f and the server's %.2f: the machine, not the store, was short of CPU",
+			other, busy, m.serverCPUS/m.durS)
+	}
 	if m.ops > 0 && float64(m.clientLate) > clientLateShare*float64(m.ops) {
 		return schema.LimiterClientScheduling, fmt.Sprintf("%.1f%% of ops started late by the client while it kept %.2f of %d CPUs busy (%.2f without its spin-wait)", 100*float64(m.clientLate)/float64(m.ops), busy, procs, work)
 	}
@@ -330,6 +342,22 @@ func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
 		return schema.LimiterStore, fmt.Sprintf("its server kept %.2f CPUs busy", m.serverCPUS/m.durS)
 	}
 	return schema.LimiterStore, "its latency or throughput, with the client's CPU to spare"
+}
+
+// otherLoadCPUs is how much other load names the machine as a missed
+// step's limiter: half a CPU's worth of work that is neither the client's
+// nor the server's (a build, a backup, another benchmark).
+const otherLoadCPUs = 0.5
+
+// otherLoad is how many CPUs' worth processes other than the client and
+// the managed server kept busy over the step; 0 when it cannot tell (no
+// managed server's CPU, whose work would count as other, or no reading of
+// the machine's).
+func (m *measured) otherLoad() float64 {
+	if !m.serverSeen || m.machineS <= 0 || m.durS <= 0 {
+		return 0
+	}
+	return max(0, m.machineBusyS/m.machineS-(m.clientCPUS+m.serverCPUS)/m.durS)
 }
 
 // stallAt is the hiccup meter's wake-up lateness, µs, at the percentile

@@ -1,0 +1,75 @@
+package capacity
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	hdr "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/storebench/storebench/internal/hiccup"
+	"github.com/storebench/storebench/internal/metrics"
+	schema "github.com/storebench/storebench/internal/result/capacity"
+)
+
+// missedPhase is a 2-s open-loop phase at 1000 ops/s whose p99 is 20 ms
+// (over a 10 ms objective), with the given client and server CPU and the
+// hiccup meter's window.
+func missedPhase(t *testing.T, clientCPUS, serverCPUS float64, late int64, h *hiccup.Window) metrics.Phase {
+	t.Helper()
+	hist := metrics.NewHistogram()
+	for i := range 2000 {
+		v := 200 * time.Microsecond
+		if i%50 == 0 {
+			v = 20 * time.Millisecond
+		}
+		if err := hist.RecordValue(int64(v)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	p := metrics.Phase{Name: "step", Ops: 2000, DurationS: 2, ClientCPUS: clientCPUS, Server: &metrics.ServerCost{CPUS: serverCPUS},
+		OpenLoop: &metrics.OpenLoop{TargetOpsS: 1000, ClientLateOps: late}, Hiccup: h}
+	enc, err := hist.Encode(hdr.V2CompressedEncodingCookieBase)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p.Histogram = string(enc)
+	return p
+}
+
+// Each limiter is named from its evidence, in order: the platform's
+// stalls when the hiccup meter woke as late as half the bound, other load
+// when the machine was busier than the client and server together by half
+// a CPU, the client's scheduling when it started ops late with CPU to
+// spare, else the store.
+func TestLimiterFromEvidence(t *testing.T) {
+	slo, err := ParseSLO("p99<=10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 300, P999: 900, Max: 1500}, MachineBusyCPUs: 0.5}
+	stalled := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 9800, P999: 12000, Max: 15000}, MachineBusyCPUs: 0.5}
+	loaded := &hiccup.Window{Seconds: 2, All: quiet.All, MachineBusyCPUs: 1.9}
+	for _, c := range []struct {
+		name      string
+		phase     metrics.Phase
+		want      string
+		wantInWhy string
+	}{
+		{"stalls", missedPhase(t, 0.4, 0.4, 0, stalled), schema.LimiterPlatform, "this SLO measures the machine"},
+		{"other load", missedPhase(t, 0.4, 0.4, 0, loaded), schema.LimiterMachineLoad, "other processes kept 1.50 CPUs busy"},
+		{"late starts", missedPhase(t, 0.4, 0.4, 100, quiet), schema.LimiterClientScheduling, "5.0% of ops started late"},
+		{"store", missedPhase(t, 0.2, 0.3, 0, quiet), schema.LimiterStore, "its server kept 0.15 CPUs busy"},
+	} {
+		m := newMeasured(1000)
+		if err := m.add(c.phase); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := m.judge(rules{connections: 4, slo: SLO{slo[0]}, ciShare: 0.1, errorBudget: 0.01})
+		if st.Passed || st.Limiter != c.want || !contains(st.LimiterEvidence, c.wantInWhy) || !contains(st.Verdict, c.want) {
+			t.Errorf("%s: limiter %q (%s), verdict %q; want %q saying %q", c.name, st.Limiter, st.LimiterEvidence, st.Verdict, c.want, c.wantInWhy)
+		}
+	}
+}
+
+func contains(s, sub string) bool { return strings.Contains(s, sub) }
