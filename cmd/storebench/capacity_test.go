@@ -65,3 +65,40 @@ func TestCapacityNoRateMeetsTheSLOExitsOne(t *testing.T) {
 		t.Errorf("report.html lacks the verdict or the knee chart")
 	}
 }
+
+// Client and server pinned to one CPU (issue 31): each step records the
+// client's part of the CPU they shared, about half of it at these rates,
+// and a step that missed says so in its evidence.
+func TestCapacitySharedCPUReportsTheClientsShare(t *testing.T) {
+	out := t.TempDir()
+	file := filepath.Join(t.TempDir(), "shared.yaml")
+	body := "name: shared\ntargets: [redis]\nworkloads:\n  - {type: capacity, keyspace: 1000, slo: [\"p99<=1ms\"], start_rate: 16000, min_step: 1s, max_step: 1s, max_steps: 3}\nload: {clients: 4}\n"
+	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	r := storebench(t, nil, "run", file, "--server-cpus", "0", "--client-cpus", "0", "--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
+	matches, _ := filepath.Glob(filepath.Join(out, "*", "result.json"))
+	if len(matches) != 1 {
+		t.Fatalf("exit %d, no result\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	res, err := result.Read(matches[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res.Cells) != 1 || res.Cells[0].Capacity == nil {
+		t.Fatalf("cells %+v\n%s", res.Cells, r.stderr)
+	}
+	shared, said := 0, false
+	for _, st := range res.Cells[0].Capacity.Steps {
+		if s := st.SharedCPUClientShare; s > 0.15 && s < 0.85 {
+			shared++
+		}
+		said = said || strings.Contains(st.LimiterEvidence, "client and server ran on one CPU and the client took")
+	}
+	if shared == 0 {
+		t.Errorf("no step recorded the client's share of the shared CPU: %+v", res.Cells[0].Capacity.Steps)
+	}
+	if missed := !res.Cells[0].Capacity.Steps[0].Passed || len(res.Cells[0].Capacity.Steps) > 1; missed && !said {
+		t.Errorf("no missed step's evidence says what the client took of the shared CPU: %+v", res.Cells[0].Capacity.Steps)
+	}
+}

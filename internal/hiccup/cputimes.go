@@ -21,32 +21,46 @@ type CPUTimes struct {
 // that matters (the kernel's ABI keeps it so whatever HZ is).
 const ticksPerSecond = 100
 
-// ReadCPUTimes reads them; an error where /proc/stat is not there.
-func ReadCPUTimes() (CPUTimes, error) {
+// ReadCPUTimes reads them for the CPUs given (every CPU when none: the
+// aggregate line); an error where /proc/stat is not there or lacks one.
+func ReadCPUTimes(cpus ...int) (CPUTimes, error) {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
 		return CPUTimes{}, err
 	}
-	line, _, _ := strings.Cut(string(b), "\n")
-	fields := strings.Fields(line)
-	if len(fields) < 9 || fields[0] != "cpu" {
-		return CPUTimes{}, errors.New("/proc/stat: no aggregate cpu line")
+	want := map[string]bool{}
+	for _, c := range cpus {
+		want["cpu"+strconv.Itoa(c)] = true
+	}
+	if len(cpus) == 0 {
+		want["cpu"] = true
 	}
 	var t CPUTimes
-	// user nice system idle iowait irq softirq steal [guest guest_nice,
-	// already counted in user and nice].
-	for i, f := range fields[1:9] {
-		n, err := strconv.ParseUint(f, 10, 64)
-		if err != nil {
-			return CPUTimes{}, fmt.Errorf("/proc/stat: %v", err)
+	found := 0
+	for _, line := range strings.Split(string(b), "\n") {
+		fields := strings.Fields(line)
+		if len(fields) < 9 || !want[fields[0]] {
+			continue
 		}
-		t.Total += n
-		switch i {
-		case 0, 1, 2, 5, 6:
-			t.Busy += n
-		case 7:
-			t.Steal = n
+		found++
+		// user nice system idle iowait irq softirq steal [guest
+		// guest_nice, already counted in user and nice].
+		for i, f := range fields[1:9] {
+			n, err := strconv.ParseUint(f, 10, 64)
+			if err != nil {
+				return CPUTimes{}, fmt.Errorf("/proc/stat: %v", err)
+			}
+			t.Total += n
+			switch i {
+			case 0, 1, 2, 5, 6:
+				t.Busy += n
+			case 7:
+				t.Steal += n
+			}
 		}
+	}
+	if found != len(want) {
+		return CPUTimes{}, errors.New("/proc/stat: no line for some of the CPUs")
 	}
 	return t, nil
 }

@@ -52,10 +52,10 @@ type Window struct {
 	// ProbeCPUS is the CPU time the probe threads themselves used over
 	// the window: part of the process's CPU that no workload spent.
 	ProbeCPUS float64 `json:"probe_cpu_s"`
-	// MachineBusyCPUs is how many CPUs' worth the whole machine kept busy
-	// over the window (every process: the run's and any other load), and
-	// StealPct the share the hypervisor took; from /proc/stat, zero where
-	// it cannot be read.
+	// MachineBusyCPUs is how many CPUs' worth the watched CPUs kept busy
+	// over the window (every process on them: the run's and any other
+	// load), and StealPct the share the hypervisor took of them; from
+	// /proc/stat, zero where it cannot be read.
 	MachineBusyCPUs float64 `json:"machine_busy_cpus"`
 	StealPct        float64 `json:"steal_pct"`
 }
@@ -68,6 +68,7 @@ type Meter struct {
 	drained  sync.WaitGroup
 	mu       sync.Mutex // Window's and Stop's; each probe has its own for its histogram
 	since    time.Time
+	cpus     []int
 	cpuSince CPUTimes
 	cpuOK    bool // cpuSince was read
 	stopped  bool
@@ -105,7 +106,8 @@ func Start(cpus []int, interval time.Duration) (*Meter, error) {
 	}
 	cpus = slices.Compact(slices.Sorted(slices.Values(cpus)))
 	m := &Meter{interval: interval, stop: make(chan struct{}), since: time.Now()}
-	m.cpuSince, m.cpuOK = readCPU()
+	m.cpus = cpus
+	m.cpuSince, m.cpuOK = readCPU(cpus)
 	for _, cpu := range cpus {
 		c, err := startProbe(cpu, interval)
 		if err != nil {
@@ -131,8 +133,8 @@ func Start(cpus []int, interval time.Duration) (*Meter, error) {
 	return m, nil
 }
 
-func readCPU() (CPUTimes, bool) {
-	t, err := ReadCPUTimes()
+func readCPU(cpus []int) (CPUTimes, bool) {
+	t, err := ReadCPUTimes(cpus...)
 	return t, err == nil
 }
 
@@ -171,7 +173,7 @@ func (m *Meter) Window() (Window, error) {
 	m.drain()
 	now := time.Now()
 	w := Window{Interval: m.interval, Seconds: now.Sub(m.since).Seconds(), All: Figures{CPU: -1}}
-	if cpu, ok := readCPU(); ok && m.cpuOK {
+	if cpu, ok := readCPU(m.cpus); ok && m.cpuOK {
 		w.MachineBusyCPUs, w.StealPct = cpu.BusyCPUsSince(m.cpuSince, w.Seconds), cpu.StealPctSince(m.cpuSince)
 		m.cpuSince = cpu
 	}

@@ -132,3 +132,29 @@ func BenchmarkMeterCost(b *testing.B) {
 		b.ReportMetric(w.ProbeCPUS*1e6/w.Seconds/float64(len(cpus)), "probe_cpu_us/s/cpu")
 	}
 }
+
+// ReadCPUTimes of every CPU is the aggregate line; of one CPU, a part of
+// it; of a CPU that does not exist, an error.
+func TestReadCPUTimes(t *testing.T) {
+	cpus, err := AllowedCPUs()
+	if err != nil {
+		t.Fatal(err)
+	}
+	all, err := ReadCPUTimes()
+	if err != nil {
+		t.Fatal(err)
+	}
+	one, err := ReadCPUTimes(cpus[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if one.Total == 0 || one.Total > all.Total || one.Busy > one.Total {
+		t.Errorf("CPU %d %+v, all %+v", cpus[0], one, all)
+	}
+	if _, err := ReadCPUTimes(1 << 20); err == nil {
+		t.Error("a CPU that does not exist read")
+	}
+	if got := (CPUTimes{Busy: 300}).BusyCPUsSince(CPUTimes{Busy: 100}, 2); got != 1 {
+		t.Errorf("200 ticks over 2 s: %v CPUs, want 1", got)
+	}
+}

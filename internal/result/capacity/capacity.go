@@ -117,6 +117,10 @@ type Step struct {
 	// machine's busy time from /proc/stat less theirs); omitted when not
 	// measured (no managed server, or not Linux).
 	OtherLoadCPUs float64 `json:"other_load_cpus,omitempty"`
+	// SharedCPUClientShare is, when the client and the managed server ran
+	// on one CPU (placement's same-CPU share at least 0.8), the part of
+	// their CPU time that was the client's: what it took from the server.
+	SharedCPUClientShare float64 `json:"shared_cpu_client_share,omitempty"`
 	// ClientCPUUs is the client process's CPU per op less the time the
 	// engine spun waiting for intended starts (metrics.OpenLoop.WaitSpinS).
 	ClientCPUUs float64 `json:"client_cpu_us_per_op"`

@@ -57,7 +57,7 @@ func TestLimiterFromEvidence(t *testing.T) {
 		wantInWhy string
 	}{
 		{"stalls", missedPhase(t, 0.4, 0.4, 0, stalled), schema.LimiterPlatform, "this SLO measures the machine"},
-		{"other load", missedPhase(t, 0.4, 0.4, 0, loaded), schema.LimiterMachineLoad, "other processes kept 1.50 CPUs busy"},
+		{"other load", missedPhase(t, 0.4, 0.4, 0, loaded), schema.LimiterMachineLoad, "other processes kept 1.50 of the run's CPUs busy"},
 		{"late starts", missedPhase(t, 0.4, 0.4, 100, quiet), schema.LimiterClientScheduling, "5.0% of ops started late"},
 		{"store", missedPhase(t, 0.2, 0.3, 0, quiet), schema.LimiterStore, "its server kept 0.15 CPUs busy"},
 	} {

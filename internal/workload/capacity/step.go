@@ -54,10 +54,13 @@ type measured struct {
 	// machineBusyS is the whole machine's busy CPU time over the phases
 	// (the hiccup windows'), machineS their seconds.
 	machineBusyS, machineS float64
+	// sameCPU is the lowest share of the time client and server ran on
+	// one CPU over the phases (metrics.Placement); -1 when not recorded.
+	sameCPU float64
 }
 
 func newMeasured(rate float64) *measured {
-	return &measured{rate: rate, hist: metrics.NewHistogram(), serverSeen: true, openLoop: true, hiccupSeen: true}
+	return &measured{rate: rate, hist: metrics.NewHistogram(), serverSeen: true, openLoop: true, hiccupSeen: true, sameCPU: 2}
 }
 
 func (m *measured) add(p metrics.Phase) error {
@@ -100,6 +103,11 @@ func (m *measured) add(p metrics.Phase) error {
 		}
 	} else {
 		m.hiccupSeen = false
+	}
+	if pl := p.Placement; pl != nil && pl.Samples > 0 {
+		m.sameCPU = min(m.sameCPU, pl.SameCPU)
+	} else {
+		m.sameCPU = -1
 	}
 	if ol := p.OpenLoop; ol != nil {
 		m.unsent += ol.UnsentOps
@@ -291,6 +299,7 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 		st.HiccupP99Us, st.HiccupMaxUs = m.hiccup[1], m.hiccup[3]
 	}
 	st.OtherLoadCPUs = m.otherLoad()
+	st.SharedCPUClientShare = m.sharedCPUClientShare()
 	st.Limiter, st.LimiterEvidence = m.limiter(st, r)
 	if st.Limiter != "" && st.Limiter != schema.LimiterClientCPU {
 		st.Verdict += "; " + st.Limiter + ": " + st.LimiterEvidence
@@ -316,8 +325,13 @@ func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
 		busy = m.clientCPUS / m.durS
 		work = (m.clientCPUS - min(m.spinS, m.clientCPUS/2)) / m.durS
 	}
+	shared := ""
+	if share := m.sharedCPUClientShare(); share > 0 {
+		shared = fmt.Sprintf("; client and server ran on one CPU and the client took %.0f%% of it (%.1f µs per op beside the server's %.1f)",
+			100*share, m.clientCPUS*1e6/float64(max(m.ops, 1)), m.serverCPUS*1e6/float64(max(m.ops, 1)))
+	}
 	if st.ClientLimited {
-		return schema.LimiterClientCPU, fmt.Sprintf("the client kept %.2f CPUs busy of the %d it may use (%.2f without its spin-wait)", busy, procs, work)
+		return schema.LimiterClientCPU, fmt.Sprintf("the client kept %.2f CPUs busy of the %d it may use (%.2f without its spin-wait)", busy, procs, work) + shared
 	}
 	if st.Passed {
 		return "", ""
@@ -327,21 +341,31 @@ func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
 			stall := m.stallAt(o.Percentile)
 			if iv, ok := PercentileCI(m.hist, o.Percentile); ok && iv.Value > o.Max && stall >= stallShare*us(o.Max) {
 				return schema.LimiterPlatform, fmt.Sprintf("the platform stalled p%s %s (hiccup meter, max %s) beside p%s ≤ %v: this SLO measures the machine, not the store",
-					pct(o.Percentile), latencyText(time.Duration(stall*1e3)), latencyText(time.Duration(m.hiccup[3]*1e3)), pct(o.Percentile), o.Max)
+					pct(o.Percentile), latencyText(time.Duration(stall*1e3)), latencyText(time.Duration(m.hiccup[3]*1e3)), pct(o.Percentile), o.Max) + shared
 			}
 		}
 	}
 	if other := m.otherLoad(); other >= otherLoadCPUs {
-		return schema.LimiterMachineLoad, fmt.Sprintf("other processes kept %.2f CPUs busy beside the client's %.2f and the server's %.2f: the machine, not the store, was short of CPU",
-			other, busy, m.serverCPUS/m.durS)
+		return schema.LimiterMachineLoad, fmt.Sprintf("other processes kept %.2f of the run's CPUs busy beside the client's %.2f and the server's %.2f: the machine, not the store, was short of CPU",
+			other, busy, m.serverCPUS/m.durS) + shared
 	}
 	if m.ops > 0 && float64(m.clientLate) > clientLateShare*float64(m.ops) {
-		return schema.LimiterClientScheduling, fmt.Sprintf("%.1f%% of ops started late by the client while it kept %.2f of %d CPUs busy (%.2f without its spin-wait)", 100*float64(m.clientLate)/float64(m.ops), busy, procs, work)
+		return schema.LimiterClientScheduling, fmt.Sprintf("%.1f%% of ops started late by the client while it kept %.2f of %d CPUs busy (%.2f without its spin-wait)", 100*float64(m.clientLate)/float64(m.ops), busy, procs, work) + shared
 	}
 	if m.serverSeen && m.durS > 0 {
-		return schema.LimiterStore, fmt.Sprintf("its server kept %.2f CPUs busy", m.serverCPUS/m.durS)
+		return schema.LimiterStore, fmt.Sprintf("its server kept %.2f CPUs busy", m.serverCPUS/m.durS) + shared
 	}
 	return schema.LimiterStore, "its latency or throughput, with the client's CPU to spare"
+}
+
+// sharedCPUClientShare is the client's part of the CPU time it and the
+// managed server spent when they ran on one CPU (same-CPU share ≥ 0.8 in
+// every phase); 0 otherwise.
+func (m *measured) sharedCPUClientShare() float64 {
+	if m.sameCPU < 0.8 || m.sameCPU > 1 || !m.serverSeen || m.clientCPUS+m.serverCPUS <= 0 {
+		return 0
+	}
+	return m.clientCPUS / (m.clientCPUS + m.serverCPUS)
 }
 
 // otherLoadCPUs is how much other load names the machine as a missed
