@@ -182,8 +182,8 @@ func TestCapacityOfABusyClientIsAtLeast(t *testing.T) {
 	// 1-s steps: thousands of ops each, and the CPU bound, not a tail, decides.
 	sum := searchSteps(t, ws, "p99<=200ms", 500, time.Second)
 	c := sum.Capacity[0]
-	if !c.Found || !c.AtLeast || !strings.Contains(c.Reason, "at least") || c.OpsS > 5500 {
-		t.Fatalf("capacity %+v", c)
+	if !c.Found || !c.AtLeast || !strings.Contains(c.Reason, "at least") || c.OpsS > 5500 || c.Limiter != schema.LimiterClientCPU {
+		t.Fatalf("capacity %+v: want at least, bounded by the client's CPU", c)
 	}
 	limited := false
 	for _, st := range sum.Steps {
