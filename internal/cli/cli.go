@@ -183,9 +183,9 @@ func (a *App) root() *cobra.Command {
 	root := &cobra.Command{
 		Use:   "storebench",
 		Short: "Measure which data store a cache, session or payments workload needs",
-		Long: `storebench runs the same workload against every data store — in-process memory,
-files, SQLite, PostgreSQL, Redis, Memcached — and reports what each choice costs
-in latency, throughput and durability, with versions and settings recorded.`,
+		Long: "storebench runs the same workload against every data store it knows (" + strings.Join(a.Registry.Names(), ", ") + ")\n" +
+			"and reports what each choice costs in latency, throughput and durability, with versions and settings\n" +
+			"recorded. `storebench list` says which can run here.",
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
