@@ -53,8 +53,9 @@ const (
 
 // Options configure Start.
 type Options struct {
-	// Profile is a named settings profile (see Profiles); "" means the kind's
-	// DefaultProfile.
+	// Profile is a named settings profile (see Profiles); "" (or "default"
+	// where a kind has no profile of that name) means the kind's default
+	// profile: the server's own out-of-the-box behaviour.
 	Profile string
 	// Settings are extra server settings applied on top of the profile. Keys
 	// unknown to the server make it fail to start, with its log quoted.
@@ -205,16 +206,6 @@ func Profiles(k Kind) []string {
 	return names
 }
 
-// DefaultProfile is the profile used when Options.Profile is "" (or
-// "default" for a kind without a profile of that name): the server's own
-// out-of-the-box behaviour.
-func DefaultProfile(k Kind) string {
-	d, err := driverFor(k)
-	if err != nil {
-		return ""
-	}
-	return d.defaultProfile()
-}
 
 func profileSettings(d driver, k Kind, name string) (string, map[string]string, error) {
 	if name == "" || name == "default" {

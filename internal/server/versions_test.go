@@ -33,7 +33,7 @@ func TestVersionsStart(t *testing.T) {
 	} {
 		t.Run(string(tc.kind)+"@"+tc.version, func(t *testing.T) {
 			t.Parallel()
-			s := servertest.Start(t, tc.kind, server.Options{Version: tc.version, Profile: server.DefaultProfile(tc.kind)})
+			s := servertest.Start(t, tc.kind, server.Options{Version: tc.version})
 			if !server.VersionMatches(s.Version, tc.version) {
 				t.Errorf("%s@%s reports version %q", tc.kind, tc.version, s.Version)
 			}

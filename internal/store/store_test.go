@@ -34,20 +34,6 @@ func TestNonNil(t *testing.T) {
 	}
 }
 
-func TestParsePathURL(t *testing.T) {
-	path, q, err := ParsePathURL("sqlite://localhost/tmp/x.db?synchronous=full", "sqlite", "sqlite", "sqlite:///path")
-	if err != nil || path != "/tmp/x.db" || q.Get("synchronous") != "full" {
-		t.Fatalf("ParsePathURL = %q, %v, %v", path, q, err)
-	}
-	for _, bad := range []string{"sqlite://", "file:///tmp/x.db", "sqlite://u:s3cret@otherhost/x.db", "sqlite://u:s3cret@[::1/x"} {
-		_, _, err := ParsePathURL(bad, "sqlite", "sqlite", "sqlite:///path")
-		if err == nil {
-			t.Errorf("ParsePathURL(%q) = nil error", bad)
-		} else if strings.Contains(err.Error(), "s3cret") || !strings.HasPrefix(err.Error(), "sqlite: ") {
-			t.Errorf("ParsePathURL(%q) = %v: want a message that starts with the store and shows no password", bad, err)
-		}
-	}
-}
 
 func TestSessionDesignCheckTimes(t *testing.T) {
 	for _, tc := range []struct {

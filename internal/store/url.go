@@ -189,20 +189,6 @@ func URLPath(raw string) string {
 	return u.Path
 }
 
-// ParsePathURL reads a scheme:///path URL (the host empty or localhost)
-// into its path and parameters, for store name's ParseURL; example is the
-// form a message asks for. Its errors quote the URL redacted.
-func ParsePathURL(raw, name, scheme, example string) (path string, params url.Values, err error) {
-	u, err := url.Parse(raw)
-	if err != nil {
-		// urlReason, not err: url.Error quotes the URL, password and all.
-		return "", nil, fmt.Errorf("%s: bad URL %q: %s", name, RedactURL(raw), urlReason(err))
-	}
-	if u.Scheme != scheme || u.Path == "" || (u.Host != "" && u.Host != "localhost") {
-		return "", nil, fmt.Errorf("%s: want %s, got %q", name, example, RedactURL(raw))
-	}
-	return u.Path, u.Query(), nil
-}
 
 // CheckServerURL is a server store's Config check of its URL, without
 // connecting: it is given, and parse reads it. parse's errors must quote no

@@ -104,21 +104,6 @@ func (c Config) Validate() error {
 // any work (store.CheckPathURL).
 func CheckURL(raw string) error { return store.CheckPathURL(raw, "fsync: true") }
 
-// ParseURL reads "file:///dir" (optionally "?fsync=true") into a Config
-// without a namespace.
-func ParseURL(raw string) (Config, error) {
-	dir, q, err := store.ParsePathURL(raw, "files", "file", "file:///absolute/dir")
-	if err != nil {
-		return Config{}, err
-	}
-	c := Config{Dir: dir}
-	if v := q.Get("fsync"); v != "" {
-		if c.Fsync, c.NoDirFsync, err = ParseFsync(v); err != nil {
-			return Config{}, fmt.Errorf("files: %w", err)
-		}
-	}
-	return c, nil
-}
 
 // Store is one namespace directory.
 type Store struct {

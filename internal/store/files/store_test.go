@@ -145,22 +145,6 @@ func TestExpiryInMtime(t *testing.T) {
 	}
 }
 
-func TestParseURL(t *testing.T) {
-	c, err := ParseURL("file:///var/tmp/sb?fsync=true")
-	if err != nil || c.Dir != "/var/tmp/sb" || !c.Fsync {
-		t.Fatalf("ParseURL = %+v, %v", c, err)
-	}
-	c, err = ParseURL("file:///var/tmp/sb?fsync=file")
-	if err != nil || !c.Fsync || !c.NoDirFsync {
-		t.Fatalf("ParseURL(fsync=file) = %+v, %v; want the file's fsync without its directory's", c, err)
-	}
-	for _, bad := range []string{"file://", "redis://x", "file:///d?fsync=maybe", "file://otherhost/d"} {
-		if _, err := ParseURL(bad); err == nil {
-			t.Errorf("ParseURL(%q) = nil error", bad)
-		}
-	}
-}
-
 // Info records the fsync option as ParseFsync reads it back, so a writer
 // process attached from it syncs as the store does.
 func TestInfoRecordsFsync(t *testing.T) {

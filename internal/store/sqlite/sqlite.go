@@ -91,22 +91,6 @@ func (c Config) Validate() error {
 // any work (store.CheckPathURL).
 func CheckURL(raw string) error { return store.CheckPathURL(raw, "synchronous: FULL") }
 
-// ParseURL reads "sqlite:///path/to/file.db" with optional query parameters
-// journal_mode, synchronous and busy_timeout (a Go duration) into a Config
-// without a namespace.
-func ParseURL(raw string) (Config, error) {
-	path, q, err := store.ParsePathURL(raw, "sqlite", "sqlite", "sqlite:///path/to/file.db")
-	if err != nil {
-		return Config{}, err
-	}
-	c := Config{Path: path, JournalMode: q.Get("journal_mode"), Synchronous: q.Get("synchronous")}
-	if v := q.Get("busy_timeout"); v != "" {
-		if c.BusyTimeout, err = time.ParseDuration(v); err != nil {
-			return Config{}, fmt.Errorf("sqlite: busy_timeout=%q: %w", v, err)
-		}
-	}
-	return c, nil
-}
 
 // Store is one table in one SQLite database file.
 type Store struct {

@@ -136,22 +136,6 @@ func TestCloseRemovesCreatedFile(t *testing.T) {
 	}
 }
 
-func TestParseURL(t *testing.T) {
-	c, err := ParseURL("sqlite:///tmp/x.db?journal_mode=delete&synchronous=full&busy_timeout=2s")
-	if err != nil || c.Path != "/tmp/x.db" || c.JournalMode != "delete" || c.Synchronous != "full" || c.BusyTimeout != 2*time.Second {
-		t.Fatalf("ParseURL = %+v, %v", c, err)
-	}
-	for _, bad := range []string{"sqlite://", "file:///x.db", "sqlite:///x.db?busy_timeout=soon"} {
-		if _, err := ParseURL(bad); err == nil {
-			t.Errorf("ParseURL(%q) = nil error", bad)
-		}
-	}
-	for _, bad := range []Config{{Path: ":memory:", Namespace: "a"}, {Path: "x", Namespace: "a", JournalMode: "fast"}, {Path: "x", Namespace: "a", Synchronous: "2"}} {
-		if err := bad.Validate(); err == nil {
-			t.Errorf("Validate(%+v) = nil", bad)
-		}
-	}
-}
 
 func BenchmarkGet(b *testing.B) {
 	storetest.BenchGet(b, open(b, Config{Path: filepath.Join(b.TempDir(), "b.db")}))
