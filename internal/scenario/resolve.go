@@ -346,10 +346,17 @@ func checkEntry(n *yaml.Node, typ string, spec workload.Spec, types workload.Reg
 }
 
 // stallers are the types whose entries may stall their server.
-func stallers(types workload.Registry) []string {
+func stallers(types workload.Registry) []string { return typesWith[workload.Staller](types) }
+
+// sharders are the workload types whose cells run their part of a sharded
+// run (workload.Sharder), by name.
+func sharders(types workload.Registry) []string { return typesWith[workload.Sharder](types) }
+
+// typesWith names the workload types whose Spec has capability C.
+func typesWith[C any](types workload.Registry) []string {
 	var out []string
 	for _, t := range types {
-		if _, ok := t.NewSpec().(workload.Staller); ok {
+		if _, ok := t.NewSpec().(C); ok {
 			out = append(out, t.Name())
 		}
 	}
@@ -422,7 +429,7 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		stall = &st
 	}
 	if _, ok := w.Spec.(workload.Sharder); !ok && !s.Shard.Whole() {
-		return fail(fmt.Errorf("%s cannot run in shards (--shard): only kv, mix and throughput split their keys and add up in storebench merge", w.Label()))
+		return fail(fmt.Errorf("%s cannot run in shards (--shard): only %s split their keys and add up in storebench merge", w.Label(), strings.Join(sharders(types), ", ")))
 	}
 	// The whole load is validated above; each shard runs its share of it.
 	share, err := wl.Share(s.Shard)
