@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -17,6 +18,7 @@ import (
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 // pgQuery runs one query on a connection of its own and scans one row.
@@ -80,20 +82,14 @@ func TestCleanAfterSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	run := exec.Command(bin, "run", "kv", "--stores", pgURL, "--keys", "5M", "--data-dir", data, "--out", out, "--quiet")
-	if err := run.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = run.Process.Kill(); _ = run.Wait() })
+	run := testkit.Start(t, exec.Command(testkit.Binary(t), "run", "kv", "--stores", pgURL, "--keys", "5M", "--data-dir", data, "--out", out, "--quiet"))
 	var ns string
-	for deadline := time.Now().Add(60 * time.Second); ns == ""; time.Sleep(50 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatal("the run made no schema within 60 s")
-		}
+	testkit.Eventually(t, 60*time.Second, 50*time.Millisecond, "the run's schema", func() bool {
 		if names := markedSchemas(t, pg); len(names) == 1 {
 			ns = names[0]
 		}
-	}
+		return ns != ""
+	})
 	scratch, _ := filepath.Glob(filepath.Join(data, "storebench-run-*"))
 	if len(scratch) != 1 {
 		t.Fatalf("scratch dirs: %v, want one", scratch)
@@ -112,10 +108,8 @@ func TestCleanAfterSIGKILL(t *testing.T) {
 		t.Fatalf("clean removed a live run's dir: %v", err)
 	}
 
-	if err := run.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	_ = run.Wait()
+	run.Signal(t, syscall.SIGKILL)
+	run.WaitExit(t, 10*time.Second)
 
 	r = storebench(t, nil, "clean", "--dry-run", "--data-dir", data, "--stores", pgURL)
 	mustExit(t, r, 0)

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -18,27 +17,12 @@ import (
 	"github.com/storebench/storebench/internal/netem"
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
-// bin is the storebench binary built once for these end-to-end tests.
-var bin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "storebench-bin-*")
-	if err != nil {
-		panic(err)
-	}
-	bin = filepath.Join(dir, "storebench")
-	out, err := exec.Command("go", "build", "-o", bin, ".").CombinedOutput()
-	if err != nil {
-		os.Stderr.Write(out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// The end-to-end tests run the storebench binary, testkit.Binary, built
+// once for them all.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 type runOut struct {
 	code           int
@@ -48,7 +32,7 @@ type runOut struct {
 
 func storebench(t *testing.T, env []string, args ...string) runOut {
 	t.Helper()
-	cmd := exec.Command(bin, args...)
+	cmd := exec.Command(testkit.Binary(t), args...)
 	cmd.Env = append(os.Environ(), env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
@@ -269,45 +253,27 @@ func TestInterruptCleansUp(t *testing.T) {
 func interruptCleansUp(t *testing.T, sig syscall.Signal) {
 	out := t.TempDir()
 	data := servertest.BaseDir(t) // searchable by the unprivileged user postgres runs as
-	cmd := exec.Command(bin, "run", "kv", "--stores", "postgres,redis", "--keys", "500,5000000", "--out", out, "--data-dir", data, "--quiet")
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	p := testkit.Start(t, exec.Command(testkit.Binary(t), "run", "kv", "--stores", "postgres,redis", "--keys", "500,5000000", "--out", out, "--data-dir", data, "--quiet"))
 
 	// Wait until the first cell (postgres, 500 keys) is in the file and the
 	// second (5M keys, minutes long) is under way.
-	deadline := time.Now().Add(90 * time.Second)
 	var pids []int
-	for {
+	if !testkit.WaitFor(90*time.Second, 100*time.Millisecond, func() bool {
 		r, _ := readResult(t, out)
-		if len(r.Cells) >= 1 {
-			for _, tg := range r.Targets {
-				pids = append(pids, tg.ServerPID)
-			}
-			break
+		if len(r.Cells) == 0 {
+			return false
 		}
-		if time.Now().After(deadline) {
-			t.Fatalf("no cell finished in 90 s\nstderr: %s", se.String())
+		for _, tg := range r.Targets {
+			pids = append(pids, tg.ServerPID)
 		}
-		time.Sleep(100 * time.Millisecond)
+		return true
+	}) {
+		t.Fatalf("no cell finished in 90 s\nstderr: %s", p.Stderr)
 	}
 	time.Sleep(500 * time.Millisecond)
-	if err := cmd.Process.Signal(sig); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Errorf("exit after %v: %v, want exit code 1\nstderr: %s", sig, err, se.String())
-		}
-	case <-time.After(45 * time.Second):
-		t.Fatalf("storebench did not exit within 45 s of %v\nstderr: %s", sig, se.String())
+	p.Signal(t, sig)
+	if code := p.WaitExit(t, 45*time.Second); code != 1 {
+		t.Errorf("exit code %d after %v, want 1\nstderr: %s", code, sig, p.Stderr)
 	}
 
 	r, path := readResult(t, out)
@@ -326,7 +292,7 @@ func interruptCleansUp(t *testing.T, sig syscall.Signal) {
 		t.Fatalf("result has no server pid for the managed postgres: %+v", r.Targets)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if testkit.Alive(pid) {
 			t.Errorf("server pid %d still running after %v", pid, sig)
 		}
 	}
@@ -337,14 +303,4 @@ func interruptCleansUp(t *testing.T, sig syscall.Signal) {
 	for _, e := range entries {
 		t.Errorf("left behind in the data dir: %s", e.Name())
 	}
-}
-
-func alive(pid int) bool {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return false
-	}
-	// A zombie is dead for our purposes but shows until reaped.
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	return len(f) > 0 && f[0] != "Z"
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -11,6 +10,7 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 	"github.com/storebench/storebench/internal/workload/durability"
 )
 
@@ -25,36 +25,16 @@ func TestInterruptDuringPowerCut(t *testing.T) {
 	if err := os.WriteFile(scenario, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	cmd := exec.Command(bin, "run", scenario, "--out", out, "--data-dir", data, "--quiet")
-	var se strings.Builder
-	cmd.Stderr = &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	p := testkit.Start(t, exec.Command(testkit.Binary(t), "run", scenario, "--out", out, "--data-dir", data, "--quiet"))
 
 	// Wait for the mount, then for a few trials' cuts and remounts.
-	deadline := time.Now().Add(60 * time.Second)
-	for len(mountsUnder(t, data)) == 0 {
-		if time.Now().After(deadline) {
-			t.Fatalf("no power-cut mount under %s in 60 s\nstderr: %s", data, se.String())
-		}
-		time.Sleep(20 * time.Millisecond)
+	if !testkit.WaitFor(60*time.Second, 20*time.Millisecond, func() bool { return len(mountsUnder(t, data)) > 0 }) {
+		t.Fatalf("no power-cut mount under %s in 60 s\nstderr: %s", data, p.Stderr)
 	}
 	time.Sleep(3 * time.Second)
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		var ee *exec.ExitError
-		if !errors.As(err, &ee) || ee.ExitCode() != 1 {
-			t.Errorf("exit after Ctrl-C: %v, want exit code 1\nstderr: %s", err, se.String())
-		}
-	case <-time.After(45 * time.Second):
-		t.Fatalf("storebench did not exit within 45 s of Ctrl-C\nstderr: %s", se.String())
+	p.Signal(t, syscall.SIGINT)
+	if code := p.WaitExit(t, 45*time.Second); code != 1 {
+		t.Errorf("exit code %d after Ctrl-C, want 1\nstderr: %s", code, p.Stderr)
 	}
 	if m := mountsUnder(t, data); len(m) > 0 {
 		t.Errorf("still mounted after Ctrl-C: %v", m)
@@ -91,7 +71,7 @@ func writers(t *testing.T) []string {
 	var out []string
 	for _, p := range procs {
 		cmdline, _ := os.ReadFile(p + "/cmdline")
-		if strings.HasPrefix(string(cmdline), bin+"\x00") && strings.Contains(string(cmdline), durability.ChildArg) {
+		if strings.HasPrefix(string(cmdline), testkit.Binary(t)+"\x00") && strings.Contains(string(cmdline), durability.ChildArg) {
 			out = append(out, filepath.Base(p))
 		}
 	}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 // TestResultFilesMustBeRegular: report, compare and merge refuse a device
@@ -38,7 +39,7 @@ func TestResultFilesMustBeRegular(t *testing.T) {
 			t.Run(strings.Join(args[:1], " ")+" "+in.path, func(t *testing.T) {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				cmd := exec.CommandContext(ctx, bin, args...)
+				cmd := exec.CommandContext(ctx, testkit.Binary(t), args...)
 				var so, se strings.Builder
 				cmd.Stdout, cmd.Stderr = &so, &se
 				err := cmd.Run()

@@ -15,6 +15,7 @@ import (
 
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 // TestRunKVEveryStore is the core acceptance run on a small scale: every
@@ -205,7 +206,7 @@ func TestClientThreadsAreRecorded(t *testing.T) {
 // removes its run directory, which Go's default for SIGPIPE would.
 func TestReaderGoneCleansUp(t *testing.T) {
 	out, data := t.TempDir(), servertest.BaseDir(t)
-	cmd := exec.Command(bin, "run", "kv", "--stores", "redis", "--keys", "200", "--out", out, "--data-dir", data)
+	cmd := exec.Command(testkit.Binary(t), "run", "kv", "--stores", "redis", "--keys", "200", "--out", out, "--data-dir", data)
 	stdout, err := cmd.StdoutPipe()
 	if err != nil {
 		t.Fatal(err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 // shardScenario is measured in two shards: a timed mix (series, kinds)
@@ -46,6 +47,7 @@ func runShards(t *testing.T) []string {
 	dir := t.TempDir()
 	scen := writeFile(t, dir, "shards.yaml", shardScenario)
 	startAt := time.Now().Add(4 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
+	bin := testkit.Binary(t)
 	paths := make([]string, 2)
 	errs := make([]string, 2)
 	var wg sync.WaitGroup

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bytes"
-	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -15,20 +13,8 @@ import (
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 )
-
-// procState is the state letter of /proc/PID/stat ("T": stopped), "" if gone.
-func procState(pid int) string {
-	b, err := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/stat")
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b[bytes.LastIndexByte(b, ')')+1:]))
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
-}
 
 // partialResult reads a run's result.json while it is being written; nil
 // before it exists.
@@ -60,46 +46,33 @@ func slowerThan(t *testing.T, p metrics.Phase, over time.Duration) int64 {
 // in flight; and the summary must show both side by side.
 func TestRunCoordinatedOmissionQuick(t *testing.T) {
 	out := t.TempDir()
-	cmd := exec.Command(bin, "run", "coordinated-omission", "--quick", "--out", out, "--data-dir", servertest.BaseDir(t), "--quiet")
-	var so, se bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &so, &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	p := testkit.Start(t, exec.Command(testkit.Binary(t), "run", "coordinated-omission", "--quick", "--out", out, "--data-dir", servertest.BaseDir(t), "--quiet"))
 
 	pid, checked := 0, false
-	timeout := time.After(2 * time.Minute)
-wait:
-	for {
-		select {
-		case err := <-done:
-			if err != nil {
-				t.Fatalf("run: %v\nstdout: %s\nstderr: %s", err, so.String(), se.String())
-			}
-			break wait
-		case <-timeout:
-			t.Fatalf("the quick suite took over 2 minutes\nstderr: %s", se.String())
-		case <-time.After(20 * time.Millisecond):
+	exited := testkit.WaitFor(2*time.Minute, 20*time.Millisecond, func() bool {
+		if exited, _, _ := p.Exited(); exited {
+			return true
 		}
-		if checked {
-			continue
-		}
-		if r := partialResult(out); r != nil && len(r.Cells) >= 2 && len(r.Cells) < 4 && len(r.Targets) == 1 {
+		if r := partialResult(out); !checked && r != nil && len(r.Cells) >= 2 && len(r.Cells) < 4 && len(r.Targets) == 1 {
 			pid = r.Targets[0].ServerPID
-			if st := procState(pid); st == "" || st == "T" {
+			if st := testkit.ProcState(pid); st == "" || st == "T" {
 				t.Errorf("after the stalled cells, the server (pid %d) is in state %q, want running", pid, st)
 			}
 			checked = true
 		}
+		return false
+	})
+	if !exited {
+		t.Fatalf("the quick suite took over 2 minutes\nstderr: %s", p.Stderr)
+	}
+	if code := p.WaitExit(t, time.Second); code != 0 {
+		t.Fatalf("run: exit code %d\nstdout: %s\nstderr: %s", code, p.Stdout, p.Stderr)
 	}
 	if !checked {
 		t.Fatal("the run ended before the server could be checked between cells")
 	}
-	if procState(pid) != "" {
-		t.Errorf("server pid %d still exists after the run (state %s)", pid, procState(pid))
+	if st := testkit.ProcState(pid); st != "" {
+		t.Errorf("server pid %d still exists after the run (state %s)", pid, st)
 	}
 
 	r := partialResult(out)
@@ -135,7 +108,7 @@ wait:
 		t.Errorf("p99 open %v µs, closed %v µs: the open loop's should show the stall", open.LatencyUs.P99, closed.LatencyUs.P99)
 	}
 
-	text := so.String()
+	text := p.Stdout.String()
 	i := strings.Index(text, "\ncoordinated omission:")
 	if i < 0 {
 		t.Fatalf("the summary has no coordinated omission table:\n%s", text)
@@ -153,35 +126,26 @@ wait:
 // process, no data dir.
 func TestInterruptDuringStall(t *testing.T) {
 	out, data := t.TempDir(), servertest.BaseDir(t)
-	cmd := exec.Command(bin, "run", "hotkey", "--stores", "redis", "--clients", "2", "--duration", "20s", "--stall", "1s:15s",
-		"--out", out, "--data-dir", data, "--quiet")
-	var se bytes.Buffer
-	cmd.Stderr = &se
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill() })
+	p := testkit.Start(t, exec.Command(testkit.Binary(t), "run", "hotkey", "--stores", "redis", "--clients", "2", "--duration", "20s", "--stall", "1s:15s",
+		"--out", out, "--data-dir", data, "--quiet"))
 	pid := 0
-	for deadline := time.Now().Add(30 * time.Second); pid == 0 || procState(pid) != "T"; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the server (pid %d) was never stopped\nstderr: %s", pid, se.String())
-		}
+	if !testkit.WaitFor(30*time.Second, 10*time.Millisecond, func() bool {
 		if r := partialResult(out); r != nil && len(r.Targets) == 1 {
 			pid = r.Targets[0].ServerPID
 		}
+		return pid != 0 && testkit.ProcState(pid) == "T"
+	}) {
+		t.Fatalf("the server (pid %d) was never stopped\nstderr: %s", pid, p.Stderr)
 	}
 	start := time.Now()
-	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
-		t.Fatal(err)
-	}
-	var ee *exec.ExitError
-	if err := cmd.Wait(); !errors.As(err, &ee) || ee.ExitCode() != 1 {
-		t.Errorf("exit after SIGINT: %v, want code 1\nstderr: %s", err, se.String())
+	p.Signal(t, syscall.SIGINT)
+	if code := p.WaitExit(t, time.Minute); code != 1 {
+		t.Errorf("exit code %d after SIGINT, want 1\nstderr: %s", code, p.Stderr)
 	}
 	if d := time.Since(start); d > 5*time.Second {
 		t.Errorf("took %v to exit after SIGINT during a stall", d)
 	}
-	if st := procState(pid); st != "" {
+	if st := testkit.ProcState(pid); st != "" {
 		t.Errorf("server pid %d left in state %s", pid, st)
 	}
 	if entries, _ := os.ReadDir(data); len(entries) > 0 {

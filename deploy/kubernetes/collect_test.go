@@ -17,27 +17,12 @@ import (
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
-// bin is storebench, built once for these tests as the image builds it.
-var bin string
-
-func TestMain(m *testing.M) {
-	dir, err := os.MkdirTemp("", "storebench-k8s-*")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		os.Exit(1)
-	}
-	bin = filepath.Join(dir, "storebench")
-	if out, err := exec.Command("go", "build", "-o", bin, "../../cmd/storebench").CombinedOutput(); err != nil {
-		fmt.Fprintf(os.Stderr, "build storebench: %v\n%s", err, out)
-		os.RemoveAll(dir)
-		os.Exit(1)
-	}
-	code := m.Run()
-	os.RemoveAll(dir)
-	os.Exit(code)
-}
+// The tests run storebench as the image builds it: testkit.Binary, built
+// once for them all.
+func TestMain(m *testing.M) { testkit.Main(m) }
 
 // podPassword is the store's password in the Secret: no pod log, cut
 // result or merged result may hold it.
@@ -109,7 +94,7 @@ func TestPodLogsCollectAndMerge(t *testing.T) {
 	script = local.Replace(script)
 	for path, text := range map[string]string{
 		"scenario/scenario.yaml": m.configMaps[0].Data["scenario.yaml"],
-		"bin/storebench":         "#!/bin/sh\nexec " + bin + " \"$@\" --duration 1s --warmup 0s\n",
+		"bin/storebench":         "#!/bin/sh\nexec " + testkit.Binary(t) + " \"$@\" --duration 1s --warmup 0s\n",
 	} {
 		if err := os.MkdirAll(filepath.Join(dir, filepath.Dir(path)), 0o755); err != nil {
 			t.Fatal(err)
@@ -227,7 +212,7 @@ esac
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "/bin/sh", "collect.sh", job, filepath.Join(dir, into))
-	cmd.Env = append(os.Environ(), "PATH="+kubectlDir+string(os.PathListSeparator)+os.Getenv("PATH"), "STOREBENCH="+bin)
+	cmd.Env = append(os.Environ(), "PATH="+kubectlDir+string(os.PathListSeparator)+os.Getenv("PATH"), "STOREBENCH="+testkit.Binary(t))
 	out, err := cmd.CombinedOutput()
 	return string(out), err
 }

@@ -27,8 +27,9 @@ type rule struct {
 // storetest, workloadtest): they may reach anything they need, and only
 // tests may import them, which the last rule checks. workloadtest is test
 // support, not a workload: it opens stores on servers for the workloads'
-// tests, the way servertest and storetest do for lower floors.
-var testSupport = []string{"internal/server/servertest", "internal/store/storetest", "internal/workload/workloadtest"}
+// tests, the way servertest and storetest do for lower floors. testkit
+// runs processes for tests (the binary, signals, /proc states, polling).
+var testSupport = []string{"internal/server/servertest", "internal/store/storetest", "internal/workload/workloadtest", "internal/testkit"}
 
 var rules = []rule{
 	{from: "internal/store/...", to: []string{"internal/workload/...", "internal/target/...", "internal/metrics/...", "internal/result/..."},
@@ -45,6 +46,8 @@ var rules = []rule{
 		why: "a workload reaches a server through a narrow interface, never the command layer or the server manager"},
 	{from: "internal/store/storetest", to: []string{"internal/workload/...", "internal/cli/...", "internal/run/..."},
 		why: "the store conformance suites test stores, not what drives them"},
+	{from: "internal/testkit", to: []string{"cmd/...", "internal/..."},
+		why: "testkit imports none of storebench's packages, so the tests of every floor (a store's, the server manager's) can use it"},
 	{from: "internal/run/...", to: []string{"internal/cli/...", "cmd/..."},
 		why: "the runner knows no command line: the CLI fills run.Options and shows what a run.Observer is told"},
 	{from: "internal/cli/...", to: []string{"internal/store/..."}, allow: []string{"internal/store"},

@@ -29,6 +29,7 @@ import (
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/testkit"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/throughput"
 )
@@ -250,16 +251,21 @@ func serverCPU(srv *server.Server) (float64, error) {
 func settle(srv *server.Server) (float64, error) {
 	const step, steady, limit = 20 * time.Millisecond, 5, 5 * time.Second
 	prev, same := -1, 0
-	for deadline := time.Now().Add(limit); time.Now().Before(deadline) && same < steady; time.Sleep(step) {
-		st, err := srv.Stats()
-		if err != nil {
-			return 0, err
+	var err error
+	testkit.WaitFor(limit, step, func() bool {
+		var st server.ProcStats
+		if st, err = srv.Stats(); err != nil {
+			return true
 		}
 		if st.Processes == prev {
 			same++
 		} else {
 			prev, same = st.Processes, 0
 		}
+		return same >= steady
+	})
+	if err != nil {
+		return 0, err
 	}
 	return serverCPU(srv)
 }

@@ -17,6 +17,7 @@ import (
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/memcached"
 	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/testkit"
 	"github.com/storebench/storebench/internal/workload/all"
 )
 
@@ -60,9 +61,7 @@ func TestDeadClusterNodeRestartsTheCluster(t *testing.T) {
 		}
 		// Until the server manager has reaped it: a cell that fails at
 		// once could otherwise end before the node counts as dead.
-		for deadline := time.Now().Add(5 * time.Second); syscall.Kill(killed, 0) == nil && time.Now().Before(deadline); {
-			time.Sleep(10 * time.Millisecond)
-		}
+		testkit.WaitFor(5*time.Second, 10*time.Millisecond, func() bool { return syscall.Kill(killed, 0) != nil })
 		time.Sleep(50 * time.Millisecond)
 	}}
 	o, err := p.Execute(context.Background(), obs)

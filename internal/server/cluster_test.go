@@ -15,6 +15,7 @@ import (
 	"github.com/storebench/storebench/internal/owner"
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 // redisReply sends one command and returns its reply: a status or bulk
@@ -132,12 +133,10 @@ func TestRedisClusterFailoverAndRejoin(t *testing.T) {
 	// Node 0's replica is node Primaries (replica j of primary i is
 	// Nodes[Primaries*(1+j)+i]).
 	promoted := c.Nodes[c.Primaries].Addr
-	deadline := time.Now().Add(30 * time.Second)
-	for !strings.Contains(redisReply(t, promoted, "INFO", "replication"), "role:master") {
-		if time.Now().After(deadline) {
-			t.Fatalf("replica %s did not take over within 30 s:\n%s", promoted, redisReply(t, promoted, "INFO", "replication"))
-		}
-		time.Sleep(100 * time.Millisecond)
+	if !testkit.WaitFor(30*time.Second, 100*time.Millisecond, func() bool {
+		return strings.Contains(redisReply(t, promoted, "INFO", "replication"), "role:master")
+	}) {
+		t.Fatalf("replica %s did not take over within 30 s:\n%s", promoted, redisReply(t, promoted, "INFO", "replication"))
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

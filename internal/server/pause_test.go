@@ -10,20 +10,8 @@ import (
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 )
-
-// procState is the state letter of /proc/PID/stat ("T" when stopped), "" if gone.
-func procState(pid int) string {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
-	if len(f) == 0 {
-		return ""
-	}
-	return f[0]
-}
 
 // TestPausePostgres: Pause stops the postmaster and every backend (each
 // leads a process group of its own), Resume continues them all, and Stop of
@@ -65,7 +53,7 @@ func TestPausePostgres(t *testing.T) {
 		t.Errorf("Stop of a paused server took %v", d)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if testkit.Alive(pid) {
 			t.Errorf("pid %d alive after Stop", pid)
 		}
 	}
@@ -80,19 +68,17 @@ func TestPausePostgres(t *testing.T) {
 // waitStates waits up to a second for every pid's state to satisfy ok and
 // returns those that do not ("pid:state").
 func waitStates(pids []int, ok func(string) bool) []string {
-	deadline := time.Now().Add(time.Second)
-	for {
-		var bad []string
+	var bad []string
+	testkit.WaitFor(time.Second, 10*time.Millisecond, func() bool {
+		bad = bad[:0]
 		for _, pid := range pids {
-			if st := procState(pid); !ok(st) {
+			if st := testkit.ProcState(pid); !ok(st) {
 				bad = append(bad, fmt.Sprintf("%d:%s", pid, st))
 			}
 		}
-		if len(bad) == 0 || time.Now().After(deadline) {
-			return bad
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
+		return len(bad) == 0
+	})
+	return bad
 }
 
 // TestPauseReturnsStopped: when Pause returns, every thread of a

@@ -8,6 +8,8 @@ import (
 	"strconv"
 	"testing"
 	"time"
+
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 // TestProcessCPUClock checks that the CPU clock read for another process is
@@ -21,20 +23,14 @@ func TestProcessCPUClock(t *testing.T) {
 	}
 	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
 	pid := cmd.Process.Pid
-	deadline := time.Now().Add(20 * time.Second)
-	for {
+	testkit.Eventually(t, 20*time.Second, 20*time.Millisecond, "the child asleep in sleep(1)", func() bool {
 		f, err := readStat(pid)
 		if err != nil {
 			t.Fatal(err)
 		}
-		if b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm"); string(b) == "sleep\n" && f[0] == "S" {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatal("child did not reach its sleep")
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		b, _ := os.ReadFile("/proc/" + strconv.Itoa(pid) + "/comm")
+		return string(b) == "sleep\n" && f[0] == "S"
+	})
 	clock, ok := processCPUNanos(pid)
 	if !ok || clock <= 0 {
 		t.Fatalf("processCPUNanos(%d) = %d, %v", pid, clock, ok)
@@ -77,14 +73,14 @@ func TestChildrenTree(t *testing.T) {
 		_ = cmd.Wait()
 	})
 	var want []int
-	for deadline := time.Now().Add(5 * time.Second); len(want) < 4; time.Sleep(10 * time.Millisecond) {
-		if time.Now().After(deadline) {
-			t.Fatalf("the test's process tree did not start: %v", want)
-		}
+	if !testkit.WaitFor(5*time.Second, 10*time.Millisecond, func() bool {
 		want = want[:0]
 		for _, r := range processTree(root) {
 			want = append(want, r.pid)
 		}
+		return len(want) >= 4
+	}) {
+		t.Fatalf("the test's process tree did not start: %v", want)
 	}
 	got, ok := childrenTree(root)
 	if !ok {

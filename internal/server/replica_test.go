@@ -11,6 +11,7 @@ import (
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 // TestReplicaStreams: a row committed on the primary shows up on the
@@ -52,13 +53,10 @@ func TestReplicaStreams(t *testing.T) {
 	}
 	defer r.Close(ctx)
 	var got int
-	for deadline := time.Now().Add(10 * time.Second); ; {
+	testkit.WaitFor(10*time.Second, 20*time.Millisecond, func() bool {
 		err = r.QueryRow(ctx, `SELECT id FROM logged_t`).Scan(&got)
-		if err == nil || time.Now().After(deadline) {
-			break
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
+		return err == nil
+	})
 	if err != nil || got != 42 {
 		t.Fatalf("replica read of the logged table: %d, %v", got, err)
 	}

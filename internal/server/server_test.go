@@ -20,6 +20,7 @@ import (
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 // want lists settings each profile must show once read back from the server.
@@ -90,17 +91,13 @@ func checkServer(t *testing.T, s *server.Server, want map[string]string) {
 // little: an idle memcached may not have used one clock tick yet.
 func busyStats(t *testing.T, s *server.Server) server.ProcStats {
 	t.Helper()
-	deadline := time.Now().Add(10 * time.Second)
-	for {
-		st, err := s.Stats()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if st.CPUSeconds > 0 {
-			return st
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("Stats CPU still 0 after load: %+v", st)
+	var st server.ProcStats
+	var err error
+	// No step between polls: the load (or, where there is none, 50 ms
+	// of the server's own work) is the wait.
+	if !testkit.WaitFor(10*time.Second, 0, func() bool {
+		if st, err = s.Stats(); err != nil || st.CPUSeconds > 0 {
+			return true
 		}
 		switch s.Kind {
 		case server.Redis, server.Valkey:
@@ -110,7 +107,14 @@ func busyStats(t *testing.T, s *server.Server) server.ProcStats {
 		default:
 			time.Sleep(50 * time.Millisecond)
 		}
+		return false
+	}) {
+		t.Fatalf("Stats CPU still 0 after load: %+v", st)
 	}
+	if err != nil {
+		t.Fatal(err)
+	}
+	return st
 }
 
 // textLoad sends a one-line command n times, reading each reply line.
@@ -145,23 +149,13 @@ func checkStop(t *testing.T, s *server.Server) {
 		t.Errorf("data dir %s still there after Stop (%v)", s.DataDir, err)
 	}
 	for _, pid := range pids {
-		if alive(pid) {
+		if testkit.Alive(pid) {
 			t.Errorf("process %d still alive after Stop", pid)
 		}
 	}
 	if err := s.Stop(context.Background()); err != nil {
 		t.Errorf("second Stop: %v", err)
 	}
-}
-
-// alive reports whether pid exists and is not a zombie.
-func alive(pid int) bool {
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return false
-	}
-	i := strings.LastIndexByte(string(b), ')')
-	return i > 0 && !strings.HasPrefix(strings.TrimSpace(string(b[i+1:])), "Z")
 }
 
 func TestStartFailureQuotesLog(t *testing.T) {
@@ -263,7 +257,7 @@ func TestStopAll(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, s := range servers {
-		if s.Running() || alive(s.PID) {
+		if s.Running() || testkit.Alive(s.PID) {
 			t.Errorf("%s pid %d still running after StopAll", s.Kind, s.PID)
 		}
 		if _, err := os.Stat(s.DataDir); !errors.Is(err, os.ErrNotExist) {
@@ -310,7 +304,7 @@ func TestRedisKillRestart(t *testing.T) {
 	if err := s.Kill(); err != nil {
 		t.Fatal(err)
 	}
-	if alive(old) || s.Running() {
+	if testkit.Alive(old) || s.Running() {
 		t.Fatal("redis alive after Kill")
 	}
 	if _, err := os.Stat(s.DataDir); err != nil {
@@ -370,7 +364,7 @@ func TestPostgresKillRestart(t *testing.T) {
 	}
 	conn.Close(ctx)
 	for _, pid := range pids {
-		if alive(pid) {
+		if testkit.Alive(pid) {
 			t.Errorf("pid %d alive after Kill", pid)
 		}
 	}

@@ -3,7 +3,6 @@ package target
 import (
 	"context"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
@@ -16,28 +15,24 @@ import (
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/redis"
 	"github.com/storebench/storebench/internal/store/storetest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
-// procState is the state letter of /proc/PID/stat: "T" when stopped.
+// procState is pid's state letter ("T" when stopped); pid must exist.
 func procState(t *testing.T, pid int) string {
 	t.Helper()
-	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		t.Fatal(err)
+	st := testkit.ProcState(pid)
+	if st == "" {
+		t.Fatalf("pid %d is gone", pid)
 	}
-	return strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))[0]
+	return st
 }
 
 // waitState waits up to a second for pid to be stopped (want true) or not.
 func waitState(t *testing.T, pid int, stopped bool) {
 	t.Helper()
-	for deadline := time.Now().Add(time.Second); ; time.Sleep(5 * time.Millisecond) {
-		if (procState(t, pid) == "T") == stopped {
-			return
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("pid %d: state %s, want stopped=%v", pid, procState(t, pid), stopped)
-		}
+	if !testkit.WaitFor(time.Second, 5*time.Millisecond, func() bool { return (procState(t, pid) == "T") == stopped }) {
+		t.Fatalf("pid %d: state %s, want stopped=%v", pid, procState(t, pid), stopped)
 	}
 }
 

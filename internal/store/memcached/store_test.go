@@ -16,6 +16,7 @@ import (
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/storetest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 func open(t testing.TB, url string) *Store {
@@ -46,15 +47,13 @@ func TestMemcached(t *testing.T) {
 		// The server drops a closed connection (such as the previous stats
 		// one) a moment later: read until two readings agree.
 		conns := func() int {
-			n := read()
-			for range 50 {
-				time.Sleep(20 * time.Millisecond)
+			n := -1
+			testkit.WaitFor(time.Second, 20*time.Millisecond, func() bool {
 				m := read()
-				if m == n {
-					return n
-				}
+				same := m == n
 				n = m
-			}
+				return same
+			})
 			return n
 		}
 		before := conns()

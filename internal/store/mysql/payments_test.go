@@ -7,24 +7,8 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/storetest"
 )
-
-// paymentsData is a tiny data set: 2 organizations, 2 users, 6 accounts.
-func paymentsData() *store.PaymentsData {
-	now := time.Now().UTC()
-	return &store.PaymentsData{
-		Orgs:     2,
-		Users:    []store.PaymentsUser{{ID: 1, OrgID: 1}, {ID: 2, OrgID: 2}},
-		Tokens:   []store.PaymentsToken{{Hash: [16]byte{1}, Permission: 1, UserID: 1, ExpiresAt: now.Add(time.Hour)}},
-		Accounts: 6,
-		Account: func(id int64) store.PaymentsAccount {
-			return store.PaymentsAccount{ID: id, OrgID: 1 + id%2, Balance: 100}
-		},
-		Card: func(id int64) store.PaymentsCard {
-			return store.PaymentsCard{ID: id, AccountID: id, Expires: now.AddDate(1, 0, 0).Truncate(24 * time.Hour), CVV: 123}
-		},
-	}
-}
 
 // The schema has its foreign keys, their indexes, the CHECK and the
 // procedure; sessions get the isolation asked for; drop leaves only the
@@ -33,7 +17,7 @@ func TestPaymentsSchemaAndSessions(t *testing.T) {
 	url := serverURL(t)
 	s := open(t, url)
 	ctx := context.Background()
-	if _, err := s.PaymentsSetup(ctx, paymentsData()); err != nil {
+	if _, err := s.PaymentsSetup(ctx, storetest.PaymentsData(time.Now().UTC())); err != nil {
 		t.Fatal(err)
 	}
 	db := foreign(t, url)
@@ -76,4 +60,9 @@ func TestPaymentsSchemaAndSessions(t *testing.T) {
 	if got := counts(); got != [5]int{0, 0, 0, 0, 2} {
 		t.Errorf("after drop: %v; want [0 0 0 0 2] (kv and the owner table)", got)
 	}
+}
+
+// The payments conformance suite, in every mode the store offers.
+func TestPayments(t *testing.T) {
+	storetest.RunPayments(t, func(t *testing.T) store.Store { return open(t, serverURL(t)) })
 }

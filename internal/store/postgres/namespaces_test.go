@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
@@ -127,7 +128,7 @@ func TestDropLeavesDependents(t *testing.T) {
 	t.Run("Payments", func(t *testing.T) {
 		// The payments tables' own drop does not cascade either.
 		s := open(t, url, "")
-		if _, err := s.PaymentsSetup(ctx, paymentsData()); err != nil {
+		if _, err := s.PaymentsSetup(ctx, storetest.PaymentsData(time.Now().UTC())); err != nil {
 			t.Fatal(err)
 		}
 		conn := sql(t, url)

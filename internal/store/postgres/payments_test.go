@@ -9,24 +9,8 @@ import (
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/storetest"
 )
-
-// paymentsData is a tiny data set: 2 organizations, 2 users, 6 accounts.
-func paymentsData() *store.PaymentsData {
-	now := time.Now().UTC()
-	return &store.PaymentsData{
-		Orgs:     2,
-		Users:    []store.PaymentsUser{{ID: 1, OrgID: 1}, {ID: 2, OrgID: 2}},
-		Tokens:   []store.PaymentsToken{{Hash: [16]byte{1}, Permission: 1, UserID: 1, ExpiresAt: now.Add(time.Hour)}},
-		Accounts: 6,
-		Account: func(id int64) store.PaymentsAccount {
-			return store.PaymentsAccount{ID: id, OrgID: 1 + id%2, Balance: 100}
-		},
-		Card: func(id int64) store.PaymentsCard {
-			return store.PaymentsCard{ID: id, AccountID: id, Expires: now.AddDate(1, 0, 0).Truncate(24 * time.Hour), CVV: 123}
-		},
-	}
-}
 
 // The schema has its foreign keys, their indexes, the CHECK and the
 // function; sessions get the durability and isolation asked for; drop
@@ -35,7 +19,7 @@ func TestPaymentsSchemaAndSessions(t *testing.T) {
 	url := servertest.Start(t, server.Postgres, server.Options{}).URL
 	s := open(t, url, "")
 	ctx := context.Background()
-	if _, err := s.PaymentsSetup(ctx, paymentsData()); err != nil {
+	if _, err := s.PaymentsSetup(ctx, storetest.PaymentsData(time.Now().UTC())); err != nil {
 		t.Fatal(err)
 	}
 	conn := sql(t, url)
@@ -92,7 +76,7 @@ func TestPaymentsSchemaAndSessions(t *testing.T) {
 	}
 
 	exec(t, conn, `COMMENT ON SCHEMA `+ns+` IS 'someone else''s'`)
-	if _, err := s.PaymentsSetup(ctx, paymentsData()); !errors.Is(err, store.ErrNotOwned) {
+	if _, err := s.PaymentsSetup(ctx, storetest.PaymentsData(time.Now().UTC())); !errors.Is(err, store.ErrNotOwned) {
 		t.Errorf("setup in a schema without the marker: %v", err)
 	}
 	if err := s.PaymentsDrop(ctx); !errors.Is(err, store.ErrNotOwned) {
@@ -103,4 +87,10 @@ func TestPaymentsSchemaAndSessions(t *testing.T) {
 	if _, err := s.PaymentsPrepare(ctx, store.PaymentsConfig{Mode: "stored", Durability: store.PaymentsStrict}); err == nil {
 		t.Error("mode stored accepted")
 	}
+}
+
+// The payments conformance suite, in every mode the store offers.
+func TestPayments(t *testing.T) {
+	url := servertest.Start(t, server.Postgres, server.Options{}).URL
+	storetest.RunPayments(t, func(t *testing.T) store.Store { return open(t, url, "") })
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/storetest"
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 // xactCommits is the database's committed transactions on a server, by
@@ -122,12 +123,10 @@ func TestReplicaStoreRoutesReads(t *testing.T) {
 			// The server's own count: the reads it served and a few
 			// statements of ours (this check's, the catch-up's polls).
 			var served int64
-			for deadline := time.Now().Add(5 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			testkit.WaitFor(5*time.Second, 50*time.Millisecond, func() bool {
 				served = xactCommits(t, replica.URL) - before
-				if served >= want || time.Now().After(deadline) {
-					break
-				}
-			}
+				return served >= want
+			})
 			if served < want || served > want+50 {
 				t.Errorf("the replica's pg_stat_database counted %d transactions, want %d reads and a few of ours", served, want)
 			}
@@ -147,12 +146,10 @@ func TestReplicaStoreRoutesReads(t *testing.T) {
 			// as it ends).
 			onPrimary := perOpReads - int64(tc.minShare*perOpReads)
 			var opened int64
-			for deadline := time.Now().Add(3 * time.Second); ; time.Sleep(50 * time.Millisecond) {
+			testkit.WaitFor(3*time.Second, 50*time.Millisecond, func() bool {
 				opened = statDatabase(t, primary.URL, "sessions") - sessions
-				if opened >= onPrimary || time.Now().After(deadline) {
-					break
-				}
-			}
+				return opened >= onPrimary
+			})
 			if opened < onPrimary || opened > onPrimary+3 {
 				t.Errorf("per-op reads opened %d sessions on the primary, want %d and a few of this check's", opened, onPrimary)
 			}

@@ -9,24 +9,8 @@ import (
 	"time"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/storetest"
 )
-
-// paymentsData is a tiny data set: 2 organizations, 2 users, 6 accounts.
-func paymentsData() *store.PaymentsData {
-	now := time.Now().UTC()
-	return &store.PaymentsData{
-		Orgs:     2,
-		Users:    []store.PaymentsUser{{ID: 1, OrgID: 1}, {ID: 2, OrgID: 2}},
-		Tokens:   []store.PaymentsToken{{Hash: [16]byte{1}, Permission: 1, UserID: 1, ExpiresAt: now.Add(time.Hour)}},
-		Accounts: 6,
-		Account: func(id int64) store.PaymentsAccount {
-			return store.PaymentsAccount{ID: id, OrgID: 1 + id%2, Balance: 100}
-		},
-		Card: func(id int64) store.PaymentsCard {
-			return store.PaymentsCard{ID: id, AccountID: id, Expires: now.AddDate(1, 0, 0).Truncate(24 * time.Hour), CVV: 123}
-		},
-	}
-}
 
 // A table named like a payments table but not recorded as storebench's is
 // never dropped; after a drop, closing the store removes the file it made.
@@ -41,7 +25,7 @@ func TestPaymentsOwnership(t *testing.T) {
 	if _, err := rawDB(t, path).Exec(`CREATE TABLE "pay_accounts" (x)`); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := s.PaymentsSetup(ctx, paymentsData()); !errors.Is(err, store.ErrNotOwned) {
+	if _, err := s.PaymentsSetup(ctx, storetest.PaymentsData(time.Now().UTC())); !errors.Is(err, store.ErrNotOwned) {
 		t.Errorf("setup over a foreign table: %v", err)
 	}
 	if err := s.PaymentsDrop(ctx); !errors.Is(err, store.ErrNotOwned) {
@@ -55,7 +39,7 @@ func TestPaymentsOwnership(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	if _, err := s.PaymentsSetup(ctx, paymentsData()); err != nil {
+	if _, err := s.PaymentsSetup(ctx, storetest.PaymentsData(time.Now().UTC())); err != nil {
 		t.Fatal(err)
 	}
 	pc, err := s.PaymentsOpen(ctx, store.PaymentsConfig{Mode: store.PaymentsClient, Durability: store.PaymentsStrict})
@@ -80,4 +64,11 @@ func TestPaymentsOwnership(t *testing.T) {
 	if _, err := os.Stat(path); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("the store's file is left: %v", err)
 	}
+}
+
+// The payments conformance suite, in every mode the store offers.
+func TestPayments(t *testing.T) {
+	storetest.RunPayments(t, func(t *testing.T) store.Store {
+		return open(t, Config{Path: filepath.Join(t.TempDir(), "payments.db")})
+	})
 }
