@@ -206,7 +206,6 @@ func Profiles(k Kind) []string {
 	return names
 }
 
-
 func profileSettings(d driver, k Kind, name string) (string, map[string]string, error) {
 	if name == "" || name == "default" {
 		name = d.defaultProfile()

@@ -34,7 +34,6 @@ func TestNonNil(t *testing.T) {
 	}
 }
 
-
 func TestSessionDesignCheckTimes(t *testing.T) {
 	for _, tc := range []struct {
 		d    SessionDesign

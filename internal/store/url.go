@@ -189,7 +189,6 @@ func URLPath(raw string) string {
 	return u.Path
 }
 
-
 // CheckServerURL is a server store's Config check of its URL, without
 // connecting: it is given, and parse reads it. parse's errors must quote no
 // part of the URL; the message names it by scheme and host alone (SafeURL).

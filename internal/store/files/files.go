@@ -104,7 +104,6 @@ func (c Config) Validate() error {
 // any work (store.CheckPathURL).
 func CheckURL(raw string) error { return store.CheckPathURL(raw, "fsync: true") }
 
-
 // Store is one namespace directory.
 type Store struct {
 	cfg     Config

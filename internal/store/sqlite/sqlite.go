@@ -91,7 +91,6 @@ func (c Config) Validate() error {
 // any work (store.CheckPathURL).
 func CheckURL(raw string) error { return store.CheckPathURL(raw, "synchronous: FULL") }
 
-
 // Store is one table in one SQLite database file.
 type Store struct {
 	cfg         Config

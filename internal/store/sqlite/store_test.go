@@ -136,7 +136,6 @@ func TestCloseRemovesCreatedFile(t *testing.T) {
 	}
 }
 
-
 func BenchmarkGet(b *testing.B) {
 	storetest.BenchGet(b, open(b, Config{Path: filepath.Join(b.TempDir(), "b.db")}))
 }
