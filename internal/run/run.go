@@ -410,6 +410,9 @@ func runCell(ctx context.Context, inst *target.Instance, c cell, onSecond func(s
 // of its server started for it when the cell asks for one.
 func runWorkload(ctx context.Context, inst *target.Instance, c cell, hooks workload.Hooks, companion startFunc) (workload.Outcome, error) {
 	e := env(inst)
+	if c.Net != nil {
+		e.RTT = c.Net.RTT
+	}
 	if c.CompanionTarget != nil {
 		other, stop, err := companion(ctx, c.CompanionTarget.Spec)
 		if err != nil {

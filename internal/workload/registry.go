@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
@@ -142,6 +143,9 @@ type Env struct {
 	ReplicaURL string
 	// Companion is the cell's second target (Cell.Companion); nil for none.
 	Companion *Env
+	// RTT is the round trip the cell's network path adds between the
+	// clients and the target (--rtt); 0 for a direct cell.
+	RTT time.Duration
 }
 
 // Server is what a workload may do to a managed server: restart it with

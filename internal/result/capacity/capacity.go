@@ -138,7 +138,8 @@ type Step struct {
 // What can bound a step: the client's CPU (its work, the open loop's
 // spin-wait aside), the client's scheduling (ops started late while it had
 // CPU to spare), the platform's own stalls (the hiccup meter's wake-ups as
-// late as the objective), other load on the machine (processes besides
+// late as the objective), the network path (--rtt: a round trip of half the
+// bound or more), other load on the machine (processes besides
 // the client and the server kept CPUs busy), or the store (its CPU or its
 // own latency).
 const (
@@ -146,6 +147,7 @@ const (
 	LimiterClientScheduling = "client scheduling"
 	LimiterPlatform         = "platform stalls"
 	LimiterMachineLoad      = "machine load"
+	LimiterNetwork          = "network path"
 	LimiterStore            = "store"
 )
 

@@ -83,6 +83,9 @@ type Params struct {
 	// 1, 2, 4, 8; none for no fit. USLDuration is each one's phase.
 	USLClients  []int
 	USLDuration time.Duration
+	// RTT is the round trip the cell's network path adds (workload.Env.RTT):
+	// a step that missed a bound it takes half of names the path.
+	RTT time.Duration
 }
 
 // Defaults fills what p leaves zero.

@@ -73,3 +73,26 @@ func TestLimiterFromEvidence(t *testing.T) {
 }
 
 func contains(s, sub string) bool { return strings.Contains(s, sub) }
+
+// A cell behind a network path whose round trip is half the bound or more
+// names the path: every request carries it.
+func TestLimiterNamesTheNetworkPath(t *testing.T) {
+	slo, err := ParseSLO("p99<=10ms")
+	if err != nil {
+		t.Fatal(err)
+	}
+	quiet := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 300, P999: 900, Max: 1500}, MachineBusyCPUs: 0.5}
+	for _, c := range []struct {
+		rtt  time.Duration
+		want string
+	}{{6 * time.Millisecond, schema.LimiterNetwork}, {time.Millisecond, schema.LimiterStore}} {
+		m := newMeasured(1000)
+		if err := m.add(missedPhase(t, 0.2, 0.3, 0, quiet)); err != nil {
+			t.Fatal(err)
+		}
+		st, _ := m.judge(rules{connections: 4, slo: SLO{slo[0]}, ciShare: 0.1, errorBudget: 0.01, rtt: c.rtt})
+		if st.Limiter != c.want {
+			t.Errorf("rtt %v: limiter %q (%s), want %q", c.rtt, st.Limiter, st.LimiterEvidence, c.want)
+		}
+	}
+}

@@ -43,7 +43,7 @@ type runner struct {
 func (r *runner) measure(slo int, stage string, rate float64) (int, error) {
 	idx := len(r.sum.Steps)
 	m := newMeasured(rate)
-	ru := rules{connections: r.p.Connections, slo: r.p.SLOs[slo], ciShare: r.p.CIShare, errorBudget: r.p.ErrorBudget}
+	ru := rules{connections: r.p.Connections, slo: r.p.SLOs[slo], ciShare: r.p.CIShare, errorBudget: r.p.ErrorBudget, rtt: r.p.RTT}
 	next := r.p.MinStep
 	spent := time.Duration(0)
 	for part := 1; ; part++ {

@@ -198,6 +198,7 @@ type rules struct {
 	slo         SLO
 	ciShare     float64
 	errorBudget float64
+	rtt         time.Duration // the network path's added round trip (--rtt)
 }
 
 // judge makes the step's figures and verdict; done says the step needs no
@@ -342,6 +343,13 @@ func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
 			if iv, ok := PercentileCI(m.hist, o.Percentile); ok && iv.Value > o.Max && stall >= stallShare*us(o.Max) {
 				return schema.LimiterPlatform, fmt.Sprintf("the platform stalled p%s %s (hiccup meter, max %s) beside p%s ≤ %v: this SLO measures the machine, not the store",
 					pct(o.Percentile), latencyText(time.Duration(stall*1e3)), latencyText(time.Duration(m.hiccup[3]*1e3)), pct(o.Percentile), o.Max) + shared
+			}
+		}
+	}
+	if r.rtt > 0 {
+		for _, o := range r.slo {
+			if iv, ok := PercentileCI(m.hist, o.Percentile); ok && iv.Value > o.Max && 2*r.rtt >= o.Max {
+				return schema.LimiterNetwork, fmt.Sprintf("the network path adds a %v round trip to every request beside p%s ≤ %v: the path, not the store, sets this bound", r.rtt, pct(o.Percentile), o.Max) + shared
 			}
 		}
 	}

@@ -115,6 +115,8 @@ func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
 			if len(params.USLClients) > 0 {
 				drive.Closed = EngineClosed(more, cfg, h)
 			}
+			params := params
+			params.RTT = env.RTT
 			sum, phases, err := Run(ctx, drive, params)
 			out := workload.Outcome{Phases: phases, Summary: func(c *result.Cell) { c.Capacity = sum }}
 			if err == nil && sum != nil {
