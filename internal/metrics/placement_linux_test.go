@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/storebench/storebench/internal/testkit"
 )
 
 func TestParseTaskStat(t *testing.T) {
@@ -39,11 +41,7 @@ func TestPlacementSamplerSelf(t *testing.T) {
 			}
 		}
 	}()
-	child := exec.Command("sh", "-c", "while :; do :; done")
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer func() { _ = child.Process.Kill(); _ = child.Wait() }()
+	child := testkit.Start(t, exec.Command("sh", "-c", "while :; do :; done")).Cmd
 	s := StartPlacement(func() []int { return []int{child.Process.Pid} })
 	time.Sleep(3 * PlacementInterval)
 	p := s.Stop()

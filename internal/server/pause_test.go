@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -107,12 +108,9 @@ func runningThreads(pid int) []string {
 	tasks, _ := os.ReadDir(fmt.Sprintf("/proc/%d/task", pid))
 	var out []string
 	for _, task := range tasks {
-		b, err := os.ReadFile(fmt.Sprintf("/proc/%d/task/%s/stat", pid, task.Name()))
-		if err != nil {
-			continue
-		}
-		st := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))[0]
-		if st != "T" && st != "t" {
+		// /proc/TID is the thread's, though /proc does not list it.
+		tid, _ := strconv.Atoi(task.Name())
+		if st := testkit.ProcState(tid); st != "" && st != "T" && st != "t" {
 			out = append(out, task.Name()+":"+st)
 		}
 	}

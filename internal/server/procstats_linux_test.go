@@ -17,12 +17,7 @@ import (
 // schedstat once it has stopped running, and is not our own clock.
 func TestProcessCPUClock(t *testing.T) {
 	// Burn a little CPU, then sleep so the counters stop moving.
-	cmd := exec.Command("sh", "-c", `i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; exec sleep 30`)
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = cmd.Process.Kill(); _ = cmd.Wait() })
-	pid := cmd.Process.Pid
+	pid := testkit.Start(t, exec.Command("sh", "-c", `i=0; while [ $i -lt 100000 ]; do i=$((i+1)); done; exec sleep 30`)).Cmd.Process.Pid
 	testkit.Eventually(t, 20*time.Second, 20*time.Millisecond, "the child asleep in sleep(1)", func() bool {
 		f, err := readStat(pid)
 		if err != nil {

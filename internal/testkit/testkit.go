@@ -121,6 +121,11 @@ func Start(t testing.TB, cmd *exec.Cmd) *Proc {
 	if cmd.Stderr == nil {
 		cmd.Stderr = p.Stderr
 	}
+	if cmd.WaitDelay == 0 {
+		// A grandchild left holding the output pipes must not keep Wait,
+		// and so the test's cleanup, waiting once the process has exited.
+		cmd.WaitDelay = 10 * time.Second
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
