@@ -56,8 +56,8 @@ type Window struct {
 	// over the window (every process on them: the run's and any other
 	// load), and StealPct the share the hypervisor took of them; from
 	// /proc/stat, zero where it cannot be read.
-	MachineBusyCPUs float64 `json:"machine_busy_cpus"`
-	StealPct        float64 `json:"steal_pct"`
+	MachineBusyCPUs float64 `json:"machine_busy_cpus,omitempty"`
+	StealPct        float64 `json:"steal_pct,omitempty"`
 }
 
 // Meter runs one probe per watched CPU until Stop.
