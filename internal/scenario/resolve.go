@@ -317,7 +317,7 @@ func checkEntry(n *yaml.Node, typ string, spec workload.Spec, types workload.Reg
 				return key.Line, fmt.Errorf("field %s not found in %s", key.Value, describeType(in))
 			}
 			if _, stalls := spec.(workload.Staller); k.Value == "stall" && !stalls {
-				return 0, fmt.Errorf("%s: field stall does not apply (a stall needs timed phases that a stopped server holds up: %s)", typ, strings.Join(stallers(types), ", "))
+				return 0, fmt.Errorf("%s: field stall does not apply (a stall needs timed phases that a stopped server holds up: %s)", typ, strings.Join(typesWhose[workload.Staller](types), ", "))
 			}
 			continue
 		}
@@ -334,15 +334,25 @@ func checkEntry(n *yaml.Node, typ string, spec workload.Spec, types workload.Reg
 	return 0, nil
 }
 
-// stallers are the types whose entries may stall their server.
-func stallers(types workload.Registry) []string {
+// typesWhose names the types whose Spec is an I (workload.Staller,
+// workload.Sharder): the registry answers, so an error's list of them
+// follows the types this binary has.
+func typesWhose[I any](types workload.Registry) []string {
 	var out []string
 	for _, t := range types {
-		if _, ok := t.NewSpec().(workload.Staller); ok {
+		if _, ok := t.NewSpec().(I); ok {
 			out = append(out, t.Name())
 		}
 	}
 	return out
+}
+
+// andList joins names as "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 func mustField(t reflect.Type, name string) reflect.Type {
@@ -411,7 +421,7 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		stall = &st
 	}
 	if _, ok := w.Spec.(workload.Sharder); !ok && !s.Shard.Whole() {
-		return fail(fmt.Errorf("%s cannot run in shards (--shard): only kv, mix and throughput split their keys and add up in storebench merge", w.Label()))
+		return fail(fmt.Errorf("%s cannot run in shards (--shard): only %s split their keys and add up in storebench merge", w.Label(), andList(typesWhose[workload.Sharder](types))))
 	}
 	// The whole load is validated above; each shard runs its share of it.
 	share, err := wl.Share(s.Shard)
