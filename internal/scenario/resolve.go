@@ -133,9 +133,7 @@ func (s *Scenario) Resolve(stores target.Registry, types workload.Registry, keep
 	if err != nil {
 		return nil, oneLine{err}
 	}
-	if full := s.resolveFull(stores, types, keep); full != nil {
-		r.QuickChanges = quickChanges(full, r, types)
-	}
+	r.QuickChanges = s.quickNote(r, stores, types, keep)
 	return r, nil
 }
 
@@ -433,11 +431,9 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 			return fail(fmt.Errorf("workload %s names target %s, which the scenario does not have", w.Label(), store.QuoteName(name)))
 		}
 	}
-	others := map[string]workload.Target{}
+	others := s.others(stores)
 	byLabel := map[string]Target{}
 	for _, t := range s.Targets {
-		k, _ := stores.Lookup(t.Spec.Store)
-		others[t.Spec.Label()] = workload.Target{Spec: t.Spec, Kind: k}
 		byLabel[t.Spec.Label()] = t
 	}
 	var cells []Cell
@@ -460,7 +456,7 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		if wl.Pipeline > 1 && !k.Batches {
 			return fail(fmt.Errorf("store %s cannot send several ops per round trip (pipeline, batch); drop it from this workload's targets", k.Name))
 		}
-		wcells, err := w.Spec.Cells(workload.Plan{Load: share, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others, Shard: s.Shard, Whole: wl})
+		wcells, err := s.plan(w, k, t, share, wl, others, keep)
 		if err != nil {
 			return fail(err)
 		}
@@ -480,4 +476,21 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		}
 	}
 	return cells, nil
+}
+
+// plan is entry w's cells on target t (of kind k), running share of the
+// whole load.
+func (s *Scenario) plan(w Workload, k target.Kind, t Target, share, whole workload.Load, others map[string]workload.Target, keep bool) ([]workload.Cell, error) {
+	return w.Spec.Cells(workload.Plan{Load: share, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others, Shard: s.Shard, Whole: whole})
+}
+
+// others is every target of the resolved scenario by label, as a
+// workload's plan sees them (cache-aside's companion database).
+func (s *Scenario) others(stores target.Registry) map[string]workload.Target {
+	out := map[string]workload.Target{}
+	for _, t := range s.Targets {
+		k, _ := stores.Lookup(t.Spec.Store)
+		out[t.Spec.Label()] = workload.Target{Spec: t.Spec, Kind: k}
+	}
+	return out
 }
