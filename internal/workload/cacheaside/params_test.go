@@ -96,11 +96,11 @@ func TestEntrySearchFields(t *testing.T) {
 	caches := &Section{Caches: []string{NoCache}}
 	for _, c := range []struct {
 		name string
-		e    Entry
+		e    Spec
 		want string
 	}{
-		{"bad slo", Entry{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<1ms"}}}, "cache-aside: capacity: slo"},
-		{"bad precision", Entry{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<=1ms"}, Precision: 0.9}}, "precision 0.9"},
+		{"bad slo", Spec{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<1ms"}}}, "cache-aside: capacity: slo"},
+		{"bad precision", Spec{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<=1ms"}, Precision: 0.9}}, "precision 0.9"},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			err := c.e.Validate(workload.Load{}, 1)
@@ -110,10 +110,10 @@ func TestEntrySearchFields(t *testing.T) {
 		})
 	}
 	// A quick section's step bounds land on entries without an slo too.
-	if p, err := (&Entry{CacheAside: caches, Search: capacity.Search{MinStep: time.Second}}).params(workload.Load{}, 1); err != nil || p.Search != nil {
+	if p, err := (&Spec{CacheAside: caches, Search: capacity.Search{MinStep: time.Second}}).params(workload.Load{}, 1); err != nil || p.Search != nil {
 		t.Errorf("search fields without an slo: search %+v, %v; want none", p.Search, err)
 	}
-	e := Entry{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<=10ms"}, Need: 5000}}
+	e := Spec{CacheAside: caches, Search: capacity.Search{SLO: []string{"p99<=10ms"}, Need: 5000}}
 	p, err := e.params(workload.Load{Clients: 6}, 1)
 	if err != nil || p.Search == nil || p.Search.Connections != 6 || len(p.Search.SLOs) != 1 {
 		t.Fatalf("params with an slo: %+v, %v", p.Search, err)

@@ -23,12 +23,12 @@ const NoCache = "none"
 // in front of it in turn.
 var Type = workload.Define("cache-aside",
 	"a cache in front of a database, as an application runs it: hit ratio, database load saved, staleness after writes, stampedes on a hot key's expiry",
-	workload.Load{Clients: DefaultClients, Ops: DefaultOps}, func() workload.Spec { return &Entry{} }, nil)
+	workload.Load{Clients: DefaultClients, Ops: DefaultOps}, func() workload.Spec { return &Spec{} }, nil)
 
-// Entry is a cache-aside entry of a scenario: its targets are the
+// Spec is a cache-aside entry of a scenario: its targets are the
 // databases, and cache_aside.caches the targets put in front of each (by
 // name; "none" for the database alone), one cell per cache.
-type Entry struct {
+type Spec struct {
 	CacheAside *Section `yaml:"cache_aside,omitempty" json:"cache_aside,omitempty"`
 	// Search, with an slo, makes each cell also search the highest
 	// open-loop rate of its application loop within each SLO, with
@@ -53,11 +53,11 @@ type Section struct {
 	Stampede     *Stampede      `yaml:"stampede,omitempty" json:"stampede,omitempty"`
 }
 
-func (e *Entry) section() Section { return workload.ValueOr(e.CacheAside, Section{}) }
+func (e *Spec) section() Section { return workload.ValueOr(e.CacheAside, Section{}) }
 
-func (e *Entry) Defaults() {}
+func (e *Spec) Defaults() {}
 
-func (e *Entry) params(l workload.Load, seed uint64) (Params, error) {
+func (e *Spec) params(l workload.Load, seed uint64) (Params, error) {
 	s := e.section()
 	p := Params{Keyspace: workload.Keyspace{Keys: s.Keys, ValueSize: s.ValueSize, Seed: seed}, ValueSizeMax: s.ValueSizeMax,
 		KeyDist: keydist.Dist(s.KeyDist), Theta: s.Theta, ReadRatio: s.ReadRatio, Policy: s.Policy, TTL: s.TTL, Load: l}
@@ -76,7 +76,7 @@ func (e *Entry) params(l workload.Load, seed uint64) (Params, error) {
 	return p, nil
 }
 
-func (e *Entry) Validate(l workload.Load, seed uint64) error {
+func (e *Spec) Validate(l workload.Load, seed uint64) error {
 	if len(e.section().Caches) == 0 {
 		return fmt.Errorf("cache-aside: cache_aside: caches is required: the targets to put in front of the database, by name (%s for the database alone)", NoCache)
 	}
@@ -88,7 +88,7 @@ func (e *Entry) Validate(l workload.Load, seed uint64) error {
 }
 
 // Cells makes one cell per cache in front of this database target.
-func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
+func (e *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	var cells []workload.Cell
 	for _, cache := range e.section().Caches {
 		params, err := e.params(p.Load, p.Seed)

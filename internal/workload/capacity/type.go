@@ -18,11 +18,11 @@ import (
 // each target sustains within each SLO, on mix's ops.
 var Type = workload.Define("capacity",
 	"the highest open-loop rate each store sustains with its latency percentiles within an SLO (--slo p99<=1ms), its cost, and a USL fit",
-	workload.Load{Clients: 8}, func() workload.Spec { return &Entry{} }, nil)
+	workload.Load{Clients: 8}, func() workload.Spec { return &Spec{} }, nil)
 
-// Entry is a capacity entry of a scenario: the op mix (mix's fields) and
+// Spec is a capacity entry of a scenario: the op mix (mix's fields) and
 // the search.
-type Entry struct {
+type Spec struct {
 	// Mix is the op mix, written with mix's own fields (keyspace,
 	// read_ratio, key_dist, …) beside the search's.
 	Mix        mix.Spec `yaml:",inline" json:"mix"`
@@ -49,15 +49,15 @@ type Search struct {
 	Precision float64 `yaml:"precision,omitempty" json:"precision,omitempty"`
 }
 
-func (e *Entry) Defaults() {}
+func (e *Spec) Defaults() {}
 
 // mix is the op mix's parameters: the search sets rates and durations,
 // so only the clients come from the load.
-func (e *Entry) mix(l workload.Load, seed uint64) mix.Params {
+func (e *Spec) mix(l workload.Load, seed uint64) mix.Params {
 	return e.Mix.Params(workload.Load{Clients: l.Clients, Ops: 1}, seed)
 }
 
-func (e *Entry) params(l workload.Load) (Params, error) {
+func (e *Spec) params(l workload.Load) (Params, error) {
 	return e.Search.Params(l.Clients, e.USLClients)
 }
 
@@ -82,7 +82,7 @@ func (s Search) Params(connections int, usl []int) (Params, error) {
 
 // Validate: the search's parameters, and a load that is the search's own
 // (it sets the rates and durations; clients are its connections).
-func (e *Entry) Validate(l workload.Load, seed uint64) error {
+func (e *Spec) Validate(l workload.Load, seed uint64) error {
 	if l.Ops != 0 || l.Duration != 0 || l.Rate != 0 || l.Pipeline > 1 || l.ConnectPerOp {
 		return errors.New("capacity: the search sets the rates and step durations; ops, duration, rate, pipeline and connect_per_op do not apply (clients are its connections)")
 	}
@@ -93,7 +93,7 @@ func (e *Entry) Validate(l workload.Load, seed uint64) error {
 }
 
 // Cells makes one cell per target.
-func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
+func (e *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	params, err := e.params(p.Load)
 	if err != nil {
 		return nil, err
