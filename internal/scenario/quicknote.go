@@ -15,19 +15,20 @@ import (
 
 // quickChanges says what --quick changed, one phrase each ("repeat 3→1",
 // "keys [1000 10000 100000 1000000]→[1000 10000]", "duration 2h0m0s→8s
-// (payments)", "12 of 84 cells"), from the two resolved scenarios, so the
-// note cannot disagree with what runs. An entry's label is named when the
-// change is not every entry's.
-func quickChanges(full, quick *Resolved, types workload.Registry) []string {
+// (payments)", "12 of 84 cells"), from the full scenario's entries fw
+// (decoded) and its cells on each target, against the quick run resolved,
+// so the note cannot disagree with what runs. An entry's label is named
+// when the change is not every entry's.
+func quickChanges(full *Scenario, fw []Workload, fullCells map[string]int, quick *Resolved, types workload.Registry) []string {
 	var out []string
-	if a, b := max(full.Scenario.Repeat, 1), max(quick.Scenario.Repeat, 1); a != b {
+	if a, b := max(full.Repeat, 1), max(quick.Scenario.Repeat, 1); a != b {
 		out = append(out, fmt.Sprintf("repeat %d→%d", a, b))
 	}
 	entries := map[string][]string{} // change → the labels of the entries it applies to
 	var order []string
-	fw, qw := full.Scenario.Workloads, quick.Scenario.Workloads
+	qw := quick.Scenario.Workloads
 	for i := range min(len(fw), len(qw)) {
-		before := flatFields(fw[i].Spec, full.Scenario.EffectiveLoad(types, fw[i]))
+		before := flatFields(fw[i].Spec, full.EffectiveLoad(types, fw[i]))
 		after := flatFields(qw[i].Spec, quick.Scenario.EffectiveLoad(types, qw[i]))
 		for _, k := range slices.Sorted(maps.Keys(after)) {
 			if b, ok := before[k]; ok && b != after[k] {
@@ -54,10 +55,8 @@ func quickChanges(full, quick *Resolved, types workload.Registry) []string {
 		labels[c.Target.Spec.Label()] = true
 	}
 	var all int
-	for _, c := range full.Cells {
-		if labels[c.Target.Spec.Label()] {
-			all++
-		}
+	for label := range labels {
+		all += fullCells[label]
 	}
 	if all != len(quick.Cells) {
 		out = append(out, fmt.Sprintf("%d of %d cells", len(quick.Cells), all))
@@ -92,15 +91,45 @@ func flatten(prefix string, m map[string]any, out map[string]string) {
 	}
 }
 
-// resolveFull resolves the scenario as it was before ApplyQuick, for the
-// note of what --quick changed; nil when there is none to make.
-func (s *Scenario) resolveFull(stores target.Registry, types workload.Registry, keep bool) *Resolved {
-	if s.beforeQuick == nil {
+// quickNote says what --quick changed (quickChanges) against the scenario
+// as ApplyQuick found it. Not a second Resolve: only what --quick touches
+// is made again, each entry's section decoded without the quick fields and
+// its cells planned with the full load, on the targets r resolved (the
+// same: ApplyFlags gave both scenarios the same --stores). Nil without
+// --quick, or when the full run would not plan (a flag may fit only the
+// quick one).
+func (s *Scenario) quickNote(r *Resolved, stores target.Registry, types workload.Registry, keep bool) []string {
+	full := s.beforeQuick
+	if full == nil {
 		return nil
 	}
-	full, err := s.beforeQuick.resolve(stores, types, keep)
-	if err != nil {
-		return nil // the full run need not be valid here (a flag may fit only the quick one)
+	others := r.Scenario.others(stores)
+	ws := slices.Clone(full.Workloads)
+	cells := map[string]int{} // target label → the full run's cells on it
+	for i := range ws {
+		w := &ws[i]
+		if err := full.decode(types, w); err != nil {
+			return nil
+		}
+		wl := full.EffectiveLoad(types, *w).Workload()
+		if w.Spec.Validate(wl, r.Scenario.Seed) != nil {
+			return nil
+		}
+		share, err := wl.Share(r.Scenario.Shard)
+		if err != nil {
+			return nil
+		}
+		for _, t := range r.Scenario.Targets {
+			if !w.AppliesTo(t.Spec.Label()) {
+				continue
+			}
+			k, _ := stores.Lookup(t.Spec.Store)
+			wc, err := r.Scenario.plan(*w, k, t, share, wl, others, keep)
+			if err != nil {
+				return nil
+			}
+			cells[t.Spec.Label()] += len(wc)
+		}
 	}
-	return full
+	return quickChanges(full, ws, cells, r, types)
 }

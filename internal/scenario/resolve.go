@@ -144,9 +144,7 @@ func (s *Scenario) Resolve(stores target.Registry, types workload.Registry, keep
 	if err != nil {
 		return nil, oneLine{err}
 	}
-	if full := s.resolveFull(stores, types, keep); full != nil {
-		r.QuickChanges = quickChanges(full, r, types)
-	}
+	r.QuickChanges = s.quickNote(r, stores, types, keep)
 	return r, nil
 }
 
@@ -328,7 +326,7 @@ func checkEntry(n *yaml.Node, typ string, spec workload.Spec, types workload.Reg
 				return key.Line, fmt.Errorf("field %s not found in %s", key.Value, describeType(in))
 			}
 			if _, stalls := spec.(workload.Staller); k.Value == "stall" && !stalls {
-				return 0, fmt.Errorf("%s: field stall does not apply (a stall needs timed phases that a stopped server holds up: %s)", typ, strings.Join(stallers(types), ", "))
+				return 0, fmt.Errorf("%s: field stall does not apply (a stall needs timed phases that a stopped server holds up: %s)", typ, strings.Join(typesWhose[workload.Staller](types), ", "))
 			}
 			continue
 		}
@@ -345,22 +343,25 @@ func checkEntry(n *yaml.Node, typ string, spec workload.Spec, types workload.Reg
 	return 0, nil
 }
 
-// stallers are the types whose entries may stall their server.
-func stallers(types workload.Registry) []string { return typesWith[workload.Staller](types) }
-
-// sharders are the workload types whose cells run their part of a sharded
-// run (workload.Sharder), by name.
-func sharders(types workload.Registry) []string { return typesWith[workload.Sharder](types) }
-
-// typesWith names the workload types whose Spec has capability C.
-func typesWith[C any](types workload.Registry) []string {
+// typesWhose names the types whose Spec is an I (workload.Staller,
+// workload.Sharder): the registry answers, so an error's list of them
+// follows the types this binary has.
+func typesWhose[I any](types workload.Registry) []string {
 	var out []string
 	for _, t := range types {
-		if _, ok := t.NewSpec().(C); ok {
+		if _, ok := t.NewSpec().(I); ok {
 			out = append(out, t.Name())
 		}
 	}
 	return out
+}
+
+// andList joins names as "a, b and c".
+func andList(names []string) string {
+	if len(names) < 2 {
+		return strings.Join(names, "")
+	}
+	return strings.Join(names[:len(names)-1], ", ") + " and " + names[len(names)-1]
 }
 
 func mustField(t reflect.Type, name string) reflect.Type {
@@ -429,7 +430,7 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		stall = &st
 	}
 	if _, ok := w.Spec.(workload.Sharder); !ok && !s.Shard.Whole() {
-		return fail(fmt.Errorf("%s cannot run in shards (--shard): only %s split their keys and add up in storebench merge", w.Label(), strings.Join(sharders(types), ", ")))
+		return fail(fmt.Errorf("%s cannot run in shards (--shard): only %s split their keys and add up in storebench merge", w.Label(), andList(typesWhose[workload.Sharder](types))))
 	}
 	// The whole load is validated above; each shard runs its share of it.
 	share, err := wl.Share(s.Shard)
@@ -441,11 +442,9 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 			return fail(fmt.Errorf("workload %s names target %s, which the scenario does not have", w.Label(), store.QuoteName(name)))
 		}
 	}
-	others := map[string]workload.Target{}
+	others := s.others(stores)
 	byLabel := map[string]Target{}
 	for _, t := range s.Targets {
-		k, _ := stores.Lookup(t.Spec.Store)
-		others[t.Spec.Label()] = workload.Target{Spec: t.Spec, Kind: k}
 		byLabel[t.Spec.Label()] = t
 	}
 	var cells []Cell
@@ -468,7 +467,7 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		if wl.Pipeline > 1 && !k.Batches {
 			return fail(fmt.Errorf("store %s cannot send several ops per round trip (pipeline, batch); drop it from this workload's targets", k.Name))
 		}
-		wcells, err := w.Spec.Cells(workload.Plan{Load: share, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others, Shard: s.Shard, Whole: wl})
+		wcells, err := s.plan(w, k, t, share, wl, others, keep)
 		if err != nil {
 			return fail(err)
 		}
@@ -488,4 +487,21 @@ func (s *Scenario) expand(stores target.Registry, types workload.Registry, w Wor
 		}
 	}
 	return cells, nil
+}
+
+// plan is entry w's cells on target t (of kind k), running share of the
+// whole load.
+func (s *Scenario) plan(w Workload, k target.Kind, t Target, share, whole workload.Load, others map[string]workload.Target, keep bool) ([]workload.Cell, error) {
+	return w.Spec.Cells(workload.Plan{Load: share, Seed: s.Seed, Kind: k, Spec: t.Spec, Keep: keep, Others: others, Shard: s.Shard, Whole: whole})
+}
+
+// others is every target of the resolved scenario by label, as a
+// workload's plan sees them (cache-aside's companion database).
+func (s *Scenario) others(stores target.Registry) map[string]workload.Target {
+	out := map[string]workload.Target{}
+	for _, t := range s.Targets {
+		k, _ := stores.Lookup(t.Spec.Store)
+		out[t.Spec.Label()] = workload.Target{Spec: t.Spec, Kind: k}
+	}
+	return out
 }

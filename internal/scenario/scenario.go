@@ -68,7 +68,7 @@ type Scenario struct {
 	// order (the quick section's, then the command line's): Resolve's.
 	overlays []overlay
 	// beforeQuick is the scenario as ApplyQuick found it: Resolve says
-	// what --quick changed by resolving both.
+	// what --quick changed against its entries (quickNote).
 	beforeQuick *Scenario
 }
 

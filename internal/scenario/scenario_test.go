@@ -7,8 +7,11 @@ import (
 
 	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/target"
+	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/all"
+	"github.com/storebench/storebench/internal/workload/hotkey"
 	"github.com/storebench/storebench/internal/workload/kv"
+	"github.com/storebench/storebench/internal/workload/mix"
 	"github.com/storebench/storebench/suites"
 )
 
@@ -334,6 +337,29 @@ func TestCapacityEntryIsChecked(t *testing.T) {
 			t.Errorf("%q: %v", c.entry, err)
 		case c.want != "" && (err == nil || !strings.Contains(err.Error(), c.want)):
 			t.Errorf("%q: %v, want %q", c.entry, err, c.want)
+		}
+	}
+}
+
+// A workload that cannot split its keys refuses --shard, and the refusal
+// names the types that can as the registry it was resolved with has them.
+func TestShardRefusalAsksTheRegistry(t *testing.T) {
+	const src = "name: t\ntargets: [memory]\nworkloads:\n  - {type: hotkey, load: {duration: 3s}}\n"
+	for _, c := range []struct {
+		types workload.Registry
+		want  string
+	}{
+		{all.Types(), "hotkey cannot run in shards (--shard): only kv, throughput and mix split their keys"},
+		{workload.Registry{hotkey.Type, mix.Type}, "hotkey cannot run in shards (--shard): only mix split their keys"},
+	} {
+		s, err := Parse("t.yaml", strings.NewReader(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Defaults()
+		s.Shard = workload.Shard{Index: 1, Count: 2}
+		if _, err := s.Resolve(registry(), c.types, false); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%v: error %v, want %q", c.types.Names(), err, c.want)
 		}
 	}
 }

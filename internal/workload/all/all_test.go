@@ -18,8 +18,15 @@ func TestEveryTypeIsComplete(t *testing.T) {
 		if typ.Help() == "" {
 			t.Errorf("workload %s has no help line for list", name)
 		}
-		if spec := typ.NewSpec(); spec == nil || reflect.TypeOf(spec).Kind() != reflect.Pointer {
+		spec := typ.NewSpec()
+		if spec == nil || reflect.TypeOf(spec).Kind() != reflect.Pointer {
 			t.Errorf("workload %s: NewSpec gives %T, want a pointer a scenario entry decodes into", name, spec)
+			continue
+		}
+		// One name for an entry's type in every package (its nested
+		// sections are Section), so a reader looks for the same word.
+		if n := reflect.TypeOf(spec).Elem().Name(); n != "Spec" {
+			t.Errorf("workload %s: its entry type is %s, want Spec", name, n)
 		}
 	}
 }

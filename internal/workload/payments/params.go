@@ -226,10 +226,10 @@ func Modes(proto store.Store) []string {
 	return []string{store.PaymentsRoutine, store.PaymentsClient}
 }
 
-// Spec is the payments section of a scenario's workload entry
+// Section is the payments section of a scenario's workload entry
 // (`payments:` in YAML). Zero fields take DefaultParams' values; Modes and
 // Durabilities expand into one cell each.
-type Spec struct {
+type Section struct {
 	Accounts       int64    `yaml:"accounts,omitempty" json:"accounts,omitempty"`
 	Orgs           int      `yaml:"orgs,omitempty" json:"orgs,omitempty"`
 	UsersPerOrg    int      `yaml:"users_per_org,omitempty" json:"users_per_org,omitempty"`
@@ -250,7 +250,7 @@ type Spec struct {
 	Keep           bool           `yaml:"keep,omitempty" json:"keep,omitempty"`
 }
 
-// Variant is one (mode, durability) cell of a Spec. Note is set when the
+// Variant is one (mode, durability) cell of a Section. Note is set when the
 // store runs another mode than the ones asked for (SQLite: client).
 type Variant struct{ Mode, Durability, Note string }
 
@@ -258,7 +258,7 @@ type Variant struct{ Mode, Durability, Note string }
 // that order. Modes a store does not offer are left out; a store that
 // offers none of those asked for runs its own modes instead (SQLite, which
 // has no server-side routines, runs client mode), with a Note saying so.
-func (s Spec) Variants(k target.Kind) []Variant {
+func (s Section) Variants(k target.Kind) []Variant {
 	modes := workload.SliceOr(s.Modes, []string{store.PaymentsRoutine})
 	durs := workload.SliceOr(s.Durabilities, []string{store.PaymentsStrict})
 	offered := Modes(k.Prototype)
@@ -287,7 +287,7 @@ func (s Spec) Variants(k target.Kind) []Variant {
 // Workers, duration → Duration, ops → Transfers, warmup → Warmup,
 // warmup_ops → WarmupTransfers). Pipelines, connect-per-op and open-loop
 // rates do not apply and are rejected.
-func PlanParams(s Spec, v Variant, seed uint64, l workload.Load) (Params, error) {
+func PlanParams(s Section, v Variant, seed uint64, l workload.Load) (Params, error) {
 	p := DefaultParams()
 	if l.Pipeline > 1 || l.ConnectPerOp || l.Rate != 0 {
 		return p, errors.New("payments: pipeline, connect_per_op and rate do not apply (a transfer is four dependent round trips on one connection, in a closed loop)")

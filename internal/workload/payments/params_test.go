@@ -56,7 +56,7 @@ func TestValidate(t *testing.T) {
 	}
 }
 
-// The suite's payments sections decode into Spec strictly and plan into
+// The suite's payments sections decode into Section strictly and plan into
 // valid parameters for each of its stores, with the quick section on top.
 func TestSuiteSpec(t *testing.T) {
 	b, ok := suites.Open("payments")
@@ -83,8 +83,8 @@ func TestSuiteSpec(t *testing.T) {
 	}
 	// strict decodes the sections in turn into one spec, each over the
 	// last, as the scenario lays its quick section over an entry.
-	strict := func(sections ...*yaml.Node) Spec {
-		var s Spec
+	strict := func(sections ...*yaml.Node) Section {
+		var s Section
 		for _, n := range sections {
 			var out bytes.Buffer
 			if err := yaml.NewEncoder(&out).Encode(n); err != nil {
@@ -126,7 +126,7 @@ func TestSuiteSpec(t *testing.T) {
 		t.Error("a pipeline was accepted")
 	}
 	zero := 0.0
-	p, err := PlanParams(Spec{DeleteFraction: &zero}, Variant{Mode: store.PaymentsClient, Durability: store.PaymentsRelaxed}, 7, workload.Load{Clients: 2, Ops: 100})
+	p, err := PlanParams(Section{DeleteFraction: &zero}, Variant{Mode: store.PaymentsClient, Durability: store.PaymentsRelaxed}, 7, workload.Load{Clients: 2, Ops: 100})
 	if err != nil || p.DeleteFraction != 0 || p.Transfers != 100 || p.Duration != 0 || p.Warmup != 0 || p.Seed != 7 {
 		t.Errorf("delete_fraction 0, ops 100: %+v, %v", p, err)
 	}

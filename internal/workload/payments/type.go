@@ -12,33 +12,33 @@ import (
 // Type is the payments workload's registration.
 var Type = workload.Define("payments",
 	"payments OLTP: four round trips per transfer, many workers, invariants checked after every run",
-	workload.Load{}, func() workload.Spec { return &Entry{} },
+	workload.Load{}, func() workload.Spec { return &Spec{} },
 	workload.Requires[store.Payments]("payments", "it has no transactions over several tables"))
 
-// Entry is a payments entry of a scenario: one cell per transaction mode ×
+// Spec is a payments entry of a scenario: one cell per transaction mode ×
 // durability level the store offers.
-type Entry struct {
-	Payments *Spec `yaml:"payments,omitempty" json:"payments,omitempty"`
+type Spec struct {
+	Payments *Section `yaml:"payments,omitempty" json:"payments,omitempty"`
 }
 
-func (e *Entry) spec() Spec { return workload.ValueOr(e.Payments, Spec{}) }
+func (e *Spec) section() Section { return workload.ValueOr(e.Payments, Section{}) }
 
-func (e *Entry) Defaults() {}
+func (e *Spec) Defaults() {}
 
 // KeepsData says the section asks to keep its tables after the run.
-func (e *Entry) KeepsData() bool { return e.Payments != nil && e.Payments.Keep }
+func (e *Spec) KeepsData() bool { return e.Payments != nil && e.Payments.Keep }
 
 // Validate checks what does not depend on the store; each store's modes
 // are checked by Cells.
-func (e *Entry) Validate(l workload.Load, _ uint64) error {
+func (e *Spec) Validate(l workload.Load, _ uint64) error {
 	if l.Clients < 0 {
 		return errors.New("payments: clients must be positive")
 	}
 	return nil
 }
 
-func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
-	spec := e.spec()
+func (e *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
+	spec := e.section()
 	spec.Keep = spec.Keep || p.Keep
 	var cells []workload.Cell
 	for _, v := range spec.Variants(p.Kind) {

@@ -12,11 +12,11 @@ import (
 	"github.com/storebench/storebench/internal/workload"
 )
 
-// Spec is the sessions section of a scenario's workload entry
+// Section is the sessions section of a scenario's workload entry
 // (`sessions:` in YAML). Zero fields take Defaults' values. One entry is
 // one phase; Variants (phase A) and Designs (phase B) expand into one cell
 // each.
-type Spec struct {
+type Section struct {
 	// Phase is "insert" (phase A) or "churn" (phase B).
 	Phase string `yaml:"phase" json:"phase"`
 	// Variants are phase A's variants (default: all of Variants). Phase A
@@ -51,7 +51,7 @@ type Spec struct {
 	Replica bool `yaml:"replica,omitempty" json:"replica,omitempty"`
 }
 
-// Cell is one cell of a Spec on one store: a phase A variant, or a phase B
+// Cell is one cell of a Section on one store: a phase A variant, or a phase B
 // design, possibly read on a replica.
 type Cell struct {
 	Phase   string
@@ -86,7 +86,7 @@ func KindOf(k target.Kind) Kind {
 // article's store only. With replica, a store whose server can have
 // replicas gets ReplicaDesigns once more, read on a replica, after its
 // other cells.
-func (s Spec) Cells(k Kind, replica bool) []Cell {
+func (s Section) Cells(k Kind, replica bool) []Cell {
 	var out []Cell
 	switch s.Phase {
 	case PhaseInsert:
@@ -109,7 +109,7 @@ func (s Spec) Cells(k Kind, replica bool) []Cell {
 	return out
 }
 
-func (s Spec) designsFor(k Kind) []string {
+func (s Section) designsFor(k Kind) []string {
 	if s.Designs == nil {
 		if k.Article {
 			return []string{"naive", "tuned"}
@@ -126,7 +126,7 @@ func (s Spec) designsFor(k Kind) []string {
 
 // Check validates the spec before any work: the phase, every variant and
 // design, and the parameters of one cell of each.
-func (s Spec) Check(seed uint64, l workload.Load) error {
+func (s Section) Check(seed uint64, l workload.Load) error {
 	var errs []error
 	switch s.Phase {
 	case PhaseInsert:
@@ -168,7 +168,7 @@ func (s Spec) Check(seed uint64, l workload.Load) error {
 // ops → Inserts, warmup_ops → WarmupOps, one client. Phase B: clients →
 // Clients (readers), rate → ReadRate (0: closed loop), duration →
 // Duration, warmup → Warmup. Pipelines and connect-per-op do not apply.
-func PlanParams(s Spec, c Cell, seed uint64, l workload.Load) (Params, error) {
+func PlanParams(s Section, c Cell, seed uint64, l workload.Load) (Params, error) {
 	p := Defaults()
 	if l.Pipeline > 1 || l.ConnectPerOp {
 		return p, errors.New("sessions: pipeline and connect_per_op do not apply")

@@ -48,8 +48,8 @@ func TestSuite(t *testing.T) {
 	}
 	// strict decodes the sections in turn into one spec, each over the
 	// last, as the scenario lays its quick section over an entry.
-	strict := func(sections ...*yaml.Node) sessions.Spec {
-		var s sessions.Spec
+	strict := func(sections ...*yaml.Node) sessions.Section {
+		var s sessions.Section
 		for _, n := range sections {
 			var out bytes.Buffer
 			if err := yaml.NewEncoder(&out).Encode(n); err != nil {

@@ -14,25 +14,25 @@ import (
 // Type is the sessions workload's registration.
 var Type = workload.Define("sessions",
 	"web sessions: create, read, keepalive, expiry and reaping; naive vs tuned PostgreSQL knob by knob",
-	workload.Load{}, func() workload.Spec { return &Entry{} },
+	workload.Load{}, func() workload.Spec { return &Spec{} },
 	workload.Requires[store.Sessions]("sessions", "it cannot keep sessions"))
 
-// Entry is a sessions entry of a scenario: one cell per phase-A variant or
+// Spec is a sessions entry of a scenario: one cell per phase-A variant or
 // phase-B design of the store (and per replica design with replica).
-type Entry struct {
-	Sessions *Spec `yaml:"sessions,omitempty" json:"sessions,omitempty"`
+type Spec struct {
+	Sessions *Section `yaml:"sessions,omitempty" json:"sessions,omitempty"`
 }
 
-func (e *Entry) Defaults() {}
+func (e *Spec) Defaults() {}
 
-func (e *Entry) Validate(l workload.Load, seed uint64) error {
+func (e *Spec) Validate(l workload.Load, seed uint64) error {
 	if e.Sessions == nil {
 		return errors.New("sessions: the sessions section is required (phase: insert or churn, …)")
 	}
 	return e.Sessions.Check(seed, l)
 }
 
-func (e *Entry) Cells(p workload.Plan) ([]workload.Cell, error) {
+func (e *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	spec := *e.Sessions
 	var cells []workload.Cell
 	for _, sc := range spec.Cells(KindOf(p.Kind), spec.Replica) {
