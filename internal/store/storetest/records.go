@@ -161,7 +161,9 @@ func testRecordsScan(t *testing.T, s store.Store, order func([]byte) string) {
 	const n = 40
 	keys := make([]string, 0, n)
 	for i := range n {
-		keys = append(keys, fmt.Sprintf("user%03d", i*2)) // odd numbers are absent
+		// Of several lengths, as YCSB's hashed keys: their order differs
+		// from the order of a hash of them. Odd numbers are absent.
+		keys = append(keys, fmt.Sprintf("user%d", i*2))
 	}
 	r := rand.New(rand.NewPCG(1, 2))
 	for _, i := range r.Perm(n) {
@@ -175,7 +177,7 @@ func testRecordsScan(t *testing.T, s store.Store, order func([]byte) string) {
 		start string
 		n     int
 	}{
-		{keys[0], 5}, {keys[n/2], 10}, {keys[n-3], 10}, {"user013", 4}, {"user011", 1}, {keys[n/3], 0}, {"zzz", 3},
+		{keys[0], 5}, {keys[n/2], 10}, {keys[n-3], 10}, {"user13", 4}, {"user11", 1}, {"user9", 6}, {keys[n/3], 0}, {"zzz", 3},
 	} {
 		var want []read
 		for _, k := range keys {

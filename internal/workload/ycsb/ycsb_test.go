@@ -219,13 +219,19 @@ func TestBadRecordsAreMismatches(t *testing.T) {
 	}
 }
 
-// TestRedis runs A and D on a managed Redis: every read finds a
-// well-formed record.
+// TestRedis runs A, D and E on a managed Redis, whose records are hashes:
+// every read finds a well-formed record, E's scans run through the index.
 func TestRedis(t *testing.T) {
 	st := openers["redis"](t)
-	for _, name := range []string{"a", "d"} {
+	for _, name := range []string{"a", "d", "e"} {
 		p := Params{Workload: name, Records: 200, Seed: 11, Load: workload.Load{Clients: 2, Ops: 2000}}
 		_, ph := runPhases(t, st, p)
+		if !slices.ContainsFunc(ph.Notes, func(n string) bool { return strings.HasPrefix(n, "records: a hash per record") }) {
+			t.Errorf("%s: notes %q say no hash layout", name, ph.Notes)
+		}
+		if name == "e" && ph.ByOp[OpScan].Ops < 1700 {
+			t.Errorf("e: %d scans of 2000 ops", ph.ByOp[OpScan].Ops)
+		}
 		checkRecords(t, st, p, p.Records+ph.ByOp[OpInsert].Ops)
 	}
 }
@@ -329,6 +335,7 @@ func TestLayoutByKind(t *testing.T) {
 		refused    string
 	}{
 		{"postgres", "e", ok, LayoutRecords, ""},
+		{"redis", "e", ok, LayoutRecords, ""},
 		{"memory", "a", ok, LayoutValue, ""},
 		{"memcached", "c", ok, LayoutValue, ""},
 		{"memcached", "e", ok, "", "store memcached: ycsb e: scans (scanproportion 0.95) need a store that scans in key order, and this one keeps each record as one value"},
