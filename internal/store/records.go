@@ -1,6 +1,9 @@
 package store
 
-import "context"
+import (
+	"context"
+	"strings"
+)
 
 // Records is the optional capability of a Store to keep records of named
 // fields the way YCSB's own binding for the store keeps them (the ycsb
@@ -40,4 +43,45 @@ type RecordsConn interface {
 	// stops it and is returned.
 	Scan(ctx context.Context, start []byte, n int, fn func(key []byte, vals [][]byte) error) (int, error)
 	Close() error
+}
+
+// RecordsSQL are a SQL store's records statements, YCSB's JDBC binding's
+// on its usertable: the SQL stores share them, each with its own quoting,
+// placeholders and table options.
+type RecordsSQL struct {
+	// DDL creates the table: YCSB_KEY VARCHAR(255) PRIMARY KEY, then a
+	// TEXT column per field.
+	DDL string
+	// Insert binds the key, then the fields; Read the key; UpdateAll the
+	// fields, then the key; Update[i] field i, then the key; Scan the start
+	// key and the limit.
+	Insert, Read, UpdateAll, Scan string
+	Update                        []string
+}
+
+// NewRecordsSQL builds the statements on table (quoted) with the field
+// columns cols (quoted); create starts the DDL ("CREATE TABLE", "CREATE
+// UNLOGGED TABLE"), tail ends it (table options, or ""); param is the
+// placeholder of the n-th parameter, from 1.
+func NewRecordsSQL(create, table, tail string, cols []string, param func(n int) string) RecordsSQL {
+	r := RecordsSQL{
+		DDL:  create + ` ` + table + ` (YCSB_KEY VARCHAR(255) PRIMARY KEY, ` + strings.Join(cols, ` TEXT, `) + ` TEXT)` + tail,
+		Read: `SELECT * FROM ` + table + ` WHERE YCSB_KEY = ` + param(1),
+		Scan: `SELECT * FROM ` + table + ` WHERE YCSB_KEY >= ` + param(1) + ` ORDER BY YCSB_KEY LIMIT ` + param(2),
+	}
+	values := make([]string, len(cols))
+	sets := make([]string, len(cols))
+	for i, c := range cols {
+		values[i] = param(i + 2)
+		sets[i] = c + ` = ` + param(i+1)
+		r.Update = append(r.Update, `UPDATE `+table+` SET `+c+` = `+param(1)+` WHERE YCSB_KEY = `+param(2))
+	}
+	r.Insert = `INSERT INTO ` + table + ` (YCSB_KEY, ` + strings.Join(cols, `, `) + `) VALUES (` + param(1) + `, ` + strings.Join(values, `, `) + `)`
+	r.UpdateAll = `UPDATE ` + table + ` SET ` + strings.Join(sets, `, `) + ` WHERE YCSB_KEY = ` + param(len(cols)+1)
+	return r
+}
+
+// RecordsLayout says a SQL store's records layout in the result's words.
+func (r RecordsSQL) RecordsLayout() string {
+	return "a row per record: " + r.DDL + " (YCSB's JDBC binding's usertable)"
 }

@@ -225,7 +225,7 @@ type Store struct {
 	mu      sync.Mutex // guards admin (a pgx.Conn is not safe for concurrent use), closed and records
 	admin   *pgx.Conn
 	closed  bool
-	records *records             // the records' statements (records.go), once set up
+	records *store.RecordsSQL    // the records' statements (records.go), once set up
 	ns      store.OwnedNamespace // Reset, Close, Detach and DropNamespace of the schema
 }
 

@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"fmt"
 	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -26,13 +25,6 @@ var _ store.Records = (*Store)(nil)
 // recordsTable is the table's name inside the schema, YCSB's.
 const recordsTable = "usertable"
 
-// records are the statements RecordsSetup made, for RecordsOpen.
-type records struct {
-	fields                        int
-	insert, read, updateAll, scan string
-	update                        []string // one field each
-}
-
 // RecordsSetup drops a usertable a run left in the schema and creates it
 // for fields (unlogged under the unlogged design, as the kv table).
 func (s *Store) RecordsSetup(ctx context.Context, fields []string) (string, error) {
@@ -44,12 +36,11 @@ func (s *Store) RecordsSetup(ctx context.Context, fields []string) (string, erro
 	if d.unlogged {
 		unlogged = "UNLOGGED "
 	}
-	table := s.schema + "." + recordsTable
 	cols := make([]string, len(fields))
 	for i, f := range fields {
 		cols[i] = pgx.Identifier{f}.Sanitize()
 	}
-	ddl := `CREATE ` + unlogged + `TABLE ` + table + ` (ycsb_key varchar(255) PRIMARY KEY, ` + strings.Join(cols, " text, ") + ` text)`
+	r := store.NewRecordsSQL(`CREATE `+unlogged+`TABLE`, s.schema+"."+recordsTable, "", cols, func(n int) string { return "$" + strconv.Itoa(n) })
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if s.closed {
@@ -59,25 +50,13 @@ func (s *Store) RecordsSetup(ctx context.Context, fields []string) (string, erro
 	if err := store.RequireOwned("postgres", "records setup", "schema "+s.schema, fmt.Sprintf("%q comment", Marker), exists, owned, err); err != nil {
 		return "", err
 	}
-	for _, q := range []string{`DROP TABLE IF EXISTS ` + table, ddl} {
+	for _, q := range []string{`DROP TABLE IF EXISTS ` + s.schema + "." + recordsTable, r.DDL} {
 		if _, err := s.admin.Exec(ctx, q); err != nil {
 			return "", opErr("records setup", err)
 		}
 	}
-	r := &records{fields: len(fields)}
-	params := make([]string, len(fields))
-	sets := make([]string, len(fields))
-	for i, c := range cols {
-		params[i] = "$" + strconv.Itoa(i+2)
-		sets[i] = c + " = $" + strconv.Itoa(i+1)
-		r.update = append(r.update, `UPDATE `+table+` SET `+c+` = $1 WHERE ycsb_key = $2`)
-	}
-	r.insert = `INSERT INTO ` + table + ` (ycsb_key, ` + strings.Join(cols, ", ") + `) VALUES ($1, ` + strings.Join(params, ", ") + `)`
-	r.read = `SELECT * FROM ` + table + ` WHERE ycsb_key = $1`
-	r.updateAll = `UPDATE ` + table + ` SET ` + strings.Join(sets, ", ") + ` WHERE ycsb_key = $` + strconv.Itoa(len(fields)+1)
-	r.scan = `SELECT * FROM ` + table + ` WHERE ycsb_key >= $1 ORDER BY ycsb_key LIMIT $2`
-	s.records = r
-	return fmt.Sprintf("a row per record: %s (YCSB's JDBC binding's usertable)", ddl), nil
+	s.records = &r
+	return r.RecordsLayout(), nil
 }
 
 // RecordsOpen connects a worker's connection and prepares the records'
@@ -98,7 +77,8 @@ func (s *Store) RecordsOpen(ctx context.Context) (store.RecordsConn, error) {
 		return nil, err
 	}
 	const varchar, text, int8 = 1043, 25, 20
-	c := &recordsConn{conn: conn, pg: conn.PgConn(), blocking: block, fields: r.fields, params: make([][]byte, r.fields+1)}
+	fields := len(r.Update)
+	c := &recordsConn{conn: conn, pg: conn.PgConn(), blocking: block, fields: fields, params: make([][]byte, fields+1)}
 	fieldOIDs := func(first uint32, n int, last ...uint32) []uint32 {
 		oids := []uint32{first}
 		for range n {
@@ -116,11 +96,11 @@ func (s *Store) RecordsOpen(ctx context.Context) (store.RecordsConn, error) {
 		}
 		return sd
 	}
-	c.insert = prepare("sb_rec_insert", r.insert, fieldOIDs(varchar, r.fields))
-	c.read = prepare("sb_rec_read", r.read, []uint32{varchar})
-	c.updateAll = prepare("sb_rec_update", r.updateAll, append(fieldOIDs(text, r.fields-1), varchar))
-	c.scan = prepare("sb_rec_scan", r.scan, []uint32{varchar, int8})
-	for i, q := range r.update {
+	c.insert = prepare("sb_rec_insert", r.Insert, fieldOIDs(varchar, fields))
+	c.read = prepare("sb_rec_read", r.Read, []uint32{varchar})
+	c.updateAll = prepare("sb_rec_update", r.UpdateAll, append(fieldOIDs(text, fields-1), varchar))
+	c.scan = prepare("sb_rec_scan", r.Scan, []uint32{varchar, int8})
+	for i, q := range r.Update {
 		c.update = append(c.update, prepare("sb_rec_update_"+strconv.Itoa(i), q, []uint32{text, varchar}))
 	}
 	if err != nil {
@@ -246,8 +226,9 @@ func (c *recordsConn) Scan(ctx context.Context, start []byte, n int, fn func(key
 		}
 		vals := rr.Values()
 		if rowErr = c.checkRow(op, vals); rowErr == nil {
-			rowErr = fn(vals[0], vals[1:])
-			got++
+			if rowErr = fn(vals[0], vals[1:]); rowErr == nil {
+				got++
+			}
 		}
 	}
 	return got, c.finish(rr, op, rowErr)

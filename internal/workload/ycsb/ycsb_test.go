@@ -336,6 +336,10 @@ func TestLayoutByKind(t *testing.T) {
 	}{
 		{"postgres", "e", ok, LayoutRecords, ""},
 		{"redis", "e", ok, LayoutRecords, ""},
+		{"valkey", "e", ok, LayoutRecords, ""},
+		{"sqlite", "e", ok, LayoutRecords, ""},
+		{"mariadb", "e", ok, LayoutRecords, ""},
+		{"redis-cluster", "a", ok, LayoutValue, ""},
 		{"memory", "a", ok, LayoutValue, ""},
 		{"memcached", "c", ok, LayoutValue, ""},
 		{"memcached", "e", ok, "", "store memcached: ycsb e: scans (scanproportion 0.95) need a store that scans in key order, and this one keeps each record as one value"},
