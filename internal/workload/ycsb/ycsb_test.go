@@ -355,3 +355,57 @@ func TestLayoutByKind(t *testing.T) {
 		}
 	}
 }
+
+// benchOps runs workload name's ops on st after loading its records, one
+// worker, and reports the allocations per op of the record path (the
+// worker's and the store's).
+func benchOps(b *testing.B, st store.Store, name string) {
+	p := Params{Workload: name, Records: 1000, Seed: 1, Load: workload.Load{Clients: 1, Ops: 1}}.WithDefaults()
+	p.Layout = LayoutOf(st)
+	props, err := p.Props()
+	if err != nil {
+		b.Fatal(err)
+	}
+	core, err := gen.NewCore(props)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := st.Reset(ctx); err != nil {
+		b.Fatal(err)
+	}
+	conns, _, _, closeAll, err := openRecords(ctx, st, core, p.Load)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeAll()
+	l := &loader{w: newWorker(conns[0], core, p.Seed, loadStreams, nil)}
+	for range p.Records {
+		if err := l.Do(ctx, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var kindOf [gen.NumOps]int
+	w := newWorker(conns[0], core, p.Seed, runStreams, &kindOf)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Do(ctx, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOps: A (reads and updates) and F (read-modify-writes) on a
+// record kept as one value (memory) and as the store's own (PostgreSQL's
+// rows, Redis's hashes); E's scans on PostgreSQL.
+func BenchmarkOps(b *testing.B) {
+	for _, kind := range []string{"memory", "postgres", "redis"} {
+		st := openers[kind](b)
+		for _, name := range []string{"a", "f", "e"} {
+			if name == "e" && LayoutOf(st) != LayoutRecords {
+				continue
+			}
+			b.Run(kind+"/"+name, func(b *testing.B) { benchOps(b, st, name) })
+		}
+	}
+}
