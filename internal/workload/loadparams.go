@@ -142,10 +142,10 @@ func OpenKV(ctx context.Context, open func(context.Context) (store.Client, error
 // (load.Config.ClientIO): the mode every client reports (blockio.Mode*),
 // "mixed" if they differ, "" if none reports one (in-process stores,
 // connect-per-op).
-func ClientIO(clients []store.KV) string {
+func ClientIO[C any](clients []C) string {
 	mode := ""
 	for _, c := range clients {
-		r, ok := c.(interface{ ClientIO() string })
+		r, ok := any(c).(interface{ ClientIO() string })
 		if !ok {
 			return ""
 		}

@@ -175,10 +175,11 @@ type Store struct {
 	setSQL string
 	delSQL string
 
-	mu     sync.Mutex // guards closed and makes check-then-drop one step
-	admin  *sql.DB    // at most one connection
-	closed bool
-	ns     store.OwnedNamespace // Reset, Close, Detach and DropNamespace of the database
+	mu      sync.Mutex // guards closed and records, and makes check-then-drop one step
+	admin   *sql.DB    // at most one connection
+	closed  bool
+	records *store.RecordsSQL    // the records' statements (records.go), once set up
+	ns      store.OwnedNamespace // Reset, Close, Detach and DropNamespace of the database
 }
 
 var _ store.Store = (*Store)(nil)

@@ -178,6 +178,10 @@ func TestMySQL(t *testing.T) {
 		},
 	}
 	storetest.RunKVPaths(t, func(t *testing.T) store.Store { return open(t, url) }, opts)
+	t.Run("Records", func(t *testing.T) {
+		t.Parallel()
+		storetest.RunRecords(t, func(t *testing.T) store.Store { return open(t, url) }, nil)
+	})
 
 	t.Run("OpenFailsOnAFailedPrepare", func(t *testing.T) {
 		t.Parallel()

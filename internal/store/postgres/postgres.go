@@ -199,7 +199,11 @@ func (s *Store) Settle(ctx context.Context) error {
 	if s.closed {
 		return errClosed
 	}
-	if _, err := s.admin.Exec(ctx, `VACUUM (ANALYZE) `+s.schema+`.kv`); err != nil {
+	q := `VACUUM (ANALYZE) ` + s.schema + `.kv`
+	if s.records != nil { // the ycsb records' table too (records.go)
+		q += `, ` + s.schema + `.` + recordsTable
+	}
+	if _, err := s.admin.Exec(ctx, q); err != nil {
 		return opErr("settle: vacuum analyze", err)
 	}
 	return nil
@@ -218,10 +222,11 @@ type Store struct {
 	delSQL   string
 	addSQL   string // "" where the design has no unique key (hash-index)
 
-	mu     sync.Mutex // guards admin (a pgx.Conn is not safe for concurrent use) and closed
-	admin  *pgx.Conn
-	closed bool
-	ns     store.OwnedNamespace // Reset, Close, Detach and DropNamespace of the schema
+	mu      sync.Mutex // guards admin (a pgx.Conn is not safe for concurrent use), closed and records
+	admin   *pgx.Conn
+	closed  bool
+	records *store.RecordsSQL    // the records' statements (records.go), once set up
+	ns      store.OwnedNamespace // Reset, Close, Detach and DropNamespace of the schema
 }
 
 var _ store.Store = (*Store)(nil)

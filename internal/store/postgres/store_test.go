@@ -103,6 +103,12 @@ func TestPostgres(t *testing.T) {
 			storetest.RunAdd(t, func(t *testing.T) store.Store { return open(t, url, design) })
 		})
 	}
+	for _, design := range []string{DesignLogged, DesignUnlogged} {
+		t.Run("Records/"+design, func(t *testing.T) {
+			t.Parallel()
+			storetest.RunRecords(t, func(t *testing.T) store.Store { return open(t, url, design) }, nil)
+		})
+	}
 	t.Run("Add/hash-index", func(t *testing.T) {
 		t.Parallel()
 		// No unique key: Add must say it cannot, not insert a duplicate row.

@@ -78,6 +78,10 @@ type Store struct {
 	// its command (perrequest.go), which get preambleReplies replies.
 	preamble        []byte
 	preambleReplies int
+
+	// recordFields are the records' fields (records.go), once set up;
+	// under mu.
+	recordFields []string
 }
 
 var _ store.Store = (*Store)(nil)

@@ -16,7 +16,7 @@ import (
 
 // What a run leaves behind when it cannot close its store (it was killed)
 // or keeps its data on purpose (run --keep): its tables "<namespace>_kv",
-// "<namespace>_sessions" and the payments tables, each recorded in
+// "<namespace>_sessions", "<namespace>_usertable" and the payments tables, each recorded in
 // storebench_owned. storebench clean lists and drops them; it never touches
 // a table that storebench_owned does not list.
 
@@ -35,7 +35,7 @@ func (s *Store) Detach(context.Context) error {
 
 // tableSuffixes are what follows "<namespace>_" in the names of the tables
 // a store makes.
-var tableSuffixes = append([]string{"kv", "sessions"}, paycheck.Tables...)
+var tableSuffixes = append([]string{"kv", "sessions", recordsSuffix}, paycheck.Tables...)
 
 // openExisting opens the database file at path without creating it; nil
 // when there is no such file.

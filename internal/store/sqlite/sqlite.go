@@ -101,8 +101,9 @@ type Store struct {
 	setSQL      string
 	delSQL      string
 
-	mu     sync.Mutex
-	closed bool
+	mu      sync.Mutex
+	closed  bool
+	records *store.RecordsSQL // the records' statements (records.go), once set up; under mu
 }
 
 var _ store.Store = (*Store)(nil)
@@ -434,6 +435,9 @@ func (s *Store) drop(ctx context.Context) error {
 			return err
 		}
 		fail := func(err error) error { return fmt.Errorf("sqlite: close: %w", err) }
+		if err := s.dropRecords(ctx, tx); err != nil {
+			return fail(err)
+		}
 		for _, q := range []string{
 			`DROP TABLE IF EXISTS ` + s.table,
 			`DELETE FROM storebench_owned WHERE name = '` + s.cfg.Namespace + `_kv'`,

@@ -35,7 +35,10 @@ import (
 	"github.com/storebench/storebench/internal/load"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/blockio"
+	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/keydist"
 	"github.com/storebench/storebench/internal/workload/ycsb/gen"
 )
 
@@ -76,6 +79,32 @@ type Params struct {
 	// Load: Clients default 1; Ops default 1000 when neither Ops nor
 	// Duration is given. Pipeline is not supported.
 	Load workload.Load `json:"load"`
+	// Layout is how the target's store keeps the records: LayoutRecords
+	// (its own, store.Records) or LayoutValue; set by the plan from the
+	// store's kind, and by Run from the store when empty.
+	Layout string `json:"layout,omitempty"`
+}
+
+// ForKind is p on a target of kind k: the layout its stores keep records
+// in, checked (scans need a store of its own records), before any work.
+func (p Params) ForKind(k target.Kind) (Params, error) {
+	p.Layout = LayoutValue
+	if workload.Supports[store.Records](k) {
+		p.Layout = LayoutRecords
+	}
+	if err := p.Validate(); err != nil {
+		return p, fmt.Errorf("store %s: %w", k.Name, err)
+	}
+	return p, nil
+}
+
+// LayoutOf is the layout a store keeps records in: its own where it is
+// store.Records.
+func LayoutOf(st store.Store) string {
+	if _, ok := st.(store.Records); ok {
+		return LayoutRecords
+	}
+	return LayoutValue
 }
 
 // WithDefaults returns p with every zero field set to its default: Records
@@ -131,9 +160,6 @@ func (p Params) Props() (gen.Properties, error) {
 	if err := props.Validate(); err != nil {
 		return props, err
 	}
-	if props.ScanProportion > 0 {
-		return props, fmt.Errorf("scans (scanproportion %v) need a store that can scan in key order, and no store's scan is built yet", props.ScanProportion)
-	}
 	if props.DataIntegrity {
 		return props, errors.New("dataintegrity=true is not supported: values are random, and a read checks the record's fields, not their bytes")
 	}
@@ -153,8 +179,29 @@ func (p Params) Validate() error {
 	if p.Load.Pipeline > 1 {
 		errs = append(errs, fmt.Errorf("--pipeline is not supported (got %d): YCSB's client sends one operation at a time", p.Load.Pipeline))
 	}
+	errs = append(errs, p.checkLayout())
 	errs = append(errs, p.Load.Validate())
 	return workload.Refuse("ycsb "+p.Workload, errs...)
+}
+
+// checkLayout refuses what the store's layout cannot run: scans where a
+// record is one value (no order to scan in), a connection per op on a
+// store's own records (a worker's connection is prepared for them). An
+// empty layout (the entry, before a target) is not checked.
+func (p Params) checkLayout() error {
+	props, err := p.Props()
+	if err != nil {
+		return nil // Validate says why
+	}
+	switch {
+	case p.Layout == LayoutValue && props.ScanProportion > 0:
+		return fmt.Errorf("scans (scanproportion %v) need a store that scans in key order, and this one keeps each record as one value", props.ScanProportion)
+	case p.Layout == LayoutRecords && p.Load.ConnectPerOp:
+		return errors.New("--connect-per-op is not supported on a store's own records: a worker's connection prepares their statements")
+	case p.Layout != "" && p.Layout != LayoutRecords && p.Layout != LayoutValue:
+		return fmt.Errorf("unknown layout %q (have %s, %s)", p.Layout, LayoutRecords, LayoutValue)
+	}
+	return nil
 }
 
 // recordBytes is the largest record of props: each field's name and value
@@ -185,9 +232,16 @@ func (p Params) Memory() workload.Estimate {
 }
 
 // Run empties the store, inserts the records (phase load), then runs the
-// workload's operations (phase run). It returns the phases measured so far
-// also when it fails.
+// workload's operations (phase run). The records are the store's own where
+// it is store.Records, else one value each (Params.Layout); both phases
+// say which in their notes. It returns the phases measured so far also
+// when it fails.
 func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]metrics.Phase, error) {
+	layout := LayoutOf(st)
+	if p.Layout != "" && p.Layout != layout {
+		return nil, fmt.Errorf("ycsb: planned for layout %s, but the store's is %s", p.Layout, layout)
+	}
+	p.Layout = layout
 	if err := p.Validate(); err != nil {
 		return nil, err
 	}
@@ -200,15 +254,17 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 	if err != nil {
 		return nil, fmt.Errorf("ycsb: %w", err)
 	}
-	clients, closeAll, err := workload.KVClients(ctx, st, p.Load)
+	if err := st.Reset(ctx); err != nil {
+		return nil, fmt.Errorf("ycsb: reset store: %w", err)
+	}
+	conns, clientIO, note, closeAll, err := openRecords(ctx, st, core, p.Load)
 	if err != nil {
 		return nil, fmt.Errorf("ycsb: %w", err)
 	}
 	defer closeAll()
-	if err := st.Reset(ctx); err != nil {
-		return nil, fmt.Errorf("ycsb: reset store: %w", err)
-	}
-	loaded, err := loadRecords(ctx, clients, core, p, h)
+	note = "records: " + note
+	loaded, err := loadRecords(ctx, conns, clientIO, core, p, h)
+	loaded.Notes = append(loaded.Notes, note)
 	if err != nil {
 		return []metrics.Phase{loaded}, fmt.Errorf("ycsb load phase: %w", err)
 	}
@@ -222,7 +278,8 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 		}
 		settled = "the store was settled after the load, outside the measured time (PostgreSQL: VACUUM ANALYZE)"
 	}
-	ran, err := runOps(ctx, clients, core, p, h)
+	ran, err := runOps(ctx, conns, clientIO, core, p, h)
+	ran.Notes = append(ran.Notes, note)
 	if settled != "" {
 		ran.Notes = append(ran.Notes, settled)
 	}
@@ -230,6 +287,51 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 		return []metrics.Phase{loaded, ran}, fmt.Errorf("ycsb run phase: %w", err)
 	}
 	return []metrics.Phase{loaded, ran}, nil
+}
+
+// openRecords sets up the store's records and opens a connection per
+// client to them: the store's own where it is store.Records, else its KV
+// clients each keeping a record as one value. It returns how the clients
+// wait for replies, the layout in words and what closes the connections.
+func openRecords(ctx context.Context, st store.Store, core *gen.Core, l workload.Load) (conns []store.RecordsConn, clientIO, layout string, closeAll func(), err error) {
+	props := core.Properties()
+	names := make([][]byte, props.FieldCount)
+	for i := range names {
+		names[i] = core.AppendFieldName(nil, int64(i))
+	}
+	rs, ok := st.(store.Records)
+	if !ok {
+		clients, closeKV, err := workload.KVClients(ctx, st, l)
+		if err != nil {
+			return nil, "", "", nil, err
+		}
+		for _, c := range clients {
+			conns = append(conns, newValueRecords(c, names, recordBytes(props)))
+		}
+		return conns, workload.ClientIO(clients), valueLayout, closeKV, nil
+	}
+	fields := make([]string, len(names))
+	for i, n := range names {
+		fields[i] = string(n)
+	}
+	if layout, err = rs.RecordsSetup(ctx, fields); err != nil {
+		return nil, "", "", nil, fmt.Errorf("records setup: %w", err)
+	}
+	closeAll = func() {
+		for _, c := range conns {
+			_ = c.Close() // the run's outcome is decided; a close error changes nothing
+		}
+	}
+	ctx = blockio.WithConnections(ctx, l.Clients)
+	for range l.Clients {
+		c, err := rs.RecordsOpen(ctx)
+		if err != nil {
+			closeAll()
+			return nil, "", "", nil, fmt.Errorf("open records: %w", err)
+		}
+		conns = append(conns, c)
+	}
+	return conns, workload.ClientIO(conns), layout, closeAll, nil
 }
 
 func sumErrors(ph metrics.Phase) int64 {
@@ -247,18 +349,19 @@ const (
 	runStreams  = 1 << 62
 )
 
-// loadRecords inserts the records, one Set each, spread over the clients.
-func loadRecords(ctx context.Context, clients []store.KV, core *gen.Core, p Params, h workload.Hooks) (metrics.Phase, error) {
+// loadRecords inserts the records, one insert each, spread over the
+// clients.
+func loadRecords(ctx context.Context, conns []store.RecordsConn, clientIO string, core *gen.Core, p Params, h workload.Hooks) (metrics.Phase, error) {
 	props := core.Properties()
-	workers := make([]load.Worker, len(clients))
-	for i, c := range clients {
+	workers := make([]load.Worker, len(conns))
+	for i, c := range conns {
 		workers[i] = &loader{w: newWorker(c, core, p.Seed, loadStreams+uint64(i), nil)}
 	}
-	return load.Run(ctx, h.Apply(load.Config{Name: PhaseLoad, Workers: len(clients), Ops: props.Inserts(), ClientIO: workload.ClientIO(clients)}), workers)
+	return load.Run(ctx, h.Apply(load.Config{Name: PhaseLoad, Workers: len(conns), Ops: props.Inserts(), ClientIO: clientIO}), workers)
 }
 
 // runOps runs the workload's operations under the load.
-func runOps(ctx context.Context, clients []store.KV, core *gen.Core, p Params, h workload.Hooks) (metrics.Phase, error) {
+func runOps(ctx context.Context, conns []store.RecordsConn, clientIO string, core *gen.Core, p Params, h workload.Hooks) (metrics.Phase, error) {
 	props := core.Properties()
 	// Only the operations the workload draws are kinds, so C records reads
 	// alone.
@@ -270,52 +373,74 @@ func runOps(ctx context.Context, clients []store.KV, core *gen.Core, p Params, h
 			kinds = append(kinds, opNames[op])
 		}
 	}
-	workers := make([]load.Worker, len(clients))
-	for i, c := range clients {
+	workers := make([]load.Worker, len(conns))
+	for i, c := range conns {
 		workers[i] = newWorker(c, core, p.Seed, runStreams+uint64(i), &kindOf)
 	}
 	cfg := p.Load.Config(PhaseRun)
 	cfg.Kinds = kinds
-	cfg.ClientIO = workload.ClientIO(clients)
+	cfg.ClientIO = clientIO
 	return load.Run(ctx, h.Apply(cfg), workers)
 }
 
-// worker is one client's operations. Its key and record buffers are its own
-// and reused.
+// worker is one client's operations. Its key and field buffers are its
+// own and reused.
 type worker struct {
-	kv     store.KV
+	conn   store.RecordsConn
 	core   *gen.Core
 	g      gen.Worker
 	props  gen.Properties
 	check  checker
 	kindOf *[gen.NumOps]int
 	kind   int
+	// whole: the store rewrites the whole record on an update of one
+	// field (LayoutValue), so vals must hold a record's every field.
+	whole bool
 
-	key, rec, got, name []byte
-	// fields are the read record's fields' bounds, for a rewrite of one.
-	fields [][2]int
+	key []byte
+	// vals are the fields written, got those read.
+	vals, got [][]byte
+	// scanned checks each record a scan reads (w.checkScanned, bound once
+	// so that a scan allocates no closure).
+	scanned func(key []byte, vals [][]byte) error
 }
 
-func newWorker(kv store.KV, core *gen.Core, seed, stream uint64, kindOf *[gen.NumOps]int) *worker {
+func newWorker(conn store.RecordsConn, core *gen.Core, seed, stream uint64, kindOf *[gen.NumOps]int) *worker {
 	props := core.Properties()
-	rec := recordBytes(props)
-	return &worker{
-		kv: kv, core: core, g: core.Worker(seed, stream), props: props, check: newChecker(core), kindOf: kindOf,
-		key: make([]byte, 0, 32), rec: make([]byte, 0, rec), got: make([]byte, 0, rec), name: make([]byte, 0, 32),
-		fields: make([][2]int, props.FieldCount),
+	_, whole := conn.(*valueRecords)
+	w := &worker{
+		conn: conn, core: core, g: core.Worker(seed, stream), props: props, check: newChecker(core), kindOf: kindOf, whole: whole,
+		key: make([]byte, 0, 32), vals: make([][]byte, props.FieldCount), got: make([][]byte, props.FieldCount),
 	}
+	for i := range w.vals {
+		w.vals[i] = make([]byte, 0, props.FieldLength)
+		w.got[i] = make([]byte, 0, props.FieldLength)
+	}
+	if whole {
+		// An update of one field writes the others too: they start as a
+		// record of their own, drawn from a stream apart so that the
+		// workload's draws are every layout's.
+		r := keydist.NewRand(seed^0x5ca1ab1e, stream)
+		for i := range w.vals {
+			w.vals[i] = appendFresh(w.vals[i][:0], &r, props.FieldLength)
+		}
+	}
+	w.scanned = w.checkScanned
+	return w
 }
 
 // Kind is the kind of the last op, an index into the phase's kinds.
 func (w *worker) Kind() int { return w.kind }
 
-// record builds a record of fresh values in w.rec.
+// fresh draws field i's value afresh in w.vals.
+func (w *worker) fresh(i int64) {
+	w.vals[i] = appendFresh(w.vals[i][:0], w.g.Rand(), w.g.NextFieldLength())
+}
+
+// record draws every field afresh.
 func (w *worker) record() {
-	w.rec = w.rec[:0]
 	for i := range w.props.FieldCount {
-		w.name = w.core.AppendFieldName(w.name[:0], i)
-		w.rec = appendBytes(w.rec, w.name)
-		w.rec = appendFresh(w.rec, w.g.Rand(), w.g.NextFieldLength())
+		w.fresh(i)
 	}
 }
 
@@ -329,48 +454,63 @@ func (w *worker) Do(ctx context.Context, _ int64) error {
 		return w.update(ctx)
 	case gen.Insert:
 		return w.insert(ctx)
+	case gen.Scan:
+		return w.scan(ctx)
 	case gen.ReadModifyWrite:
 		return w.readModifyWrite(ctx)
 	}
-	return fmt.Errorf("ycsb: operation %v is not built (refused before the run)", op)
+	return fmt.Errorf("ycsb: operation %v is not built", op)
 }
 
-// get reads key w.key's record into w.got and checks it; bounds, when not
-// nil, receives its fields' bounds.
-func (w *worker) get(ctx context.Context, bounds [][2]int) error {
-	got, ok, err := w.kv.Get(ctx, w.key, w.got[:0])
-	w.got = got
+// readField is the field a read asks for: -1 (every field) with
+// readallfields, else one drawn as YCSB draws it.
+func (w *worker) readField() int {
+	if w.props.ReadAllFields {
+		return -1
+	}
+	return int(w.g.NextField())
+}
+
+// get reads key w.key's field (every field when field < 0) into w.got and
+// checks it.
+func (w *worker) get(ctx context.Context, field int) error {
+	ok, err := w.conn.Read(ctx, w.key, field, w.got)
 	if err != nil {
 		return err
 	}
 	if !ok {
 		return workload.Missing(w.key)
 	}
-	return w.check.check(w.key, got, bounds)
+	return w.check.check(w.key, w.got, field)
 }
 
 func (w *worker) read(ctx context.Context) error {
 	w.key = w.core.AppendKey(w.key[:0], w.g.NextKeynum())
-	if !w.props.ReadAllFields {
-		w.g.NextField() // YCSB reads one field; the record is one value, read whole
+	return w.get(ctx, w.readField())
+}
+
+// write draws what an update writes, as YCSB does: every field with
+// writeallfields, else one; it returns the field (-1: every field).
+func (w *worker) write() int {
+	if w.props.WriteAllFields {
+		w.record()
+		return -1
 	}
-	return w.get(ctx, nil)
+	i := w.g.NextField()
+	w.fresh(i)
+	return int(i)
 }
 
 func (w *worker) update(ctx context.Context) error {
 	w.key = w.core.AppendKey(w.key[:0], w.g.NextKeynum())
-	if !w.props.WriteAllFields {
-		w.g.NextField() // YCSB writes one field; here the record is rewritten whole
-	}
-	w.record()
-	return w.kv.Set(ctx, w.key, w.rec, 0)
+	return w.conn.Update(ctx, w.key, w.write(), w.vals)
 }
 
 func (w *worker) insert(ctx context.Context) error {
 	k := w.g.NextInsertKeynum()
 	w.key = w.core.AppendKey(w.key[:0], k)
 	w.record()
-	err := w.kv.Set(ctx, w.key, w.rec, 0)
+	err := w.conn.Insert(ctx, w.key, w.vals)
 	// Acknowledged also when it failed, as CoreWorkload does (finally).
 	if ackErr := w.g.Acknowledge(k); ackErr != nil {
 		return errors.Join(err, fmt.Errorf("ycsb: %w", ackErr))
@@ -378,28 +518,37 @@ func (w *worker) insert(ctx context.Context) error {
 	return err
 }
 
+// scan reads scanlength records from a drawn key on, in the store's order,
+// and checks each (every field: a scan reads them all, also when YCSB
+// would ask for one).
+func (w *worker) scan(ctx context.Context) error {
+	w.key = w.core.AppendKey(w.key[:0], w.g.NextKeynum())
+	n := w.g.NextScanLength()
+	w.readField()
+	_, err := w.conn.Scan(ctx, w.key, int(n), w.scanned)
+	return err
+}
+
+func (w *worker) checkScanned(key []byte, vals [][]byte) error {
+	return w.check.check(key, vals, -1)
+}
+
 // readModifyWrite reads the record, draws one field afresh in it (every
-// field with writeallfields) and writes it back.
+// field with writeallfields) and writes it back: one op, timed from the
+// read to the write's reply, as YCSB times it.
 func (w *worker) readModifyWrite(ctx context.Context) error {
 	w.key = w.core.AppendKey(w.key[:0], w.g.NextKeynum())
-	if !w.props.ReadAllFields {
-		w.g.NextField()
-	}
-	if err := w.get(ctx, w.fields); err != nil {
+	field := w.readField()
+	if err := w.get(ctx, field); err != nil {
 		return err
 	}
-	if w.props.WriteAllFields {
-		w.record()
-		return w.kv.Set(ctx, w.key, w.rec, 0)
+	if w.whole {
+		// The record is written whole: its other fields are those read.
+		for i := range w.vals {
+			w.vals[i] = append(w.vals[i][:0], w.got[i]...)
+		}
 	}
-	i := w.g.NextField()
-	f := w.fields[i]
-	w.name = w.core.AppendFieldName(w.name[:0], i)
-	w.rec = append(w.rec[:0], w.got[:f[0]]...)
-	w.rec = appendBytes(w.rec, w.name)
-	w.rec = appendFresh(w.rec, w.g.Rand(), w.g.NextFieldLength())
-	w.rec = append(w.rec, w.got[f[1]:]...)
-	return w.kv.Set(ctx, w.key, w.rec, 0)
+	return w.conn.Update(ctx, w.key, w.write(), w.vals)
 }
 
 // loader is a load-phase worker: each op inserts the next record of the
@@ -414,5 +563,5 @@ func (l *loader) Do(ctx context.Context, _ int64) error {
 	w := l.w
 	w.key = w.core.AppendKey(w.key[:0], k)
 	w.record()
-	return w.kv.Set(ctx, w.key, w.rec, 0)
+	return w.conn.Insert(ctx, w.key, w.vals)
 }

@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/storebench/storebench/internal/errclass"
+	"github.com/storebench/storebench/internal/kinds"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/storetest"
+	"github.com/storebench/storebench/internal/target"
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/workloadtest"
 	"github.com/storebench/storebench/internal/workload/ycsb/gen"
@@ -85,8 +87,9 @@ func TestOpMixMatchesTable(t *testing.T) {
 	}
 }
 
-// checkRecords reads keys 0 to n-1 back: each must hold a well-formed
-// record; key n must not exist.
+// checkRecords reads keys 0 to n-1 back, as the store keeps them (its own
+// records after Run set them up, else one value each): each must hold a
+// well-formed record; key n must not exist.
 func checkRecords(t *testing.T, st store.Store, p Params, n int64) {
 	t.Helper()
 	props, err := p.Props()
@@ -98,11 +101,24 @@ func checkRecords(t *testing.T, st store.Store, p Params, n int64) {
 		t.Fatal(err)
 	}
 	ctx := context.Background()
-	kv := storetest.KVClient(t, st)
+	var conn store.RecordsConn
+	if rs, ok := st.(store.Records); ok {
+		if conn, err = rs.RecordsOpen(ctx); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { conn.Close() })
+	} else {
+		var names [][]byte
+		for i := range props.FieldCount {
+			names = append(names, core.AppendFieldName(nil, i))
+		}
+		conn = newValueRecords(storetest.KVClient(t, st), names, recordBytes(props))
+	}
 	ch := newChecker(core)
+	got := make([][]byte, props.FieldCount)
 	for k := range n + 1 {
 		key := core.AppendKey(nil, k)
-		got, ok, err := kv.Get(ctx, key, nil)
+		ok, err := conn.Read(ctx, key, -1, got)
 		switch {
 		case err != nil:
 			t.Fatal(err)
@@ -111,7 +127,7 @@ func checkRecords(t *testing.T, st store.Store, p Params, n int64) {
 		case k < n && !ok:
 			t.Fatalf("key number %d (%s) is missing", k, key)
 		case k < n:
-			if err := ch.check(key, got, nil); err != nil {
+			if err := ch.check(key, got, -1); err != nil {
 				t.Fatal(err)
 			}
 		}
@@ -146,40 +162,76 @@ func TestReadModifyWriteKeepsRecords(t *testing.T) {
 	}
 }
 
-// TestBadRecordsAreMismatches: a record that does not decode into its
-// fields is a mismatch, naming the key.
+// TestBadRecordsAreMismatches: a value that does not decode into the
+// record's fields, or a field out of the length's bounds, is a mismatch,
+// naming the key.
 func TestBadRecordsAreMismatches(t *testing.T) {
 	core, err := gen.NewCore(gen.Defaults())
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := newWorker(nil, core, 1, 1, nil)
+	props := core.Properties()
+	kv := storetest.KVClient(t, openers["memory"](t))
+	var names [][]byte
+	for i := range props.FieldCount {
+		names = append(names, core.AppendFieldName(nil, i))
+	}
+	v := newValueRecords(kv, names, recordBytes(props))
+	w := newWorker(v, core, 1, 1, nil)
 	w.record()
-	good := slices.Clone(w.rec)
+	ctx := context.Background()
+	if err := v.Insert(ctx, []byte("k"), w.vals); err != nil {
+		t.Fatal(err)
+	}
+	good, _, err := kv.Get(ctx, []byte("k"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
 	ch := newChecker(core)
-	if err := ch.check([]byte("k"), good, nil); err != nil {
-		t.Fatalf("a fresh record: %v", err)
+	got := make([][]byte, props.FieldCount)
+	if ok, err := v.Read(ctx, []byte("k"), -1, got); !ok || err != nil || ch.check([]byte("k"), got, -1) != nil {
+		t.Fatalf("a fresh record: %v, %v", ok, err)
 	}
 	renamed := slices.Clone(good)
 	renamed[1] = 'X' // the first field's name
-	for name, rec := range map[string][]byte{
-		"truncated": good[:len(good)-1], "longer": append(slices.Clone(good), 0),
-		"renamed": renamed, "empty": nil, "plain value": []byte("hello"),
-	} {
-		err := ch.check([]byte("user42"), rec, nil)
+	isMismatch := func(name string, err error) {
+		t.Helper()
 		if err == nil || errclass.Classify(err) != errclass.ClassMismatch || !errors.Is(err, workload.ErrMismatch) || !strings.Contains(err.Error(), "user42") {
 			t.Errorf("%s: %v, want a mismatch naming the key", name, err)
 		}
 	}
+	for name, rec := range map[string][]byte{
+		"truncated": good[:len(good)-1], "longer": append(slices.Clone(good), 0),
+		"renamed": renamed, "empty": {}, "plain value": []byte("hello"),
+	} {
+		if err := kv.Set(ctx, []byte("user42"), rec, 0); err != nil {
+			t.Fatal(err)
+		}
+		_, err := v.Read(ctx, []byte("user42"), -1, got)
+		isMismatch(name, err)
+	}
+	short := slices.Clone(w.vals)
+	short[3] = short[3][:5]
+	isMismatch("a short field", ch.check([]byte("user42"), short, -1))
+	isMismatch("a short field asked for", ch.check([]byte("user42"), short, 3))
+	if err := ch.check([]byte("user42"), short, 2); err != nil {
+		t.Errorf("another field asked for: %v", err)
+	}
 }
 
-// TestRedis runs A and D on a managed Redis: every read finds a
-// well-formed record.
+// TestRedis runs A, D and E on a managed Redis, whose records are hashes:
+// every read finds a well-formed record, E's scans run through the index.
 func TestRedis(t *testing.T) {
 	st := openers["redis"](t)
-	for _, name := range []string{"a", "d"} {
+	for _, name := range []string{"a", "d", "e"} {
 		p := Params{Workload: name, Records: 200, Seed: 11, Load: workload.Load{Clients: 2, Ops: 2000}}
 		_, ph := runPhases(t, st, p)
+		if !slices.ContainsFunc(ph.Notes, func(n string) bool { return strings.HasPrefix(n, "records: a hash per record") }) {
+			t.Errorf("%s: notes %q say no hash layout", name, ph.Notes)
+		}
+		if name == "e" && ph.ByOp[OpScan].Ops < 1700 {
+			t.Errorf("e: %d scans of 2000 ops", ph.ByOp[OpScan].Ops)
+		}
 		checkRecords(t, st, p, p.Records+ph.ByOp[OpInsert].Ops)
 	}
 }
@@ -195,8 +247,9 @@ func TestRefusedBeforeWork(t *testing.T) {
 		p    Params
 		want string
 	}{
-		{Params{Workload: "e", Load: ok}, "ycsb e: scans (scanproportion 0.95) need a store that can scan in key order"},
-		{Params{Workload: "a", Properties: map[string]string{"scanproportion": "0.1"}, Load: ok}, "need a store that can scan in key order"},
+		{Params{Workload: "e", Load: ok, Layout: LayoutValue}, "ycsb e: scans (scanproportion 0.95) need a store that scans in key order, and this one keeps each record as one value"},
+		{Params{Workload: "a", Properties: map[string]string{"scanproportion": "0.1"}, Load: ok, Layout: LayoutValue}, "need a store that scans in key order"},
+		{Params{Workload: "a", Load: ok, Layout: LayoutRecords}, "planned for layout records, but the store's is value"},
 		{Params{Workload: "g", Load: ok}, `unknown core workload "g" (valid: a, b, c, d, e, f)`},
 		{Params{Workload: "a", Properties: map[string]string{"readproportoin": "1"}, Load: ok}, `unknown property "readproportoin"`},
 		{Params{Workload: "a", Properties: map[string]string{"recordcount": "many"}, Load: ok}, `properties: recordcount="many": not a 64-bit integer`},
@@ -206,7 +259,7 @@ func TestRefusedBeforeWork(t *testing.T) {
 		{Params{Workload: "a", Records: -1, Load: ok}, "records"},
 		{Params{Workload: "a", Load: workload.Load{Clients: 2, Ops: 10, Pipeline: 4}}, "--pipeline is not supported"},
 	} {
-		if err := c.p.Validate(); err == nil || !strings.Contains(err.Error(), c.want) {
+		if err := c.p.Validate(); c.p.Layout != LayoutRecords && (err == nil || !strings.Contains(err.Error(), c.want)) {
 			t.Errorf("%+v: Validate %v, want one saying %q", c.p, err, c.want)
 		}
 		if _, err := Run(ctx, st, c.p, workload.Hooks{}); err == nil || !strings.Contains(err.Error(), c.want) {
@@ -236,6 +289,123 @@ func TestCountsFromProperties(t *testing.T) {
 		}
 		if loaded.Ops != c.records || ran.Ops != c.ops || got.RecordCount != c.records || got.OperationCount != c.ops {
 			t.Errorf("%+v: loaded %d, ran %d, properties %d and %d; want %d records and %d ops", c.p, loaded.Ops, ran.Ops, got.RecordCount, got.OperationCount, c.records, c.ops)
+		}
+	}
+}
+
+// TestPostgresRecords runs A and E on a managed PostgreSQL, whose records
+// are rows of its usertable: every read finds a well-formed row, E's scans
+// run and read whole records, and both phases say the layout.
+func TestPostgresRecords(t *testing.T) {
+	st := openers["postgres"](t)
+	for _, name := range []string{"a", "e"} {
+		p := Params{Workload: name, Records: 300, Seed: 13, Load: workload.Load{Clients: 2, Ops: 1500}}
+		loaded, ph := runPhases(t, st, p)
+		for _, ph := range []metrics.Phase{loaded, ph} {
+			if !slices.ContainsFunc(ph.Notes, func(n string) bool {
+				return strings.Contains(n, "records: a row per record") && strings.Contains(n, "usertable")
+			}) {
+				t.Errorf("%s %s: notes %q say no usertable layout", name, ph.Name, ph.Notes)
+			}
+		}
+		if name == "e" && (ph.ByOp[OpScan].Ops < 1300 || ph.ByOp[OpInsert].Ops == 0) {
+			t.Errorf("e: %d scans and %d inserts of 1500 ops", ph.ByOp[OpScan].Ops, ph.ByOp[OpInsert].Ops)
+		}
+		checkRecords(t, st, p, p.Records+ph.ByOp[OpInsert].Ops)
+	}
+}
+
+// TestLayoutByKind: the plan gives each kind's cells its layout, refuses
+// E where a record is one value, in one line naming the store, and a
+// connection per op on a store's own records.
+func TestLayoutByKind(t *testing.T) {
+	reg := kinds.All()
+	kind := func(name string) target.Kind {
+		k, ok := reg.Lookup(name)
+		if !ok {
+			t.Fatalf("no kind %s", name)
+		}
+		return k
+	}
+	ok := workload.Load{Clients: 1, Ops: 10}
+	for _, c := range []struct {
+		kind, ycsb string
+		load       workload.Load
+		layout     string
+		refused    string
+	}{
+		{"postgres", "e", ok, LayoutRecords, ""},
+		{"redis", "e", ok, LayoutRecords, ""},
+		{"valkey", "e", ok, LayoutRecords, ""},
+		{"sqlite", "e", ok, LayoutRecords, ""},
+		{"mariadb", "e", ok, LayoutRecords, ""},
+		{"redis-cluster", "a", ok, LayoutValue, ""},
+		{"memory", "a", ok, LayoutValue, ""},
+		{"memcached", "c", ok, LayoutValue, ""},
+		{"memcached", "e", ok, "", "store memcached: ycsb e: scans (scanproportion 0.95) need a store that scans in key order, and this one keeps each record as one value"},
+		{"files", "e", ok, "", "store files: ycsb e: scans"},
+		{"postgres", "a", workload.Load{Clients: 1, Ops: 10, ConnectPerOp: true}, "", "store postgres: ycsb a: --connect-per-op is not supported on a store's own records"},
+	} {
+		p, err := Params{Workload: c.ycsb, Load: c.load}.ForKind(kind(c.kind))
+		switch {
+		case c.refused != "" && (err == nil || !strings.HasPrefix(err.Error(), c.refused) || strings.Contains(err.Error(), "\n")):
+			t.Errorf("%s %s: %v, want one line starting %q", c.kind, c.ycsb, err, c.refused)
+		case c.refused == "" && (err != nil || p.Layout != c.layout):
+			t.Errorf("%s %s: layout %q, %v; want %s", c.kind, c.ycsb, p.Layout, err, c.layout)
+		}
+	}
+}
+
+// benchOps runs workload name's ops on st after loading its records, one
+// worker, and reports the allocations per op of the record path (the
+// worker's and the store's).
+func benchOps(b *testing.B, st store.Store, name string) {
+	p := Params{Workload: name, Records: 1000, Seed: 1, Load: workload.Load{Clients: 1, Ops: 1}}.WithDefaults()
+	p.Layout = LayoutOf(st)
+	props, err := p.Props()
+	if err != nil {
+		b.Fatal(err)
+	}
+	core, err := gen.NewCore(props)
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := st.Reset(ctx); err != nil {
+		b.Fatal(err)
+	}
+	conns, _, _, closeAll, err := openRecords(ctx, st, core, p.Load)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer closeAll()
+	l := &loader{w: newWorker(conns[0], core, p.Seed, loadStreams, nil)}
+	for range p.Records {
+		if err := l.Do(ctx, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+	var kindOf [gen.NumOps]int
+	w := newWorker(conns[0], core, p.Seed, runStreams, &kindOf)
+	b.ReportAllocs()
+	for b.Loop() {
+		if err := w.Do(ctx, 0); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkOps: A (reads and updates) and F (read-modify-writes) on a
+// record kept as one value (memory) and as the store's own (PostgreSQL's
+// rows, Redis's hashes); E's scans on PostgreSQL.
+func BenchmarkOps(b *testing.B) {
+	for _, kind := range []string{"memory", "postgres", "redis"} {
+		st := openers[kind](b)
+		for _, name := range []string{"a", "f", "e"} {
+			if name == "e" && LayoutOf(st) != LayoutRecords {
+				continue
+			}
+			b.Run(kind+"/"+name, func(b *testing.B) { benchOps(b, st, name) })
 		}
 	}
 }
