@@ -455,20 +455,25 @@ func formatList() string {
 	return strings.Join(names, ", ")
 }
 
-// Check reads the first lines of a trace (up to lines requests' lines),
-// so a corrupt head is refused before any work; it returns the format.
+// Check reads the first lines of a trace (up to lines of them), so a
+// corrupt head is refused before any work; it returns the format.
 func Check(path string, format Format, lines int64) (Format, error) {
 	r, err := Open(path, format)
 	if err != nil {
 		return "", err
 	}
 	defer r.Close()
+	return r.format, r.Check(lines)
+}
+
+// Check reads up to lines lines of r (which it consumes).
+func (r *Reader) Check(lines int64) error {
 	for r.line < lines {
 		if _, err := r.Next(); err == io.EOF {
-			break
+			return nil
 		} else if err != nil {
-			return "", err
+			return err
 		}
 	}
-	return r.format, nil
+	return nil
 }
