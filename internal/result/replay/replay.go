@@ -31,8 +31,8 @@ type Summary struct {
 	Hits   int64 `json:"hits"`
 	Misses int64 `json:"misses"`
 	// LatenessUs is how far behind its scaled recorded time each request
-	// was sent.
-	LatenessUs Lateness `json:"lateness_us"`
+	// was sent; nil when none had a time to keep (speed max, untimed).
+	LatenessUs *Lateness `json:"lateness_us,omitempty"`
 	// DurationS is the replay's measured time; TraceDurationS the
 	// trace's span at the speed asked (0 untimed or at max).
 	DurationS      float64 `json:"duration_s"`

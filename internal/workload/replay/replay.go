@@ -293,7 +293,7 @@ func summarize(p Params, r *trace.Reader, f *feed, workers []*worker, ph metrics
 	if len(f.unsupported) > 0 {
 		s.Unsupported = f.unsupported
 	}
-	lag := hdr.New(1, int64(time.Hour/time.Microsecond), 3)
+	lag := newLagHistogram()
 	timed := false
 	for _, w := range workers {
 		s.Replayed += w.sent
@@ -307,20 +307,14 @@ func summarize(p Params, r *trace.Reader, f *feed, workers []*worker, ph metrics
 		s.TraceDurationS = f.span.Seconds()
 	}
 	if lag.TotalCount() > 0 {
-		s.LatenessUs = replay.Lateness{P50: float64(lag.ValueAtQuantile(50)), P99: float64(lag.ValueAtQuantile(99)), Max: float64(lag.Max())}
+		us := func(ns int64) float64 { return float64(ns) / 1e3 }
+		s.LatenessUs = &replay.Lateness{P50: us(lag.ValueAtQuantile(50)), P99: us(lag.ValueAtQuantile(99)), Max: us(lag.Max())}
 	}
-	if s.Spread {
+	if s.Spread && speed > 0 {
 		s.Notes = append(s.Notes, "the trace's times are whole seconds: each second's requests were spread evenly over it")
 	}
 	if s.Untimed {
 		s.Notes = append(s.Notes, "the trace has no times (kvcache v1): its requests were sent as fast as the connections allow")
-	}
-	if len(s.Unsupported) > 0 {
-		var n int64
-		for _, c := range s.Unsupported {
-			n += c
-		}
-		s.Notes = append(s.Notes, fmt.Sprintf("%d of %d requests are commands no key-value store has (by command: see unsupported) and were not sent", n, s.Requests))
 	}
 	return s
 }
@@ -334,7 +328,7 @@ type worker struct {
 	kind  int
 
 	sent, hits, misses int64
-	lag                *hdr.Histogram // µs
+	lag                *hdr.Histogram // ns
 	timed              bool
 
 	val, got []byte
@@ -343,8 +337,12 @@ type worker struct {
 }
 
 func newWorker(kv store.KV, speed float64) *worker {
-	return &worker{kv: kv, speed: speed, queue: make(chan item, queueLen), lag: hdr.New(1, int64(time.Hour/time.Microsecond), 3)}
+	return &worker{kv: kv, speed: speed, queue: make(chan item, queueLen), lag: newLagHistogram()}
 }
+
+// newLagHistogram holds sends' lateness in ns, up to an hour (a later
+// send is recorded as an hour).
+func newLagHistogram() *hdr.Histogram { return hdr.New(1, int64(time.Hour), 3) }
 
 func (w *worker) Next(ctx context.Context) (time.Duration, bool) {
 	select {
@@ -362,7 +360,7 @@ func (w *worker) Next(ctx context.Context) (time.Duration, bool) {
 
 func (w *worker) Late(lag time.Duration) {
 	if w.cur.at >= 0 {
-		_ = w.lag.RecordValue(max(int64(lag/time.Microsecond), 1)) // in range up to an hour
+		_ = w.lag.RecordValue(min(max(int64(lag), 1), int64(time.Hour))) // in range: cannot fail
 	}
 }
 

@@ -198,7 +198,7 @@ func TestSpeedHalvesDuration(t *testing.T) {
 	if traced != s1.Replayed || len(s1.TraceRate) != 4 {
 		t.Errorf("trace rate %v: want 4 seconds adding up to %d", s1.TraceRate, s1.Replayed)
 	}
-	if s1.LatenessUs.P99 <= 0 || s1.LatenessUs.Max < s1.LatenessUs.P99 {
+	if l := s1.LatenessUs; l == nil || l.P99 <= 0 || l.Max < l.P99 {
 		t.Errorf("lateness %+v", s1.LatenessUs)
 	}
 }
