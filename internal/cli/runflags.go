@@ -28,6 +28,9 @@ type runFlags struct {
 	records       string
 	propertyFile  string
 	properties    []string
+	trace         string
+	traceFormat   string
+	speed         string
 	clients       int
 	pipeline      int
 	connectPerOp  bool
@@ -104,6 +107,9 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.records, "records", "", "ycsb: records the load phase inserts (recordcount), e.g. 10000 or 10k (default 1000)")
 	fl.StringVar(&f.propertyFile, "property-file", "", "ycsb: a YCSB property file (as its -P), laid over each core workload's own")
 	fl.StringArrayVarP(&f.properties, "property", "p", nil, "ycsb: a YCSB property, key=value (as its -p), laid over the property file; repeatable")
+	fl.StringVar(&f.trace, "trace", "", "replay: the trace file to replay (.gz and .zst streamed), or a built-in sample: sample:twitter, sample:kvcache-v1, sample:kvcache-v2, sample:redis-monitor, sample:csv")
+	fl.StringVar(&f.traceFormat, "trace-format", "", "replay: twitter, kvcache, redis-monitor or csv (default: told by the trace's content)")
+	fl.StringVar(&f.speed, "speed", "", "replay: comma-separated speed factors, a cell each: 2 halves the recorded gaps, max sends as fast as the connections allow (default 1)")
 	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default: 1; throughput, mix: 50)")
 	fl.IntVar(&f.pipeline, "pipeline", 0, "ops per round trip: Redis pipelines, Memcached multi-get, PostgreSQL pipeline mode")
 	fl.BoolVar(&f.connectPerOp, "connect-per-op", false, "connect, do one op, close (no connection reuse, like a PHP page per request)")
@@ -244,13 +250,7 @@ var fieldFlags = []struct {
 	{"batch", []string{"batch"}, func(f runFlags) (any, error) { return f.batch, nil }},
 	{"read-ratio", []string{"read_ratio"}, func(f runFlags) (any, error) { return f.readRatio, nil }},
 	{"key-dist", []string{"key_dist"}, func(f runFlags) (any, error) { return f.keyDist, nil }},
-	{"ycsb", []string{"ycsb"}, func(f runFlags) (any, error) {
-		var names []string
-		for _, n := range strings.Split(f.ycsb, ",") {
-			names = append(names, strings.TrimSpace(n))
-		}
-		return names, nil
-	}},
+	{"ycsb", []string{"ycsb"}, func(f runFlags) (any, error) { return splitList(f.ycsb), nil }},
 	{"records", []string{"records"}, func(f runFlags) (any, error) {
 		n, err := workload.ParseCounts(f.records)
 		if err != nil || len(n) != 1 {
@@ -282,6 +282,9 @@ var fieldFlags = []struct {
 		}
 		return pairs, nil
 	}},
+	{"trace", []string{"trace"}, func(f runFlags) (any, error) { return f.trace, nil }},
+	{"trace-format", []string{"trace_format"}, func(f runFlags) (any, error) { return f.traceFormat, nil }},
+	{"speed", []string{"speed"}, func(f runFlags) (any, error) { return splitList(f.speed), nil }},
 	{"time-scale", []string{"sessions", "time_scale"}, func(f runFlags) (any, error) {
 		if f.timeScale <= 0 {
 			return nil, usagef("--time-scale must be positive, got %v", f.timeScale)
@@ -298,6 +301,15 @@ var fieldFlags = []struct {
 	}},
 	{"fault", []string{"durability", "fault"}, func(f runFlags) (any, error) { return f.fault, nil }},
 	{"replica", []string{"sessions", "replica"}, func(f runFlags) (any, error) { return f.replica, nil }},
+}
+
+// splitList is a flag's comma-separated list, each item trimmed.
+func splitList(s string) []string {
+	var items []string
+	for _, item := range strings.Split(s, ",") {
+		items = append(items, strings.TrimSpace(item))
+	}
+	return items
 }
 
 // overrideFields lays the workload-field flags given over the scenario's

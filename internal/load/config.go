@@ -78,6 +78,10 @@ type Config struct {
 	Kinds []string
 	// ClientIO is copied to the phase (metrics.Phase.ClientIO).
 	ClientIO string
+	// Paced: the workers are PacedWorkers, whose ops carry their own
+	// intended starts (a replayed trace); the phase runs until they have
+	// no more, so Ops, Duration, Rate and the warm-ups stay unset.
+	Paced bool
 	// NoStore is copied to the phase (metrics.Phase.NoStore).
 	NoStore bool
 	// Probe, if set, is told when the measured part begins and ends, so it
@@ -111,7 +115,13 @@ func (c Config) Validate() error {
 		bad("rate %v ops/s: the engine cannot schedule %d ops that far ahead (one op every %s; a schedule ends within %s)",
 			c.Rate, c.Ops+max(c.WarmupOps, 0), FormatSeconds(1/c.Rate), FormatSeconds(maxScheduleNs/1e9))
 	}
+	if c.Paced {
+		if c.Ops > 0 || c.Duration > 0 || c.Rate > 0 || c.Warmup > 0 || c.WarmupOps > 0 {
+			bad("a paced phase takes its ops and their starts from its workers: no ops, duration, rate or warm-up")
+		}
+	}
 	switch {
+	case c.Paced:
 	case c.Ops > 0 && c.Duration > 0:
 		bad("give either ops (%d) or duration (%v), not both", c.Ops, c.Duration)
 	case c.Ops == 0 && c.Duration == 0:

@@ -39,6 +39,23 @@ type KindedWorker interface {
 	Kind() int
 }
 
+// PacedWorker is a Worker whose ops each have an intended start of their
+// own (a replayed trace's recorded times): with Config.Paced the engine
+// asks Next before each op, waits for its start as the open loop waits
+// for a slot, counts the op's latency from it, and tells the worker how
+// late the op was sent (Late, before Do). The phase ends when every
+// worker's Next says it has no more.
+type PacedWorker interface {
+	Worker
+	// Next is the next op's intended start, from the phase's start; a
+	// negative one is sent as soon as the worker is free (closed loop).
+	// false: no more ops (or ctx is done).
+	Next(ctx context.Context) (at time.Duration, ok bool)
+	// Late is how far behind its intended start the op Do is about to do
+	// is sent (0 for one sent as soon as free).
+	Late(lag time.Duration)
+}
+
 // lateThreshold is how late an open-loop start must be to count as late.
 const lateThreshold = time.Millisecond
 
@@ -119,6 +136,9 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		if w == nil {
 			return metrics.Phase{Name: cfg.Name}, fmt.Errorf("load: worker %d is nil", i)
 		}
+		if _, ok := w.(PacedWorker); cfg.Paced && !ok {
+			return metrics.Phase{Name: cfg.Name}, fmt.Errorf("load: worker %d of a paced phase has no intended starts (not a PacedWorker)", i)
+		}
 	}
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
@@ -137,7 +157,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		t.Stop()
 		recs[i] = metrics.NewRecorder(col)
 		rs[i] = &runner{id: i, w: workers[i], rec: recs[i], e: e, timer: t, held: -1}
-		if cfg.Rate > 0 {
+		if cfg.Rate > 0 || cfg.Paced {
 			rs[i].napper = newNapper()
 			defer rs[i].napper.close()
 		}
@@ -272,6 +292,10 @@ func (r *runner) run(ctx context.Context, cancel context.CancelFunc, runStart ti
 	case cfg.Duration > 0 && cfg.Warmup > 0:
 		r.loop(ctx, &span{start: runStart, deadline: runStart.Add(cfg.Warmup), limit: math.MaxInt64})
 	}
+	paced, _ := r.w.(PacedWorker)
+	if !cfg.Paced {
+		paced = nil
+	}
 	warmed = true
 	warm.Done()
 	select {
@@ -288,7 +312,90 @@ func (r *runner) run(ctx context.Context, cancel context.CancelFunc, runStart ti
 		s.deadline = t0.Add(cfg.Duration)
 	}
 	r.spin = 0 // the measured part's only
+	if paced != nil {
+		r.pacedLoop(ctx, s, paced)
+		return
+	}
 	r.loop(ctx, s)
+}
+
+// pacedLoop runs a PacedWorker's ops, each at its own intended start, until
+// it has no more: the open loop's wait and accounting, with the schedule
+// the worker's. Hot path: no lock, no allocation.
+func (r *runner) pacedLoop(ctx context.Context, s *span, w PacedWorker) {
+	prevEnd := s.start
+	for ctx.Err() == nil {
+		at, ok := w.Next(ctx)
+		if !ok {
+			return
+		}
+		var intended, t1 time.Time
+		timed := at >= 0
+		if timed {
+			intended = s.start.Add(at)
+			r.rec.Idle(intended)
+			if t1, ok = r.waitUntil(ctx, intended); !ok {
+				return
+			}
+		} else {
+			t1 = time.Now()
+			intended = t1
+		}
+		lag := t1.Sub(intended)
+		w.Late(lag)
+		r.e.seq.Add(1)
+		err := r.w.Do(ctx, 0)
+		t2 := time.Now()
+		r.rec.Tick(t2)
+		r.countLag(lag, t1.Sub(prevEnd))
+		// Coordinated omission: from the intended start.
+		if !r.record(ctx, err, t2.Sub(intended)) {
+			return
+		}
+		r.lastEnd = t2
+		prevEnd = t2
+	}
+}
+
+// countLag counts an op sent lag after its intended start, idle for idle
+// since the previous reply, and returns lag.
+func (r *runner) countLag(lag, idle time.Duration) time.Duration {
+	if lag > lateThreshold {
+		r.late++
+		// The worker could start once the op was due and its previous
+		// reply was in; any later is the client's.
+		if d := min(lag, idle); d > lateThreshold {
+			r.clientLate++
+			r.clientMaxLag = max(r.clientMaxLag, d)
+		}
+	}
+	r.maxLag = max(r.maxLag, lag)
+	return lag
+}
+
+// record records an op's latency d (or its error) in the phase and its
+// kind; false when the op was interrupted by the cancellation (not the
+// store's failure), recorded nowhere.
+func (r *runner) record(ctx context.Context, err error, d time.Duration) bool {
+	var kr *metrics.Recorder // the op's kind, timed from the same start
+	if r.kinded != nil {
+		kr = r.kinds[r.kinded.Kind()]
+	}
+	switch {
+	case err == nil:
+		r.rec.Record(d)
+		if kr != nil {
+			kr.Record(d)
+		}
+	case ctx.Err() != nil:
+		return false
+	default:
+		r.rec.RecordError(err, d)
+		if kr != nil {
+			kr.RecordError(err, d)
+		}
+	}
+	return true
 }
 
 // loop runs operations until the span ends. This is the hot path: no lock,
@@ -338,37 +445,11 @@ func (r *runner) loop(ctx context.Context, s *span) {
 				// Coordinated omission: count from when the op should have
 				// started, so time spent behind schedule is not hidden.
 				from = intended
-				lag := t1.Sub(intended)
-				if lag > lateThreshold {
-					r.late++
-					// The worker could start once the op was due and its
-					// previous reply was in; any later is the client's.
-					if d := min(lag, t1.Sub(prevEnd)); d > lateThreshold {
-						r.clientLate++
-						r.clientMaxLag = max(r.clientMaxLag, d)
-					}
-				}
-				r.maxLag = max(r.maxLag, lag)
+				lag := r.countLag(t1.Sub(intended), t1.Sub(prevEnd))
 				r.rec.Lag(lag) // the ops due by t1 besides this one wait in the schedule
 			}
-			var kr *metrics.Recorder // the op's kind, timed from the same start
-			if r.kinded != nil {
-				kr = r.kinds[r.kinded.Kind()]
-			}
-			d := t2.Sub(from)
-			switch {
-			case err == nil:
-				r.rec.Record(d)
-				if kr != nil {
-					kr.Record(d)
-				}
-			case ctx.Err() != nil:
+			if !r.record(ctx, err, t2.Sub(from)) {
 				return // interrupted by the cancellation: not the store's failure
-			default:
-				r.rec.RecordError(err, d)
-				if kr != nil {
-					kr.RecordError(err, d)
-				}
 			}
 			r.lastEnd = t2
 		}

@@ -116,6 +116,8 @@ var notCSVFigures = map[string]string{
 	"payments-over-time.committed_per_s": "a per-second series",
 	"cache-aside-hit-ratio.hit_ratio":    "a per-second series",
 	"cache-aside-db-queries.db_queries":  "a per-second series",
+	"replay-rate.trace_ops_s":            "a per-second series",
+	"replay-rate.achieved_ops_s":         "a per-second series",
 }
 
 // sectionFiguresIn counts the figures of the section's tables (cells with

@@ -458,6 +458,7 @@ func cellMetrics(c *result.Cell, r *result.Result) []csvMetric {
 			}
 		}
 	}
+	out = append(out, replayMetrics(c)...)
 	if s := sessionsOf(c); s != nil && s.Counters != nil && s.Figures != nil {
 		k, g := s.Counters, s.Figures
 		out = append(out, i("sessions_stale", k.Stale), i("sessions_lost", k.Lost), f("sessions_linger_max_s", g.LingerMaxS, "s"),

@@ -378,6 +378,7 @@ var sectionKinds = []sectionKind{
 	{"sessions", "Sessions", "sessions", func(r *result.Result, _ map[string]int) sectionModel { return present(newSessionsModel(r)) }},
 	{"cache-aside", "Cache-aside", "cache-aside", func(r *result.Result, c map[string]int) sectionModel { return present(newCacheAsideModel(r, c)) }},
 	{"capacity", "Capacity at a latency budget", "capacity", func(r *result.Result, c map[string]int) sectionModel { return present(newCapacityModel(r, c)) }},
+	{"replay", "Replay", "replay", func(r *result.Result, c map[string]int) sectionModel { return present(newReplayModel(r, c)) }},
 	{"platform", "Platform stalls", "platform stalls", func(r *result.Result, _ map[string]int) sectionModel { return present(newPlatformModel(r)) }},
 }
 

@@ -18,6 +18,7 @@ import (
 	"github.com/storebench/storebench/internal/result/capacity"
 	"github.com/storebench/storebench/internal/result/durability"
 	"github.com/storebench/storebench/internal/result/payments"
+	"github.com/storebench/storebench/internal/result/replay"
 	"github.com/storebench/storebench/internal/result/sessions"
 	"github.com/storebench/storebench/internal/store"
 )
@@ -159,6 +160,10 @@ type Cell struct {
 	// search (the knee curve), the capacity at each SLO, its cost, and the
 	// scalability fit.
 	Capacity *capacity.Summary `json:"capacity,omitempty"`
+	// Replay is the replay workload's own result: the trace's requests,
+	// those replayed and those no store has (by command), hits and
+	// misses, the sends' lateness, and the trace's own rate over time.
+	Replay *replay.Summary `json:"replay,omitempty"`
 }
 
 // Phase returns the cell's phase of that name.

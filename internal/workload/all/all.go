@@ -11,6 +11,7 @@ import (
 	"github.com/storebench/storebench/internal/workload/kv"
 	"github.com/storebench/storebench/internal/workload/mix"
 	"github.com/storebench/storebench/internal/workload/payments"
+	"github.com/storebench/storebench/internal/workload/replay"
 	"github.com/storebench/storebench/internal/workload/sessions"
 	"github.com/storebench/storebench/internal/workload/throughput"
 	"github.com/storebench/storebench/internal/workload/web"
@@ -21,6 +22,6 @@ import (
 func Types() workload.Registry {
 	return workload.Registry{
 		kv.Type, throughput.Type, mix.Type, hotkey.Type, web.Type,
-		sessions.Type, payments.Type, durability.Type, cacheaside.Type, capacity.Type, ycsb.Type,
+		sessions.Type, payments.Type, durability.Type, cacheaside.Type, capacity.Type, ycsb.Type, replay.Type,
 	}
 }

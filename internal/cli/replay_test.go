@@ -1,0 +1,59 @@
+package cli
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/storebench/storebench/internal/result"
+)
+
+// TestRunReplayFlags: --trace, --trace-format and --speed reach the replay
+// cells (a cell per speed, recorded); a trace that cannot run is refused
+// before any work, in one line naming the file and line, exit 2.
+func TestRunReplayFlags(t *testing.T) {
+	out, dir := t.TempDir(), t.TempDir()
+	var buf bytes.Buffer
+	code := netApp(&buf).Main(context.Background(), []string{"run", "replay", "--stores", "memory", "--trace", "sample:csv",
+		"--trace-format", "csv", "--speed", "8,max", "--clients", "2", "--out", out, "--quiet"})
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, buf.String())
+	}
+	r := readOnlyResult(t, out)
+	if len(r.Cells) != 2 {
+		t.Fatalf("%d cells, want speed 8 and max", len(r.Cells))
+	}
+	for i, speed := range []string{"8", "max"} {
+		c := r.Cells[i]
+		if !strings.HasSuffix(c.ID, "/replay/speed="+speed) || c.Params["trace"] != "sample:csv" || c.Params["trace_format"] != "csv" || c.Params["clients"] != float64(2) {
+			t.Errorf("cell %s params %v", c.ID, c.Params)
+		}
+		if c.Status != result.CellOK || c.Replay == nil || c.Replay.Replayed == 0 || c.Replay.Replayed+c.Replay.Unsupported["scan"] != c.Replay.Requests {
+			t.Errorf("cell %s: status %s, replay %+v", c.ID, c.Status, c.Replay)
+		}
+	}
+	bad := filepath.Join(dir, "bad.csv")
+	if err := os.WriteFile(bad, []byte("time_us,op,key,value_size,ttl_s\n0,get,a,0,0\nnot a line\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"run", "replay", "--stores", "memory", "--trace", bad}, bad + ":3: "},
+		{[]string{"run", "replay", "--stores", "memory", "--trace", bad, "--trace-format", "pcap"}, `unknown trace format "pcap"`},
+		{[]string{"run", "replay", "--stores", "memory"}, "no trace: give --trace FILE"},
+		{[]string{"run", "replay", "--stores", "memory", "--trace", "sample:csv", "--speed", "0"}, `speed "0"`},
+		{[]string{"run", "replay", "--stores", "memory", "--trace", "sample:csv", "--ops", "10"}, "the trace gives the requests"},
+		{[]string{"run", "mix", "--stores", "memory", "--trace", bad}, "mix: field trace does not apply"},
+	} {
+		buf.Reset()
+		code := netApp(&buf).Main(context.Background(), append(c.args, "--out", out))
+		if code != ExitUsage || !strings.Contains(buf.String(), c.want) {
+			t.Errorf("%v: exit %d, %s; want exit 2 saying %q", c.args, code, buf.String(), c.want)
+		}
+	}
+}
