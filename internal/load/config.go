@@ -84,6 +84,8 @@ type Config struct {
 	Paced bool
 	// NoStore is copied to the phase (metrics.Phase.NoStore).
 	NoStore bool
+	// MultiCall is copied to the phase (metrics.Phase.MultiCall).
+	MultiCall bool
 	// Probe, if set, is told when the measured part begins and ends, so it
 	// can sample what the engine cannot see, such as a server's CPU and I/O.
 	Probe Probe

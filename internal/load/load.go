@@ -232,6 +232,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 	p.ByOp = metrics.MergeByOp(cfg.Kinds, byKind, meta)
 	p.ClientIO = cfg.ClientIO
 	p.NoStore = cfg.NoStore
+	p.MultiCall = cfg.MultiCall
 	saturation := saturationWarning(p.ClientCPUS, spin.Seconds(), p.DurationS, runtime.GOMAXPROCS(0))
 	if saturation != "" {
 		p.Warnings = append(p.Warnings, saturation)

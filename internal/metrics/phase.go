@@ -63,8 +63,13 @@ type Phase struct {
 	// NoStore marks a phase whose operations touch no store (a floor, such
 	// as the web workload's empty endpoint): the server counting none of
 	// them is expected, not a failed reading.
-	NoStore  bool     `json:"no_store,omitempty"`
-	Warnings []string `json:"warnings,omitempty"`
+	NoStore bool `json:"no_store,omitempty"`
+	// MultiCall marks a phase whose operations may each make several server
+	// calls (ycsb's records on Redis: an insert is HSET and ZADD, a scan a
+	// call per record): the server counting more calls than operations is
+	// then no sign of other clients.
+	MultiCall bool     `json:"multi_call,omitempty"`
+	Warnings  []string `json:"warnings,omitempty"`
 	// Notes say what was done around the phase that a reader should know,
 	// e.g. that the table was vacuumed before it (outside the measured time).
 	Notes []string `json:"notes,omitempty"`

@@ -110,7 +110,7 @@ func summarizeServerTime(before, after store.ServerTime, ph *metrics.Phase) (*me
 		s.ClientOverheadUs = ph.LatencyUs.Mean - s.PerCallUs
 	}
 	var warn string
-	if s.Calls > ph.Ops {
+	if s.Calls > ph.Ops && !ph.MultiCall {
 		warn = fmt.Sprintf("server-side time: the server counted %d operations for the phase's %d; it includes other clients' (source: %s)", s.Calls, ph.Ops, s.Source)
 	}
 	return s, warn, nil

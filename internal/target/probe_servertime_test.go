@@ -183,6 +183,11 @@ func TestSummarizeServerTime(t *testing.T) {
 	if _, warn, _ := summarizeServerTime(at(0, 0), at(2000, time.Millisecond), ph); !strings.Contains(warn, "other clients") {
 		t.Errorf("warning %q", warn)
 	}
+	// ... unless an op may make several calls (ycsb's Redis records).
+	multi := &metrics.Phase{Ops: 1000, MultiCall: true}
+	if _, warn, _ := summarizeServerTime(at(0, 0), at(2000, time.Millisecond), multi); warn != "" {
+		t.Errorf("several calls per op: warning %q", warn)
+	}
 	if got := serverTimeWarning(fmt.Errorf("boom")); got != "server-side time unavailable: boom" {
 		t.Errorf("warning %q", got)
 	}

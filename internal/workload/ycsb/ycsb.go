@@ -357,7 +357,7 @@ func loadRecords(ctx context.Context, conns []store.RecordsConn, clientIO string
 	for i, c := range conns {
 		workers[i] = &loader{w: newWorker(c, core, p.Seed, loadStreams+uint64(i), nil)}
 	}
-	return load.Run(ctx, h.Apply(load.Config{Name: PhaseLoad, Workers: len(conns), Ops: props.Inserts(), ClientIO: clientIO}), workers)
+	return load.Run(ctx, h.Apply(load.Config{Name: PhaseLoad, Workers: len(conns), Ops: props.Inserts(), ClientIO: clientIO, MultiCall: p.Layout == LayoutRecords}), workers)
 }
 
 // runOps runs the workload's operations under the load.
@@ -380,6 +380,9 @@ func runOps(ctx context.Context, conns []store.RecordsConn, clientIO string, cor
 	cfg := p.Load.Config(PhaseRun)
 	cfg.Kinds = kinds
 	cfg.ClientIO = clientIO
+	// A store's own records may take several calls an op (Redis: HSET
+	// and ZADD, a scan's HGETALLs).
+	cfg.MultiCall = p.Layout == LayoutRecords
 	return load.Run(ctx, h.Apply(cfg), workers)
 }
 

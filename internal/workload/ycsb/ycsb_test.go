@@ -141,6 +141,9 @@ func TestInsertsGrowTheKeySet(t *testing.T) {
 	st := openers["memory"](t)
 	p := Params{Workload: "d", Records: 300, Seed: 3, Load: workload.Load{Clients: 3, Ops: 6000}}
 	_, ph := runPhases(t, st, p)
+	if ph.MultiCall {
+		t.Error("a record as one value is one call an op, yet the phase says several")
+	}
 	inserts := ph.ByOp[OpInsert].Ops
 	if inserts < 200 {
 		t.Fatalf("%d inserts of 6000 ops, want about 300", inserts)
@@ -225,7 +228,10 @@ func TestRedis(t *testing.T) {
 	st := openers["redis"](t)
 	for _, name := range []string{"a", "d", "e"} {
 		p := Params{Workload: name, Records: 200, Seed: 11, Load: workload.Load{Clients: 2, Ops: 2000}}
-		_, ph := runPhases(t, st, p)
+		loaded, ph := runPhases(t, st, p)
+		if !loaded.MultiCall || !ph.MultiCall {
+			t.Errorf("%s: phases not marked as several server calls an op (an insert is HSET and ZADD)", name)
+		}
 		if !slices.ContainsFunc(ph.Notes, func(n string) bool { return strings.HasPrefix(n, "records: a hash per record") }) {
 			t.Errorf("%s: notes %q say no hash layout", name, ph.Notes)
 		}
