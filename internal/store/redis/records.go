@@ -69,6 +69,7 @@ type recordsConn struct {
 	score  []byte   // a key's score, formatted, reused
 	scan   []string // a scan's keys
 	vals   [][]byte // a scanned record's fields, reused
+	kbuf   []byte   // a scanned record's key, reused
 }
 
 // javaHash is Java's String.hashCode of key's bytes (its chars, for
@@ -198,7 +199,8 @@ func (c *recordsConn) Scan(ctx context.Context, start []byte, n int, fn func(key
 	}
 	got := 0
 	for _, key := range c.scan {
-		ok, err := c.readAll(ctx, []byte(key), c.vals)
+		c.kbuf = append(c.kbuf[:0], key...)
+		ok, err := c.readAll(ctx, c.kbuf, c.vals)
 		if err != nil {
 			return got, err
 		}
@@ -206,7 +208,7 @@ func (c *recordsConn) Scan(ctx context.Context, start []byte, n int, fn func(key
 			continue // indexed but gone: YCSB's binding adds nothing for it either
 		}
 		got++
-		if err := fn([]byte(key), c.vals); err != nil {
+		if err := fn(c.kbuf, c.vals); err != nil {
 			return got, err
 		}
 	}
