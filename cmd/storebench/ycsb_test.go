@@ -13,7 +13,7 @@ func TestYCSBScanRefused(t *testing.T) {
 		{"e beside a", []string{"run", "ycsb", "--ycsb", "a,e", "--stores", "memory", "--records", "10"}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
-			refusesBadInput(t, nil, c.args, []string{"ycsb e: scans (scanproportion 0.95) need a store that can scan in key order"})
+			refusesBadInput(t, nil, c.args, []string{"ycsb e: scans (scanproportion 0.95) need a store that scans in key order"})
 		})
 	}
 }
