@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"fmt"
 	"math"
 	"slices"
@@ -65,7 +66,7 @@ func capacitySpreads(cells []*result.Cell) []capacitySpread {
 				}
 				sp.repeats = append(sp.repeats, v)
 				sp.stalls = append(sp.stalls, boundingStall(s, slo, cp))
-				sp.limiters = append(sp.limiters, cmpOr(cp.Limiter, "—"))
+				sp.limiters = append(sp.limiters, cmp.Or(cp.Limiter, "—"))
 			}
 			if len(sp.repeats) < 2 {
 				continue
@@ -118,13 +119,6 @@ func boundingStall(s *capacity.Summary, slo int, cp capacity.Capacity) float64 {
 	return bound.HiccupP99Us
 }
 
-func cmpOr(s, or string) string {
-	if s == "" {
-		return or
-	}
-	return s
-}
-
 // capacitySpreadTable is each repeated capacity's spread; nil when no cell
 // ran more than once.
 func capacitySpreadTable(cells []*result.Cell) *table {
@@ -137,7 +131,11 @@ func capacitySpreadTable(cells []*result.Cell) *table {
 	for _, sp := range capacitySpreads(cells) {
 		var caps []string
 		for _, v := range sp.repeats {
-			caps = append(caps, cmpOr(whole(v), "none"))
+			c := "none"
+			if v > 0 {
+				c = whole(v)
+			}
+			caps = append(caps, c)
 		}
 		spread := textCell("—")
 		if !math.IsInf(sp.spread, 0) {

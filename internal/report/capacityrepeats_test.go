@@ -54,4 +54,7 @@ func TestCapacityRepeatsSpread(t *testing.T) {
 	if err := CSV(&b, repeatedCapacity([]float64{0, 0}, []float64{0, 0})); err != nil || !strings.Contains(b.String(), "capacity_unstable_at_p99<=10ms,0,bool") {
 		t.Errorf("none twice is the same answer: %v\n%s", err, b.String())
 	}
+	if text := renderAll(t, repeatedCapacity([]float64{0, 0}, []float64{0, 0}))["text"]; !strings.Contains(text, "none, none") {
+		t.Errorf("repeats that found none are not written so:\n%s", text)
+	}
 }
