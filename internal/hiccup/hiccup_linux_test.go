@@ -37,7 +37,7 @@ func burst(t *testing.T, cpu int, on, off time.Duration, n int) {
 	}()
 	if err := <-errc; err != nil {
 		if errors.Is(err, unix.EPERM) {
-			t.Skip("a real-time busy loop needs CAP_SYS_NICE (run as root): ", err)
+			t.Fatal("a real-time busy loop needs CAP_SYS_NICE: run the tests as root (sudo make test): ", err)
 		}
 		t.Fatal(err)
 	}

@@ -21,9 +21,6 @@ import (
 // meter's window (wake-ups counted on each CPU the run used, the probes'
 // CPU out of the client's); --no-hiccup leaves it out.
 func TestHiccupBesideEveryPhase(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the hiccup probes are Linux's")
-	}
 	for _, off := range []bool{false, true} {
 		out := t.TempDir()
 		args := []string{"run", "throughput", "--stores", "memory", "--duration", "300ms", "--clients", "2", "--out", out, "--quiet"}
@@ -86,7 +83,7 @@ func burstAllCPUs(t *testing.T, on, off time.Duration) (stop func()) {
 			close(done)
 			wg.Wait()
 			if errors.Is(err, unix.EPERM) {
-				t.Skip("a real-time busy loop needs CAP_SYS_NICE (run as root): ", err)
+				t.Fatal("a real-time busy loop needs CAP_SYS_NICE: run the tests as root (sudo make test): ", err)
 			}
 			t.Fatal(err)
 		}
@@ -99,9 +96,6 @@ func burstAllCPUs(t *testing.T, on, off time.Duration) (stop func()) {
 // sees stalls of about that size, and the capacity verdict of a memory
 // store at p99 ≤ 1 ms names platform stalls as its limiter, in its reason.
 func TestCapacityNamesPlatformStalls(t *testing.T) {
-	if runtime.GOOS != "linux" {
-		t.Skip("the hiccup probes are Linux's")
-	}
 	dir, out := t.TempDir(), t.TempDir()
 	file := filepath.Join(dir, "stalls.yaml")
 	scenario := "name: stalls\ntargets: [memory]\nworkloads:\n  - type: capacity\n    keyspace: 1000\n    slo: [\"p99<=1ms\"]\n" +
