@@ -44,7 +44,12 @@ const (
 	DefaultClients = 4
 	// queueLen is each connection's queue of requests read ahead: enough
 	// to ride out the reader's pauses, bounded so the trace is streamed.
-	queueLen = 4096
+	// The reader hands them over batchLen at a time (a batch is sent
+	// sooner when it spans batchSpan of the trace), so a connection and
+	// the reader wake each other once a batch, not once a request.
+	queueLen  = 4096
+	batchLen  = 64
+	batchSpan = 20 * time.Millisecond
 	// checkLines are the lines of a trace read before the run, so a bad
 	// format or a corrupt head is refused before any work.
 	checkLines = 10000
@@ -239,10 +244,50 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 	return []metrics.Phase{ph}, sum, nil
 }
 
+// batch is requests handed to a connection at once; their keys share an
+// arena (appending never moves a key already taken: a grown arena is a
+// new array, the old one stays with the keys in it).
+type batch struct {
+	items []item
+	arena []byte
+	refs  [][]byte
+}
+
+func (b *batch) add(it item, keys [][]byte) {
+	start := len(b.refs)
+	for _, k := range keys {
+		b.arena = append(b.arena, k...)
+		b.refs = append(b.refs, b.arena[len(b.arena)-len(k):len(b.arena):len(b.arena)])
+	}
+	it.keys = b.refs[start:len(b.refs):len(b.refs)]
+	b.items = append(b.items, it)
+}
+
+// full: the batch has batchLen requests, or spans batchSpan of the
+// trace's (scaled) time.
+func (b *batch) full() bool {
+	n := len(b.items)
+	return n >= batchLen || n > 1 && b.items[0].at >= 0 && b.items[n-1].at-b.items[0].at >= batchSpan
+}
+
 // read streams the trace into the workers' queues, then closes them.
 func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, speed float64) {
+	pending := make([]*batch, len(workers))
+	send := func(i int) bool {
+		b := pending[i]
+		pending[i] = nil
+		select {
+		case workers[i].queue <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	defer func() {
-		for _, w := range workers {
+		for i, w := range workers {
+			if pending[i] != nil && ctx.Err() == nil {
+				send(i)
+			}
 			close(w.queue)
 		}
 	}()
@@ -272,14 +317,12 @@ func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, spe
 		} else {
 			at = -1
 		}
-		it := item{at: at, op: q.Op, change: q.Change, delta: q.Delta, size: q.ValueSize, ttl: q.TTL, keys: make([][]byte, len(q.Keys))}
-		for i, k := range q.Keys {
-			it.keys[i] = slices.Clone(k)
+		i := trace.Connection(q.Client, len(workers))
+		if pending[i] == nil {
+			pending[i] = &batch{items: make([]item, 0, batchLen), arena: make([]byte, 0, 2048)}
 		}
-		w := workers[trace.Connection(q.Client, len(workers))]
-		select {
-		case w.queue <- it:
-		case <-ctx.Done():
+		pending[i].add(item{at: at, op: q.Op, change: q.Change, delta: q.Delta, size: q.ValueSize, ttl: q.TTL}, q.Keys)
+		if pending[i].full() && !send(i) {
 			return
 		}
 	}
@@ -288,7 +331,7 @@ func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, spe
 func summarize(p Params, r *trace.Reader, f *feed, workers []*worker, ph metrics.Phase, speed float64) *replay.Summary {
 	s := &replay.Summary{
 		Trace: filepath.Base(p.Trace), Format: string(r.Format()), Compression: r.Compression, Speed: p.Speed,
-		Spread: r.Spread(), Requests: f.requests, DurationS: ph.DurationS, TraceRate: f.rate,
+		Requests: f.requests, DurationS: ph.DurationS, TraceRate: f.rate,
 	}
 	if len(f.unsupported) > 0 {
 		s.Unsupported = f.unsupported
@@ -303,6 +346,7 @@ func summarize(p Params, r *trace.Reader, f *feed, workers []*worker, ph metrics
 		timed = timed || w.timed
 	}
 	s.Untimed = !timed && speed > 0 && s.Replayed > 0
+	s.Spread = r.Spread() && timed
 	if speed > 0 {
 		s.TraceDurationS = f.span.Seconds()
 	}
@@ -323,7 +367,9 @@ func summarize(p Params, r *trace.Reader, f *feed, workers []*worker, ph metrics
 type worker struct {
 	kv    store.KV
 	speed float64
-	queue chan item
+	queue chan *batch
+	b     *batch
+	next  int // b's next item
 	cur   item
 	kind  int
 
@@ -337,7 +383,7 @@ type worker struct {
 }
 
 func newWorker(kv store.KV, speed float64) *worker {
-	return &worker{kv: kv, speed: speed, queue: make(chan item, queueLen), lag: newLagHistogram()}
+	return &worker{kv: kv, speed: speed, queue: make(chan *batch, queueLen/batchLen), lag: newLagHistogram()}
 }
 
 // newLagHistogram holds sends' lateness in ns, up to an hour (a later
@@ -345,17 +391,21 @@ func newWorker(kv store.KV, speed float64) *worker {
 func newLagHistogram() *hdr.Histogram { return hdr.New(1, int64(time.Hour), 3) }
 
 func (w *worker) Next(ctx context.Context) (time.Duration, bool) {
-	select {
-	case it, ok := <-w.queue:
-		if !ok {
+	for w.b == nil || w.next >= len(w.b.items) {
+		select {
+		case b, ok := <-w.queue:
+			if !ok {
+				return 0, false
+			}
+			w.b, w.next = b, 0
+		case <-ctx.Done():
 			return 0, false
 		}
-		w.cur = it
-		w.timed = w.timed || it.at >= 0
-		return it.at, true
-	case <-ctx.Done():
-		return 0, false
 	}
+	w.cur = w.b.items[w.next]
+	w.next++
+	w.timed = w.timed || w.cur.at >= 0
+	return w.cur.at, true
 }
 
 func (w *worker) Late(lag time.Duration) {
