@@ -19,6 +19,7 @@ import (
 var (
 	benchRate    = flag.Int("replay.rate", 10000, "BenchmarkReplayLateness: the trace's requests a second")
 	benchSeconds = flag.Int("replay.seconds", 10, "BenchmarkReplayLateness: the trace's seconds")
+	benchClients = flag.Int("replay.clients", 4, "BenchmarkReplayLateness: the replay's connections")
 	benchBytes   = flag.Int64("replay.bytes", 2<<30, "BenchmarkReplayLargeTrace: the generated trace's size, uncompressed")
 )
 
@@ -39,7 +40,7 @@ func BenchmarkReplayLateness(b *testing.B) {
 	f.Close()
 	st := openers["memory"](b)
 	for b.Loop() {
-		ph, sum := run(b, st, Params{Trace: path, Load: workload.Load{Clients: 4}})
+		ph, sum := run(b, st, Params{Trace: path, Load: workload.Load{Clients: *benchClients}})
 		b.ReportMetric(sum.LatenessUs.P50, "lateness-p50-us")
 		b.ReportMetric(sum.LatenessUs.P99, "lateness-p99-us")
 		b.ReportMetric(sum.LatenessUs.Max, "lateness-max-us")
