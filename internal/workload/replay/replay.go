@@ -198,50 +198,76 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 	}
 	p = p.WithDefaults()
 	speed, _ := p.factor()
-	r, err := p.open()
-	if err != nil {
-		return nil, nil, fmt.Errorf("replay: %w", err)
-	}
-	defer r.Close()
 	clients, closeAll, err := workload.FreshClients(ctx, "replay", st, p.Load)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer closeAll()
+	ph, sum, err := replayPhase(ctx, clients, p, span{name: PhaseReplay, speed: speed}, h)
+	if sum == nil {
+		return nil, nil, err
+	}
+	return []metrics.Phase{ph}, sum, err
+}
 
+// span is what one replay phase sends: the trace at speed (0: max) and,
+// with until, only the requests whose scaled time is before it, the trace
+// replayed again from its start (after one mean gap) when it ends sooner.
+type span struct {
+	name  string
+	speed float64
+	until time.Duration
+}
+
+// replayPhase replays the trace once on clients (a phase of the engine's
+// paced open loop) and sums it up.
+func replayPhase(ctx context.Context, clients []store.KV, p Params, sp span, h workload.Hooks) (metrics.Phase, *replay.Summary, error) {
+	r, err := p.open()
+	if err != nil {
+		return metrics.Phase{Name: sp.name}, nil, fmt.Errorf("replay: %w", err)
+	}
+	defer func() { r.Close() }()
 	workers := make([]*worker, len(clients))
 	ws := make([]load.Worker, len(clients))
 	for i, c := range clients {
-		workers[i] = newWorker(c, speed)
+		workers[i] = newWorker(c, sp.speed)
 		ws[i] = workers[i]
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	f := &feed{unsupported: map[string]int64{}}
+	reopen := func() (*trace.Reader, error) {
+		again, err := p.open()
+		if err == nil {
+			r.Close()
+			r = again
+		}
+		return again, err
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		f.read(rctx, r, workers, speed)
+		f.read(rctx, r, reopen, workers, sp)
 	}()
 	kinds := make([]string, 0, trace.NumOps-1)
 	for op := trace.OpGet; op < trace.NumOps; op++ {
 		kinds = append(kinds, op.String())
 	}
-	cfg := h.Apply(load.Config{Name: PhaseReplay, Workers: len(ws), Paced: true, Kinds: kinds, ClientIO: workload.ClientIO(clients)})
+	cfg := h.Apply(load.Config{Name: sp.name, Workers: len(ws), Paced: true, Kinds: kinds, ClientIO: workload.ClientIO(clients)})
 	ph, runErr := load.Run(ctx, cfg, ws)
 	stop() // a reader still sending (the run was cancelled) stops
 	wg.Wait()
 
-	sum := summarize(p, r, f, workers, ph, speed)
+	sum := summarize(p, r, f, workers, ph, sp.speed)
 	ph.Notes = append(ph.Notes, sum.Notes...)
 	switch {
 	case runErr != nil:
-		return []metrics.Phase{ph}, sum, fmt.Errorf("replay: %w", runErr)
+		return ph, sum, fmt.Errorf("replay: %w", runErr)
 	case f.err != nil:
-		return []metrics.Phase{ph}, sum, fmt.Errorf("replay: trace %w (what came before it was replayed)", f.err)
+		return ph, sum, fmt.Errorf("replay: trace %w (what came before it was replayed)", f.err)
 	}
-	return []metrics.Phase{ph}, sum, nil
+	return ph, sum, nil
 }
 
 // batch is requests handed to a connection at once; their keys share an
@@ -270,8 +296,13 @@ func (b *batch) full() bool {
 	return n >= batchLen || n > 1 && b.items[0].at >= 0 && b.items[n-1].at-b.items[0].at >= batchSpan
 }
 
-// read streams the trace into the workers' queues, then closes them.
-func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, speed float64) {
+// read streams the trace into the workers' queues, then closes them; with
+// sp.until, it stops there, reading the trace again (reopen) as often as
+// it ends before.
+func (f *feed) read(ctx context.Context, r *trace.Reader, reopen func() (*trace.Reader, error), workers []*worker, sp span) {
+	speed := sp.speed
+	var offset, last time.Duration // the pass's start, the last request's time
+	var passN int64                // the pass's requests sent
 	pending := make([]*batch, len(workers))
 	send := func(i int) bool {
 		b := pending[i]
@@ -293,6 +324,14 @@ func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, spe
 	}()
 	for {
 		q, err := r.Next()
+		if err == io.EOF && sp.until > 0 && passN > 0 {
+			// Again from the start, one mean gap after the pass's last.
+			offset = last + max((last-offset)/time.Duration(passN), time.Millisecond)
+			passN = 0
+			if r, err = reopen(); err == nil {
+				continue
+			}
+		}
 		if err == io.EOF {
 			return
 		}
@@ -300,14 +339,20 @@ func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, spe
 			f.err = err
 			return
 		}
+		at := q.At
+		if at >= 0 && speed > 0 {
+			at = offset + time.Duration(float64(at)/speed)
+			if sp.until > 0 && at >= sp.until {
+				return
+			}
+		}
 		f.requests++
 		if q.Op == trace.OpNone {
 			f.unsupported[q.Cmd]++
 			continue
 		}
-		at := q.At
 		if at >= 0 && speed > 0 {
-			at = time.Duration(float64(at) / speed)
+			last, passN = at, passN+1
 			f.span = max(f.span, at)
 			sec := int(at / time.Second)
 			for len(f.rate) <= sec {
