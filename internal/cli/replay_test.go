@@ -11,9 +11,10 @@ import (
 	"github.com/storebench/storebench/internal/result"
 )
 
-// TestRunReplayFlags: --trace, --trace-format and --speed reach the replay
-// cells (a cell per speed, recorded); a trace that cannot run is refused
-// before any work, in one line naming the file and line, exit 2.
+// TestRunReplayFlags: run replay (the suite) with --trace replays that
+// trace alone; --trace-format and --speed reach its cells (a cell per
+// speed, recorded); a trace that cannot run is refused before any work, in
+// one line naming the file and line, exit 2.
 func TestRunReplayFlags(t *testing.T) {
 	out, dir := t.TempDir(), t.TempDir()
 	var buf bytes.Buffer
@@ -45,7 +46,7 @@ func TestRunReplayFlags(t *testing.T) {
 	}{
 		{[]string{"run", "replay", "--stores", "memory", "--trace", bad}, bad + ":3: "},
 		{[]string{"run", "replay", "--stores", "memory", "--trace", bad, "--trace-format", "pcap"}, `unknown trace format "pcap"`},
-		{[]string{"run", "replay", "--stores", "memory"}, "no trace: give --trace FILE"},
+		{[]string{"run", "replay", "--stores", "memory", "--trace", ""}, "no trace: give --trace FILE"},
 		{[]string{"run", "replay", "--stores", "memory", "--trace", "sample:csv", "--speed", "0"}, `speed "0"`},
 		{[]string{"run", "replay", "--stores", "memory", "--trace", "sample:csv", "--ops", "10"}, "the trace gives the requests"},
 		{[]string{"run", "mix", "--stores", "memory", "--trace", bad}, "mix: field trace does not apply"},

@@ -255,10 +255,12 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 			p.Warnings = append(p.Warnings, fmt.Sprintf(
 				"client could not keep the asked rate: achieved %.0f of %.0f ops/s", p.ThroughputOpsS, cfg.Rate))
 		}
-		if p.Ops > 0 && late*100 > p.Ops {
-			p.Warnings = append(p.Warnings, fmt.Sprintf(
-				"%d of %d ops (%.1f%%) started more than %v after their intended start (max lag %v); their latency counts from the intended start",
-				late, p.Ops, 100*float64(late)/float64(p.Ops), lateThreshold, maxLag.Round(time.Microsecond)))
+		if w := lateWarning(late, p.Ops, maxLag); w != "" {
+			p.Warnings = append(p.Warnings, w)
+		}
+	} else if cfg.Paced {
+		if w := lateWarning(late, p.Ops, maxLag); w != "" {
+			p.Warnings = append(p.Warnings, w)
 		}
 	}
 	switch {
@@ -462,6 +464,16 @@ func (r *runner) loop(ctx context.Context, s *span) {
 			return
 		}
 	}
+}
+
+// lateWarning says when more than 1% of a schedule's ops started late;
+// "" otherwise.
+func lateWarning(late, ops int64, maxLag time.Duration) string {
+	if ops == 0 || late*100 <= ops {
+		return ""
+	}
+	return fmt.Sprintf("%d of %d ops (%.1f%%) started more than %v after their intended start (max lag %v); their latency counts from the intended start",
+		late, ops, 100*float64(late)/float64(ops), lateThreshold, maxLag.Round(time.Microsecond))
 }
 
 // dueBefore counts the ops of a worker's schedule (offNs + k*ivNs after the

@@ -2,6 +2,7 @@ package load
 
 import (
 	"context"
+	"strings"
 	"testing"
 	"time"
 )
@@ -54,6 +55,9 @@ func TestPacedWorkersKeepTheirSchedule(t *testing.T) {
 		if lag > 5*time.Millisecond {
 			t.Errorf("a's ops were sent %v late on an idle schedule", a.lags)
 		}
+	}
+	if len(p.Warnings) == 0 || !strings.Contains(p.Warnings[len(p.Warnings)-1], " of 6 ops (") {
+		t.Errorf("warnings %q: want b's late op told", p.Warnings)
 	}
 	if p.LatencyUs.Max < 85e3 {
 		t.Errorf("max latency %.0f µs, want b's second op's ~90 ms from its due time", p.LatencyUs.Max)

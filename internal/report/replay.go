@@ -21,8 +21,16 @@ func replayOf(c *result.Cell) *replay.Summary { return c.Replay }
 type replayModel struct {
 	verdict *table
 	rates   []*lineChartSpec
-	notes   []string
+	// rateLines are the rates for the terminal: a line per timed cell,
+	// the trace's and the achieved, averaged over at most rateBuckets
+	// spans of the replay.
+	rateLines []string
+	notes     []string
 }
+
+// rateBuckets bounds a terminal rate line: a long replay's seconds are
+// averaged into this many spans.
+const rateBuckets = 12
 
 const replayTitle = "replay: a recorded trace at its recorded pace"
 
@@ -57,6 +65,7 @@ func newReplayModel(r *result.Result, colorOf map[string]int) *replayModel {
 			figureCell(fixed(s.DurationS, 3), s.DurationS), traceS)...)
 		if ph, ok := c.Phase("replay"); ok && len(s.TraceRate) > 0 {
 			m.rates = append(m.rates, replayRateChart(c, s, ph.Series, colorOf, i))
+			m.rateLines = append(m.rateLines, replayRateLine(c.Label(), s.TraceRate, ph.Series))
 		}
 	}
 	m.notes = replayNotes(cells)
@@ -145,6 +154,30 @@ func replayRateChart(c *result.Cell, s *replay.Summary, series []metrics.Second,
 	return spec
 }
 
+// replayRateLine is a cell's trace and achieved rates in at most
+// rateBuckets spans of whole seconds, each span's mean.
+func replayRateLine(label string, traced []int64, series []metrics.Second) string {
+	n := max(len(traced), len(series))
+	width := (n + rateBuckets - 1) / rateBuckets
+	achieved := make([]int64, len(series))
+	for i, sec := range series {
+		achieved[i] = sec.Ops
+	}
+	spans := func(v []int64) string {
+		var parts []string
+		for from := 0; from < n; from += width {
+			to := min(from+width, n)
+			var sum int64
+			for i := from; i < to && i < len(v); i++ {
+				sum += v[i]
+			}
+			parts = append(parts, whole(float64(sum)/float64(to-from)))
+		}
+		return strings.Join(parts, " ")
+	}
+	return fmt.Sprintf("%s (req/s, %d s a span): trace %s · achieved %s", label, width, spans(traced), spans(achieved))
+}
+
 // ReplayText prints the replay section for the terminal; nothing for a
 // run without replay cells.
 func ReplayText(w io.Writer, r *result.Result) { sectionText(w, r, "replay") }
@@ -153,6 +186,12 @@ func (m *replayModel) text(w io.Writer) {
 	m.verdict.textUnder(w, replayTitle)
 	for _, n := range m.notes {
 		fmt.Fprintf(w, "  note: %s\n", n)
+	}
+	if len(m.rateLines) > 0 {
+		fmt.Fprintln(w, "\nreplay rate: the trace's requests a second (its times scaled by the speed) beside the achieved")
+		for _, l := range m.rateLines {
+			fmt.Fprintf(w, "  %s\n", l)
+		}
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
 )
 
@@ -64,5 +65,20 @@ func TestReplaySection(t *testing.T) {
 		if !strings.Contains(csv.String(), metric) {
 			t.Errorf("the CSV has no %s", metric)
 		}
+	}
+}
+
+// A long replay's rates are averaged into at most rateBuckets spans.
+func TestReplayRateLine(t *testing.T) {
+	traced := make([]int64, 30)
+	var series []metrics.Second
+	for i := range traced {
+		traced[i] = int64(100 * (i / 3)) // 0,0,0,100,100,100,…
+		series = append(series, metrics.Second{T: int64(i), Ops: traced[i] + 1})
+	}
+	got := replayRateLine("c", traced, series)
+	want := "c (req/s, 3 s a span): trace 0 100 200 300 400 500 600 700 800 900 · achieved 1 101 201 301 401 501 601 701 801 901"
+	if got != want {
+		t.Errorf("got  %s\nwant %s", got, want)
 	}
 }

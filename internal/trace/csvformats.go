@@ -193,6 +193,9 @@ func (p *kvcacheParser) parse(line []byte, _ int64, out []Request) ([]Request, e
 		}
 		return f[i]
 	}
+	if field(p.key) == nil || field(p.op) == nil || field(p.size) == nil {
+		return out, fmt.Errorf("%d fields: no key, op or size where the header names them", len(f))
+	}
 	valSize, err := size("size", f[p.size])
 	if err != nil {
 		return out, err
@@ -205,8 +208,8 @@ func (p *kvcacheParser) parse(line []byte, _ int64, out []Request) ([]Request, e
 	}
 	count := int64(1)
 	if b := field(p.count); b != nil {
-		if count, err = parseInt(b); err != nil || count < 1 || count > 1<<20 {
-			return out, fmt.Errorf("op_count %q: want 1 to %d", b, 1<<20)
+		if count, err = parseInt(b); err != nil || count < 1 || count > 1<<30 {
+			return out, fmt.Errorf("op_count %q: want 1 to %d", b, 1<<30)
 		}
 	}
 	ttl, err := ttlSeconds(field(p.ttl))
@@ -226,11 +229,8 @@ func (p *kvcacheParser) parse(line []byte, _ int64, out []Request) ([]Request, e
 		return out, errors.New("no op")
 	}
 	p.kbuf = MapKey(p.kbuf[:0], f[p.key], keySize)
-	q := Request{At: at, Op: kvcacheOps[string(f[p.op])], Cmd: cmd, Keys: [][]byte{p.kbuf}, ValueSize: valSize, TTL: ttl, Client: hash64(p.kbuf)}
-	for range count {
-		out = append(out, q)
-	}
-	return out, nil
+	q := Request{At: at, Op: kvcacheOps[string(f[p.op])], Cmd: cmd, Keys: [][]byte{p.kbuf}, ValueSize: valSize, TTL: ttl, Client: hash64(p.kbuf), count: count}
+	return append(out, q), nil
 }
 
 // csvOps are storebench's CSV ops.

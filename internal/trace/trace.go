@@ -121,6 +121,11 @@ type Request struct {
 	Client uint64
 	// Line is the request's line in the (uncompressed) trace.
 	Line int64
+
+	// count is how many times the line's request repeats (kvcache's
+	// op_count), expanded one at a time by Next; spread, its first slot
+	// of slots in its second (0 slots: not spread).
+	count, slot, slots int64
 }
 
 // Untimed is Request.At in a trace without times.
@@ -163,6 +168,8 @@ type Reader struct {
 
 	pending []Request // parsed, not yet returned
 	next    int
+	rep     int64   // repetitions of pending[next] returned
+	out     Request // the request Next returned
 	spread  *spreader
 	done    bool
 	err     error
@@ -271,14 +278,21 @@ func (r *Reader) Next() (*Request, error) {
 		if r.done {
 			return nil, io.EOF
 		}
-		r.pending, r.next = r.pending[:0], 0
+		r.pending, r.next, r.rep = r.pending[:0], 0, 0
 		if r.err = r.fill(); r.err != nil && len(r.pending) == 0 {
 			return nil, r.err
 		}
 	}
-	req := &r.pending[r.next]
-	r.next++
-	return req, nil
+	q := &r.pending[r.next]
+	r.out = *q
+	if q.slots > 0 { // spread: this repetition's slot of its second
+		r.out.At += time.Duration(int64(time.Second) * (q.slot + r.rep) / q.slots)
+	}
+	r.rep++
+	if r.rep >= max(q.count, 1) {
+		r.next, r.rep = r.next+1, 0
+	}
+	return &r.out, nil
 }
 
 // fill parses lines into r.pending: one line's requests, or, spreading,
@@ -353,17 +367,20 @@ func (r *Reader) readLine() ([]byte, error) {
 	return line, nil
 }
 
-// spreader holds one second's requests of a trace with whole-second times
-// and spreads them evenly over their second: request i of n at
-// second + i/n. Its memory is one second's requests.
+// spreader holds one second's lines of a trace with whole-second times
+// and spreads their requests (op_count expanded) evenly over their
+// second: request i of n at second + i/n. Its memory is one second's
+// lines.
 type spreader struct {
 	in     []Request // the last line's
 	second []Request // the current second's
+	slots  int64     // its requests, expanded
 	at     time.Duration
 }
 
-// maxSecond bounds the requests of one second a reader holds.
-const maxSecond = 4 << 20
+// maxSecond bounds the lines of one second a reader holds (about 150
+// bytes each).
+const maxSecond = 1 << 20
 
 // add takes the last line's requests; when they begin a new second, the
 // previous one is spread into out and ready.
@@ -389,25 +406,23 @@ func (s *spreader) add(out []Request) ([]Request, bool, error) {
 	}
 	s.at = at
 	for _, q := range s.in {
-		s.second = append(s.second, cloneRequest(q))
+		q = cloneRequest(q)
+		q.slot = s.slots
+		s.slots += max(q.count, 1)
+		s.second = append(s.second, q)
 	}
 	if len(s.second) > maxSecond {
-		return out, ready, fmt.Errorf("more than %d requests in one second: too many to spread over it", maxSecond)
+		return out, ready, fmt.Errorf("more than %d lines in one second: too many to hold and spread over it", maxSecond)
 	}
 	return out, ready, nil
 }
 
 func (s *spreader) flush(out []Request) []Request {
-	n := len(s.second)
-	if n == 0 {
-		return out
-	}
-	for i := range s.second {
-		q := s.second[i]
-		q.At += time.Duration(int64(time.Second) * int64(i) / int64(n))
+	for _, q := range s.second {
+		q.slots = s.slots
 		out = append(out, q)
 	}
-	s.second = s.second[:0]
+	s.second, s.slots = s.second[:0], 0
 	return out
 }
 

@@ -328,3 +328,24 @@ func TestMapKey(t *testing.T) {
 		t.Errorf("a key of the recorded size changed: %q", k)
 	}
 }
+
+// A Twitter key may hold commas (the other fields are read from both
+// ends); MONITOR clients may be a unix socket or a script.
+func TestKeysWithCommasAndOtherClients(t *testing.T) {
+	r, err := trace.NewReader(strings.NewReader("5,a,b,,c,5,10,7,get,0\n"), "t", trace.Twitter)
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, reqs := readAll(t, r)
+	if len(reqs) != 1 || string(reqs[0].Keys[0]) != string(trace.MapKey(nil, []byte("a,b,,c"), 5)) || reqs[0].ValueSize != 10 {
+		t.Fatalf("%+v: want the key a,b,,c mapped to 5 bytes, a value of 10", reqs)
+	}
+	in := "1700000000.000001 [0 unix:/run/redis.sock] \"GET\" \"k\"\n1700000000.000002 [0 lua] \"SET\" \"k\" \"v\"\n"
+	if r, err = trace.NewReader(strings.NewReader(in), "m", ""); err != nil {
+		t.Fatal(err)
+	}
+	_, reqs = readAll(t, r)
+	if len(reqs) != 2 || reqs[0].Client == reqs[1].Client || reqs[1].At != time.Microsecond {
+		t.Fatalf("%+v: want two requests of two clients 1 µs apart", reqs)
+	}
+}

@@ -31,6 +31,9 @@ type Config struct {
 	Seed    uint64
 	// KVCacheV1 writes kvcache's v1 columns (no times) instead of v2's.
 	KVCacheV1 bool
+	// Flat spreads the requests evenly over the seconds (a constant rate)
+	// instead of rising and falling.
+	Flat bool
 	// BinaryKeys puts bytes that need quoting into some MONITOR and CSV
 	// keys (a quote, a backslash, a space, a newline, 0x00, 0xff).
 	BinaryKeys bool
@@ -85,26 +88,31 @@ var opMix = []struct {
 	w  int
 }{{"get", 70}, {"set", 20}, {"delete", 3}, {"incr", 2}, {"mget", 2}, {"unsupported", 3}}
 
-func events(c Config) []event {
+// events calls fn with each request in time order, generated a second at
+// a time, so a trace of any size is written in bounded memory.
+func events(c Config, fn func(e event)) {
 	r := rand.New(rand.NewPCG(c.Seed, 0x7ace))
 	zipf := rand.NewZipf(r, 1.1, 1, uint64(c.Keys-1))
 	// A rising and falling rate: second s gets a share of the requests
-	// proportional to 1 + 3 sin(π (s+0.5)/S).
+	// proportional to 1 + 3 sin(π (s+0.5)/S); Flat: the same share.
 	weights := make([]float64, c.Seconds)
 	sum := 0.0
 	for s := range weights {
 		weights[s] = 1 + 3*math.Sin(math.Pi*(float64(s)+0.5)/float64(c.Seconds))
+		if c.Flat {
+			weights[s] = 1
+		}
 		sum += weights[s]
 	}
-	var evs []event
 	total := 0
+	var times []int64
 	for s := range c.Seconds {
 		n := int(math.Round(float64(c.Requests) * weights[s] / sum))
 		if s == c.Seconds-1 {
 			n = c.Requests - total
 		}
 		total += n
-		var times []int64
+		times = times[:0]
 		for range n {
 			times = append(times, int64(s)*1e6+r.Int64N(1e6))
 		}
@@ -126,10 +134,9 @@ func events(c Config) []event {
 			if e.op == "get" && r.IntN(20) == 0 {
 				e.count = 3
 			}
-			evs = append(evs, e)
+			fn(e)
 		}
 	}
-	return evs
 }
 
 func hash(x uint64) uint64 {
@@ -168,15 +175,14 @@ func Write(w io.Writer, f trace.Format, c Config) (Stats, error) {
 			st.ByOp[op.String()] += int64(n)
 		}
 	}
-	evs := events(c)
 	switch f {
 	case trace.Twitter:
 		cmds := map[string]string{"get": "get", "set": "set", "delete": "delete", "incr": "incr", "mget": "gets", "unsupported": "gat"}
-		for _, e := range evs {
+		events(c, func(e event) {
 			cmd := cmds[e.op]
 			line("%d,%s,%d,%d,%d,%s,%d", e.us/1e6, anonKey(e.key), keySize(e.key), e.size, e.client, cmd, e.ttl)
 			count(genOp(e.op), cmd, 1)
-		}
+		})
 	case trace.KVCache:
 		cmds := map[string]string{"get": "GET", "set": "SET", "delete": "DELETE", "incr": "GET_LEASE", "mget": "SET_LEASE", "unsupported": "SCAN"}
 		ops := map[string]trace.Op{"get": trace.OpGet, "set": trace.OpSet, "delete": trace.OpDelete, "incr": trace.OpGet, "mget": trace.OpSet}
@@ -185,7 +191,7 @@ func Write(w io.Writer, f trace.Format, c Config) (Stats, error) {
 		} else {
 			line("op_time,key,key_size,op,op_count,size,cache_hits,ttl")
 		}
-		for _, e := range evs {
+		events(c, func(e event) {
 			cmd := cmds[e.op]
 			if c.KVCacheV1 {
 				line("%s,%s,%d,%d,%d,%d", anonKey(e.key), cmd, e.size, e.count, keySize(e.key), e.ttl)
@@ -193,10 +199,12 @@ func Write(w io.Writer, f trace.Format, c Config) (Stats, error) {
 				line("%d,%s,%d,%s,%d,%d,%d,%d", 1700000000+e.us/1e6, anonKey(e.key), keySize(e.key), cmd, e.count, e.size, 0, e.ttl)
 			}
 			count(ops[e.op], strings.ToLower(cmd), e.count)
-		}
+		})
 	case trace.RedisMonitor:
 		line("OK")
-		for i, e := range evs {
+		i := -1
+		events(c, func(e event) {
+			i++
 			k := Quote([]byte(keyName(e.key, c.BinaryKeys)))
 			at := fmt.Sprintf("%d.%06d [0 127.0.0.1:%d]", 1700000000+e.us/1e6, e.us%1e6, 40000+e.client)
 			switch e.op {
@@ -232,11 +240,11 @@ func Write(w io.Writer, f trace.Format, c Config) (Stats, error) {
 					count(trace.OpNone, "hset", 1)
 				}
 			}
-		}
+		})
 	case trace.CSV:
 		line("time_us,op,key,value_size,ttl_s,client")
 		cmds := map[string]string{"get": "get", "set": "set", "delete": "delete", "incr": "incr", "mget": "get", "unsupported": "scan"}
-		for _, e := range evs {
+		events(c, func(e event) {
 			cmd := cmds[e.op]
 			k := keyName(e.key, c.BinaryKeys)
 			if strings.ContainsAny(k, ",\n\r") || !isText(k) {
@@ -244,7 +252,7 @@ func Write(w io.Writer, f trace.Format, c Config) (Stats, error) {
 			}
 			line("%d,%s,%s,%d,%d,client-%d", e.us, cmd, k, e.size, e.ttl, e.client)
 			count(genOp(e.op), cmd, 1)
-		}
+		})
 	default:
 		return st, fmt.Errorf("tracegen: unknown format %q", f)
 	}

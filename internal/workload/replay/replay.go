@@ -37,6 +37,7 @@ import (
 	"github.com/storebench/storebench/internal/trace"
 	"github.com/storebench/storebench/internal/trace/tracegen"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/capacity"
 )
 
 // Defaults and bounds.
@@ -44,7 +45,12 @@ const (
 	DefaultClients = 4
 	// queueLen is each connection's queue of requests read ahead: enough
 	// to ride out the reader's pauses, bounded so the trace is streamed.
-	queueLen = 4096
+	// The reader hands them over batchLen at a time (a batch is sent
+	// sooner when it spans batchSpan of the trace), so a connection and
+	// the reader wake each other once a batch, not once a request.
+	queueLen  = 4096
+	batchLen  = 64
+	batchSpan = 20 * time.Millisecond
 	// checkLines are the lines of a trace read before the run, so a bad
 	// format or a corrupt head is refused before any work.
 	checkLines = 10000
@@ -64,7 +70,13 @@ type Params struct {
 	Seed  uint64 `json:"seed"`
 	// Load: Clients only (the trace gives the ops and their times).
 	Load workload.Load `json:"load"`
+	// Search, with an SLO, makes the cell search the highest speed whose
+	// replay meets each SLO (Speed is then SpeedSearch).
+	Search *capacity.Search `json:"search,omitempty"`
 }
+
+// searching: the cell searches its speed.
+func (p Params) searching() bool { return p.Search != nil && len(p.Search.SLO) > 0 }
 
 // factor is the speed as a number; 0 for max.
 func (p Params) factor() (float64, error) {
@@ -105,7 +117,14 @@ func (p Params) Validate() error {
 		}
 		r.Close()
 	}
-	if _, err := p.factor(); err != nil {
+	if p.searching() {
+		if p.Speed != SpeedSearch {
+			errs = append(errs, fmt.Errorf("speed %q with an slo: the search finds the speed; give one or the other", p.Speed))
+		}
+		if _, err := p.Search.Params(max(p.Load.Clients, 1), nil); err != nil {
+			errs = append(errs, err)
+		}
+	} else if _, err := p.factor(); err != nil {
 		errs = append(errs, err)
 	}
 	l := p.Load
@@ -193,61 +212,140 @@ func Run(ctx context.Context, st store.Store, p Params, h workload.Hooks) ([]met
 	}
 	p = p.WithDefaults()
 	speed, _ := p.factor()
-	r, err := p.open()
-	if err != nil {
-		return nil, nil, fmt.Errorf("replay: %w", err)
-	}
-	defer r.Close()
 	clients, closeAll, err := workload.FreshClients(ctx, "replay", st, p.Load)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer closeAll()
+	ph, sum, err := replayPhase(ctx, clients, p, span{name: PhaseReplay, speed: speed}, h)
+	if sum == nil {
+		return nil, nil, err
+	}
+	return []metrics.Phase{ph}, sum, err
+}
 
+// span is what one replay phase sends: the trace at speed (0: max) and,
+// with until, only the requests whose scaled time is before it, the trace
+// replayed again from its start (after one mean gap) when it ends sooner.
+type span struct {
+	name  string
+	speed float64
+	until time.Duration
+}
+
+// replayPhase replays the trace once on clients (a phase of the engine's
+// paced open loop) and sums it up.
+func replayPhase(ctx context.Context, clients []store.KV, p Params, sp span, h workload.Hooks) (metrics.Phase, *replay.Summary, error) {
+	r, err := p.open()
+	if err != nil {
+		return metrics.Phase{Name: sp.name}, nil, fmt.Errorf("replay: %w", err)
+	}
+	defer func() { r.Close() }()
 	workers := make([]*worker, len(clients))
 	ws := make([]load.Worker, len(clients))
 	for i, c := range clients {
-		workers[i] = newWorker(c, speed)
+		workers[i] = newWorker(c, sp.speed)
 		ws[i] = workers[i]
 	}
 	rctx, stop := context.WithCancel(ctx)
 	defer stop()
 	f := &feed{unsupported: map[string]int64{}}
+	reopen := func() (*trace.Reader, error) {
+		again, err := p.open()
+		if err == nil {
+			r.Close()
+			r = again
+		}
+		return again, err
+	}
 	var wg sync.WaitGroup
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		f.read(rctx, r, workers, speed)
+		f.read(rctx, r, reopen, workers, sp)
 	}()
 	kinds := make([]string, 0, trace.NumOps-1)
 	for op := trace.OpGet; op < trace.NumOps; op++ {
 		kinds = append(kinds, op.String())
 	}
-	cfg := h.Apply(load.Config{Name: PhaseReplay, Workers: len(ws), Paced: true, Kinds: kinds, ClientIO: workload.ClientIO(clients)})
+	cfg := h.Apply(load.Config{Name: sp.name, Workers: len(ws), Paced: true, Kinds: kinds, ClientIO: workload.ClientIO(clients)})
 	ph, runErr := load.Run(ctx, cfg, ws)
 	stop() // a reader still sending (the run was cancelled) stops
 	wg.Wait()
 
-	sum := summarize(p, r, f, workers, ph, speed)
+	sum := summarize(p, r, f, workers, ph, sp.speed)
 	ph.Notes = append(ph.Notes, sum.Notes...)
 	switch {
 	case runErr != nil:
-		return []metrics.Phase{ph}, sum, fmt.Errorf("replay: %w", runErr)
+		return ph, sum, fmt.Errorf("replay: %w", runErr)
 	case f.err != nil:
-		return []metrics.Phase{ph}, sum, fmt.Errorf("replay: trace %w (what came before it was replayed)", f.err)
+		return ph, sum, fmt.Errorf("replay: trace %w (what came before it was replayed)", f.err)
 	}
-	return []metrics.Phase{ph}, sum, nil
+	return ph, sum, nil
 }
 
-// read streams the trace into the workers' queues, then closes them.
-func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, speed float64) {
+// batch is requests handed to a connection at once; their keys share an
+// arena (appending never moves a key already taken: a grown arena is a
+// new array, the old one stays with the keys in it).
+type batch struct {
+	items []item
+	arena []byte
+	refs  [][]byte
+}
+
+func (b *batch) add(it item, keys [][]byte) {
+	start := len(b.refs)
+	for _, k := range keys {
+		b.arena = append(b.arena, k...)
+		b.refs = append(b.refs, b.arena[len(b.arena)-len(k):len(b.arena):len(b.arena)])
+	}
+	it.keys = b.refs[start:len(b.refs):len(b.refs)]
+	b.items = append(b.items, it)
+}
+
+// full: the batch has batchLen requests, or spans batchSpan of the
+// trace's (scaled) time.
+func (b *batch) full() bool {
+	n := len(b.items)
+	return n >= batchLen || n > 1 && b.items[0].at >= 0 && b.items[n-1].at-b.items[0].at >= batchSpan
+}
+
+// read streams the trace into the workers' queues, then closes them; with
+// sp.until, it stops there, reading the trace again (reopen) as often as
+// it ends before.
+func (f *feed) read(ctx context.Context, r *trace.Reader, reopen func() (*trace.Reader, error), workers []*worker, sp span) {
+	speed := sp.speed
+	var offset, last time.Duration // the pass's start, the last request's time
+	var passN int64                // the pass's requests sent
+	pending := make([]*batch, len(workers))
+	send := func(i int) bool {
+		b := pending[i]
+		pending[i] = nil
+		select {
+		case workers[i].queue <- b:
+			return true
+		case <-ctx.Done():
+			return false
+		}
+	}
 	defer func() {
-		for _, w := range workers {
+		for i, w := range workers {
+			if pending[i] != nil && ctx.Err() == nil {
+				send(i)
+			}
 			close(w.queue)
 		}
 	}()
 	for {
 		q, err := r.Next()
+		if err == io.EOF && sp.until > 0 && passN > 0 {
+			// Again from the start, one mean gap after the pass's last.
+			offset = last + max((last-offset)/time.Duration(passN), time.Millisecond)
+			passN = 0
+			if r, err = reopen(); err == nil {
+				continue
+			}
+		}
 		if err == io.EOF {
 			return
 		}
@@ -255,14 +353,20 @@ func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, spe
 			f.err = err
 			return
 		}
+		at := q.At
+		if at >= 0 && speed > 0 {
+			at = offset + time.Duration(float64(at)/speed)
+			if sp.until > 0 && at >= sp.until {
+				return
+			}
+		}
 		f.requests++
 		if q.Op == trace.OpNone {
 			f.unsupported[q.Cmd]++
 			continue
 		}
-		at := q.At
 		if at >= 0 && speed > 0 {
-			at = time.Duration(float64(at) / speed)
+			last, passN = at, passN+1
 			f.span = max(f.span, at)
 			sec := int(at / time.Second)
 			for len(f.rate) <= sec {
@@ -272,14 +376,12 @@ func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, spe
 		} else {
 			at = -1
 		}
-		it := item{at: at, op: q.Op, change: q.Change, delta: q.Delta, size: q.ValueSize, ttl: q.TTL, keys: make([][]byte, len(q.Keys))}
-		for i, k := range q.Keys {
-			it.keys[i] = slices.Clone(k)
+		i := trace.Connection(q.Client, len(workers))
+		if pending[i] == nil {
+			pending[i] = &batch{items: make([]item, 0, batchLen), arena: make([]byte, 0, 2048)}
 		}
-		w := workers[trace.Connection(q.Client, len(workers))]
-		select {
-		case w.queue <- it:
-		case <-ctx.Done():
+		pending[i].add(item{at: at, op: q.Op, change: q.Change, delta: q.Delta, size: q.ValueSize, ttl: q.TTL}, q.Keys)
+		if pending[i].full() && !send(i) {
 			return
 		}
 	}
@@ -288,7 +390,7 @@ func (f *feed) read(ctx context.Context, r *trace.Reader, workers []*worker, spe
 func summarize(p Params, r *trace.Reader, f *feed, workers []*worker, ph metrics.Phase, speed float64) *replay.Summary {
 	s := &replay.Summary{
 		Trace: filepath.Base(p.Trace), Format: string(r.Format()), Compression: r.Compression, Speed: p.Speed,
-		Spread: r.Spread(), Requests: f.requests, DurationS: ph.DurationS, TraceRate: f.rate,
+		Requests: f.requests, DurationS: ph.DurationS, TraceRate: f.rate,
 	}
 	if len(f.unsupported) > 0 {
 		s.Unsupported = f.unsupported
@@ -303,6 +405,7 @@ func summarize(p Params, r *trace.Reader, f *feed, workers []*worker, ph metrics
 		timed = timed || w.timed
 	}
 	s.Untimed = !timed && speed > 0 && s.Replayed > 0
+	s.Spread = r.Spread() && timed
 	if speed > 0 {
 		s.TraceDurationS = f.span.Seconds()
 	}
@@ -323,7 +426,9 @@ func summarize(p Params, r *trace.Reader, f *feed, workers []*worker, ph metrics
 type worker struct {
 	kv    store.KV
 	speed float64
-	queue chan item
+	queue chan *batch
+	b     *batch
+	next  int // b's next item
 	cur   item
 	kind  int
 
@@ -337,7 +442,7 @@ type worker struct {
 }
 
 func newWorker(kv store.KV, speed float64) *worker {
-	return &worker{kv: kv, speed: speed, queue: make(chan item, queueLen), lag: newLagHistogram()}
+	return &worker{kv: kv, speed: speed, queue: make(chan *batch, queueLen/batchLen), lag: newLagHistogram()}
 }
 
 // newLagHistogram holds sends' lateness in ns, up to an hour (a later
@@ -345,17 +450,21 @@ func newWorker(kv store.KV, speed float64) *worker {
 func newLagHistogram() *hdr.Histogram { return hdr.New(1, int64(time.Hour), 3) }
 
 func (w *worker) Next(ctx context.Context) (time.Duration, bool) {
-	select {
-	case it, ok := <-w.queue:
-		if !ok {
+	for w.b == nil || w.next >= len(w.b.items) {
+		select {
+		case b, ok := <-w.queue:
+			if !ok {
+				return 0, false
+			}
+			w.b, w.next = b, 0
+		case <-ctx.Done():
 			return 0, false
 		}
-		w.cur = it
-		w.timed = w.timed || it.at >= 0
-		return it.at, true
-	case <-ctx.Done():
-		return 0, false
 	}
+	w.cur = w.b.items[w.next]
+	w.next++
+	w.timed = w.timed || w.cur.at >= 0
+	return w.cur.at, true
 }
 
 func (w *worker) Late(lag time.Duration) {

@@ -53,7 +53,7 @@ func writeTrace(t *testing.T, dir string, s sample) (string, tracegen.Stats) {
 	return path, st
 }
 
-func run(t *testing.T, st store.Store, p Params) (metrics.Phase, *replay.Summary) {
+func run(t testing.TB, st store.Store, p Params) (metrics.Phase, *replay.Summary) {
 	t.Helper()
 	phases, sum, err := Run(context.Background(), st, p, workload.Hooks{})
 	if err != nil {
@@ -103,8 +103,8 @@ func TestReplayEveryFormatOnEveryStore(t *testing.T) {
 					if sum.Hits == 0 || sum.Misses == 0 {
 						t.Errorf("hits %d, misses %d: a zipfian trace that sets its keys has both", sum.Hits, sum.Misses)
 					}
-					if s.cfg.KVCacheV1 != sum.Untimed {
-						t.Errorf("untimed %v", sum.Untimed)
+					if s.cfg.KVCacheV1 != sum.Untimed || sum.Spread != (s.name == "twitter" || s.name == "kvcache-v2") {
+						t.Errorf("untimed %v, spread %v", sum.Untimed, sum.Spread)
 					}
 				})
 			}

@@ -3,8 +3,11 @@ package replay
 import (
 	"context"
 
+	"go.yaml.in/yaml/v3"
+
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/workload"
+	"github.com/storebench/storebench/internal/workload/capacity"
 )
 
 // Type is the replay workload's registration: every key-value store
@@ -13,32 +16,80 @@ var Type = workload.Define("replay",
 	"recorded traffic at its recorded pace (Twitter and Meta kvcache traces, Redis MONITOR captures, storebench's CSV; --trace FILE, --speed): requests replayed and unsupported, hits and misses, the sends' lateness, the trace's rate beside the achieved one",
 	workload.Load{Clients: DefaultClients}, func() workload.Spec { return &Spec{} }, nil)
 
-// Spec is a replay entry of a scenario: one cell per speed.
+// Spec is a replay entry of a scenario: one cell per trace and speed.
 type Spec struct {
-	// Trace is the trace file; TraceFormat its format (twitter, kvcache,
+	// Trace are the trace files (or built-in samples, sample:FORMAT), one
+	// or a list; TraceFormat their format (twitter, kvcache,
 	// redis-monitor, csv), detected when left out.
-	Trace       string `yaml:"trace,omitempty" json:"trace,omitempty"`
+	Trace       Traces `yaml:"trace,omitempty" json:"trace,omitempty"`
 	TraceFormat string `yaml:"trace_format,omitempty" json:"trace_format,omitempty"`
 	// Speed are the speed factors, each a cell: "1" (as recorded), "2"
 	// (twice as fast), "max".
 	Speed []string `yaml:"speed,omitempty" json:"speed,omitempty"`
+	// Search, with an slo, searches the highest speed whose replay meets
+	// each SLO instead (capacity's fields and search: slo, need,
+	// start_rate, …; rates are the trace's own rate times the speed).
+	capacity.Search `yaml:",inline"`
+}
+
+// Traces are a replay entry's traces: a scenario writes one (trace: FILE)
+// or a list.
+type Traces []string
+
+// UnmarshalYAML takes one trace or a list of them.
+func (t *Traces) UnmarshalYAML(n *yaml.Node) error {
+	if n.Kind == yaml.ScalarNode {
+		var one string
+		if err := n.Decode(&one); err != nil {
+			return err
+		}
+		*t = Traces{one}
+		return nil
+	}
+	var list []string
+	if err := n.Decode(&list); err != nil {
+		return err
+	}
+	*t = list
+	return nil
 }
 
 func (s *Spec) Defaults() {
-	if len(s.Speed) == 0 {
+	if len(s.Speed) == 0 && len(s.SLO) == 0 {
 		s.Speed = []string{"1"}
 	}
 }
 
-func (s *Spec) params(speed string, l workload.Load, seed uint64) Params {
-	return Params{Trace: s.Trace, Format: s.TraceFormat, Speed: speed, Seed: seed, Load: l}.WithDefaults()
+// params are the cells' parameters: each trace at each speed (a trace
+// list left empty is one cell without a trace, which Validate refuses).
+func (s *Spec) params(l workload.Load, seed uint64) []Params {
+	traces := s.Trace
+	if len(traces) == 0 {
+		traces = Traces{""}
+	}
+	var out []Params
+	for _, tr := range traces {
+		if len(s.SLO) > 0 {
+			search := s.Search
+			speed := SpeedSearch
+			if len(s.Speed) > 0 {
+				speed = s.Speed[0] // refused by Validate
+			}
+			out = append(out, Params{Trace: tr, Format: s.TraceFormat, Speed: speed, Seed: seed, Load: l, Search: &search}.WithDefaults())
+			continue
+		}
+		for _, sp := range s.Speed {
+			out = append(out, Params{Trace: tr, Format: s.TraceFormat, Speed: sp, Seed: seed, Load: l}.WithDefaults())
+		}
+	}
+	return out
 }
 
-// Validate checks each speed's cell; the trace is read once per cell's
-// check (its head only).
+// Validate checks each cell; a trace is read once per cell's check (its
+// head only).
 func (s *Spec) Validate(l workload.Load, seed uint64) error {
-	for _, sp := range s.Speed {
-		if err := s.params(sp, l, seed).Validate(); err != nil {
+	for _, p := range s.params(l, seed) {
+		if err := p.Validate(); err != nil {
 			return err
 		}
 	}
@@ -47,11 +98,22 @@ func (s *Spec) Validate(l workload.Load, seed uint64) error {
 
 func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 	var cells []workload.Cell
-	for _, sp := range s.Speed {
-		params := s.params(sp, p.Load, p.Seed)
+	names := []string{"speed"}
+	if len(s.Trace) > 1 {
+		names = []string{"trace", "speed"}
+	}
+	for _, params := range s.params(p.Load, p.Seed) {
 		cells = append(cells, workload.Cell{
-			Params: params, Names: []string{"speed"}, Memory: params.Memory(),
+			Params: params, Names: names, Memory: params.Memory(),
 			Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
+				if params.searching() {
+					phases, sum, err := runSearch(ctx, env.Store, params, h)
+					out := workload.Outcome{Phases: phases}
+					if sum != nil {
+						out.Summary = func(c *result.Cell) { c.Capacity = sum }
+					}
+					return out, err
+				}
 				phases, sum, err := Run(ctx, env.Store, params, h)
 				out := workload.Outcome{Phases: phases}
 				if sum != nil {
