@@ -58,3 +58,24 @@ func TestRunReplayFlags(t *testing.T) {
 		}
 	}
 }
+
+// `run capacity --trace` searches the trace's speed (issue 30): the flag
+// lands on the capacity suite's entries, each capacity is said as a speed
+// factor of the trace, and the knee curve is there.
+func TestCapacityOverATrace(t *testing.T) {
+	var buf bytes.Buffer
+	out := t.TempDir()
+	code := netApp(&buf).Main(context.Background(), []string{"run", "capacity", "--trace", "sample:csv", "--stores", "memory",
+		"--slo", "p99<=50ms", "--quick", "--no-hiccup", "--out", out, "--quiet"})
+	if code != ExitOK {
+		t.Fatalf("exit %d\n%s", code, buf.String())
+	}
+	if !strings.Contains(buf.String(), "× the trace") || !strings.Contains(buf.String(), "knee curve") {
+		t.Errorf("no speed factor or knee curve:\n%s", buf.String())
+	}
+	res := readOnlyResult(t, out)
+	c := res.Cells[0].Capacity
+	if c == nil || len(c.Capacity) != 1 || c.Capacity[0].Speed <= 1 || len(c.Steps) < 2 {
+		t.Fatalf("capacity %+v", c)
+	}
+}

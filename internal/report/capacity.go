@@ -92,10 +92,15 @@ func capacityText(cp capacity.Capacity) cell {
 		return textCell("none confirmed (" + whole(cp.PassedOnceOpsS) + " passed once)")
 	case !cp.Found:
 		return textCell("none (lowest tried " + whole(cp.LowestTriedOpsS) + ")")
-	case cp.AtLeast:
-		return figureCell("≥ "+whole(cp.OpsS), cp.OpsS)
 	}
-	return figureCell(whole(cp.OpsS), cp.OpsS)
+	text := whole(cp.OpsS)
+	if cp.AtLeast {
+		text = "≥ " + text
+	}
+	if cp.Speed > 0 { // a search over a trace: the rate as a speed factor of it
+		text += " (" + fixed(cp.Speed, 2) + "× the trace)"
+	}
+	return figureCell(text, cp.OpsS)
 }
 
 func capacityRow(label string, s *capacity.Summary, cp capacity.Capacity) []cell {

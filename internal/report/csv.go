@@ -75,7 +75,8 @@ import (
 // cache_aside_capacity_db_queries_per_request_at_<slo>; for a cell that
 // searched its capacity (capacity, cache-aside with an slo), per SLO
 // capacity_found_at_<slo> (1 or 0) and, when found, capacity_ops_s_at_<slo>,
-// capacity_at_least_at_<slo> (1 or 0), capacity_p50_us_at_<slo>,
+// capacity_at_least_at_<slo> (1 or 0), over a trace capacity_speed_at_<slo>
+// (the rate as a speed factor of the trace), capacity_p50_us_at_<slo>,
 // capacity_p99_us_at_<slo>, capacity_client_cpu_us_per_op_at_<slo>,
 // capacity_server_cpu_us_per_op_at_<slo> (a managed server's) and with a
 // needed rate capacity_need_ops_s_at_<slo>,
@@ -359,6 +360,9 @@ func capacityMetrics(c *result.Cell) []csvMetric {
 		out = append(out, f("capacity_ops_s"+at, cp.OpsS, "ops/s"), boolMetric("capacity_at_least"+at, cp.AtLeast),
 			f("capacity_p50_us"+at, cp.P50Us, "us"), f("capacity_p99_us"+at, cp.P99Us, "us"),
 			f("capacity_client_cpu_us_per_op"+at, cp.ClientCPUUs, "us/op"))
+		if cp.Speed > 0 {
+			out = append(out, f("capacity_speed"+at, cp.Speed, "x"))
+		}
 		if cp.ServerCPUUs > 0 { // -1: not measured (an external or in-process store)
 			out = append(out, f("capacity_server_cpu_us_per_op"+at, cp.ServerCPUUs, "us/op"))
 		}

@@ -173,6 +173,10 @@ type Capacity struct {
 	// Found says a rate passed its confirmation; OpsS is that rate.
 	Found bool    `json:"found"`
 	OpsS  float64 `json:"ops_s,omitempty"`
+	// Speed is, for a search over a recorded trace (capacity --trace),
+	// OpsS as a speed factor of the trace's own mean rate: 3.4 carries
+	// 3.4 times the recorded traffic. 0 otherwise.
+	Speed float64 `json:"speed,omitempty"`
 	// AtLeast says the rate is a lower bound: the step that stopped the
 	// climb was client-limited, or the search reached its highest rate.
 	AtLeast bool `json:"at_least,omitempty"`

@@ -37,7 +37,6 @@ import (
 	"github.com/storebench/storebench/internal/trace"
 	"github.com/storebench/storebench/internal/trace/tracegen"
 	"github.com/storebench/storebench/internal/workload"
-	"github.com/storebench/storebench/internal/workload/capacity"
 )
 
 // Defaults and bounds.
@@ -70,13 +69,7 @@ type Params struct {
 	Seed  uint64 `json:"seed"`
 	// Load: Clients only (the trace gives the ops and their times).
 	Load workload.Load `json:"load"`
-	// Search, with an SLO, makes the cell search the highest speed whose
-	// replay meets each SLO (Speed is then SpeedSearch).
-	Search *capacity.Search `json:"search,omitempty"`
 }
-
-// searching: the cell searches its speed.
-func (p Params) searching() bool { return p.Search != nil && len(p.Search.SLO) > 0 }
 
 // factor is the speed as a number; 0 for max.
 func (p Params) factor() (float64, error) {
@@ -117,14 +110,7 @@ func (p Params) Validate() error {
 		}
 		r.Close()
 	}
-	if p.searching() {
-		if p.Speed != SpeedSearch {
-			errs = append(errs, fmt.Errorf("speed %q with an slo: the search finds the speed; give one or the other", p.Speed))
-		}
-		if _, err := p.Search.Params(max(p.Load.Clients, 1), nil); err != nil {
-			errs = append(errs, err)
-		}
-	} else if _, err := p.factor(); err != nil {
+	if _, err := p.factor(); err != nil {
 		errs = append(errs, err)
 	}
 	l := p.Load

@@ -7,7 +7,6 @@ import (
 
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/workload"
-	"github.com/storebench/storebench/internal/workload/capacity"
 )
 
 // Type is the replay workload's registration: every key-value store
@@ -26,10 +25,6 @@ type Spec struct {
 	// Speed are the speed factors, each a cell: "1" (as recorded), "2"
 	// (twice as fast), "max".
 	Speed []string `yaml:"speed,omitempty" json:"speed,omitempty"`
-	// Search, with an slo, searches the highest speed whose replay meets
-	// each SLO instead (capacity's fields and search: slo, need,
-	// start_rate, …; rates are the trace's own rate times the speed).
-	capacity.Search `yaml:",inline"`
 }
 
 // Traces are a replay entry's traces: a scenario writes one (trace: FILE)
@@ -55,7 +50,7 @@ func (t *Traces) UnmarshalYAML(n *yaml.Node) error {
 }
 
 func (s *Spec) Defaults() {
-	if len(s.Speed) == 0 && len(s.SLO) == 0 {
+	if len(s.Speed) == 0 {
 		s.Speed = []string{"1"}
 	}
 }
@@ -69,15 +64,6 @@ func (s *Spec) params(l workload.Load, seed uint64) []Params {
 	}
 	var out []Params
 	for _, tr := range traces {
-		if len(s.SLO) > 0 {
-			search := s.Search
-			speed := SpeedSearch
-			if len(s.Speed) > 0 {
-				speed = s.Speed[0] // refused by Validate
-			}
-			out = append(out, Params{Trace: tr, Format: s.TraceFormat, Speed: speed, Seed: seed, Load: l, Search: &search}.WithDefaults())
-			continue
-		}
 		for _, sp := range s.Speed {
 			out = append(out, Params{Trace: tr, Format: s.TraceFormat, Speed: sp, Seed: seed, Load: l}.WithDefaults())
 		}
@@ -106,14 +92,6 @@ func (s *Spec) Cells(p workload.Plan) ([]workload.Cell, error) {
 		cells = append(cells, workload.Cell{
 			Params: params, Names: names, Memory: params.Memory(),
 			Run: func(ctx context.Context, env workload.Env, h workload.Hooks) (workload.Outcome, error) {
-				if params.searching() {
-					phases, sum, err := runSearch(ctx, env.Store, params, h)
-					out := workload.Outcome{Phases: phases}
-					if sum != nil {
-						out.Summary = func(c *result.Cell) { c.Capacity = sum }
-					}
-					return out, err
-				}
 				phases, sum, err := Run(ctx, env.Store, params, h)
 				out := workload.Outcome{Phases: phases}
 				if sum != nil {
