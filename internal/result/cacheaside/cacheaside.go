@@ -32,6 +32,10 @@ type CellParams struct {
 	SLO []string `json:"slo,omitempty"`
 	// NeedOpsS is the rate the search costs at capacity; 0 for none.
 	NeedOpsS float64 `json:"need_ops_s,omitempty"`
+	// Trace is the recorded trace that gave the requests (its keys hashed
+	// onto the rows; KeyDist and ReadRatio then do not apply); "" for none.
+	Trace       string `json:"trace,omitempty"`
+	TraceFormat string `json:"trace_format,omitempty"`
 }
 
 // StampedeParams is how the stampede phases ran.

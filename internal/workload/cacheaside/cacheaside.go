@@ -112,12 +112,21 @@ func runCell(ctx context.Context, env Env, p Params, hooks workload.Hooks, res *
 	if err := populate(ctx, env.DB, p); err != nil {
 		return nil, err
 	}
-	l, err := openLoop(ctx, env, &p, sp, sum.CacheUsed)
+	var src *traceSource
+	if p.Trace != "" {
+		src = newTraceSource(p.trace(), p.Keys)
+		defer src.close()
+		defer func() { sum.Notes = append(sum.Notes, src.note()) }()
+	}
+	l, err := openLoop(ctx, env, &p, sp, src, sum.CacheUsed)
 	if err != nil {
 		return nil, fmt.Errorf("cache-aside: %s phase: %w", PhaseMain, err)
 	}
 	defer l.closeAll()
 	ph, c, secs, err := l.run(ctx, p.Load.Config(PhaseMain), hooks)
+	if err == nil && src != nil {
+		err = src.failed() // a corrupt line deep in the trace: what came before it was measured
+	}
 	summarize(sum, &ph, c, secs)
 	res.CacheAside = sum
 	phases := []metrics.Phase{ph}
@@ -238,14 +247,19 @@ type second struct{ reads, hits, dbQueries, stale int64 }
 
 // mainWorker is one application client of the main phase.
 type mainWorker struct {
-	p       *Params
-	tr      *tracker
-	g       *gate
-	db      store.KV
-	cache   store.KV // nil: the database alone
-	ttl     time.Duration
-	keys    keydist.Gen
-	ops     keydist.Rand
+	p     *Params
+	tr    *tracker
+	g     *gate
+	db    store.KV
+	cache store.KV // nil: the database alone
+	ttl   time.Duration
+	keys  keydist.Gen
+	ops   keydist.Rand
+	// src, when the entry has a trace, gives the rows and kinds instead of
+	// keys and ops; batch[next:] are its requests taken and not yet done.
+	src     *traceSource
+	batch   []traceOp
+	next    int
 	reads   float64
 	seen    *seen
 	c       counts
@@ -271,7 +285,7 @@ type loop struct {
 	closeAll func()
 }
 
-func openLoop(ctx context.Context, env Env, p *Params, sp *keydist.Space, cacheUsed bool) (*loop, error) {
+func openLoop(ctx context.Context, env Env, p *Params, sp *keydist.Space, src *traceSource, cacheUsed bool) (*loop, error) {
 	db, ca, closeAll, err := clients(ctx, env, p.Load.Clients, cacheUsed)
 	if err != nil {
 		return nil, err
@@ -284,6 +298,9 @@ func openLoop(ctx context.Context, env Env, p *Params, sp *keydist.Space, cacheU
 			p: p, tr: tr, g: l.g, db: db[i], ttl: p.ttl(), keys: sp.Gen(p.Seed, uint64(i), i, len(db)),
 			ops: keydist.NewRand(p.Seed, opStreams+uint64(i)), reads: p.readRatio(), seen: newSeen(p.Keys),
 			key: make([]byte, 0, workload.KeyBytes), val: make([]byte, 0, size), got: make([]byte, 0, size), scratch: make([]byte, 0, size),
+		}
+		if src != nil {
+			w.src, w.batch = src, make([]traceOp, 0, traceBatch)
 		}
 		if ca != nil {
 			w.cache = ca[i]
@@ -330,9 +347,25 @@ func (w *mainWorker) Kind() int { return w.kind }
 func (w *mainWorker) Do(ctx context.Context, _ int64) error {
 	w.t0 = w.g.t0.Load()
 	w.measure = w.t0 != 0
-	i := w.keys.Next()
+	var i int64
+	var write bool
+	if w.src != nil {
+		if w.next == len(w.batch) {
+			b, err := w.src.take(w.batch)
+			w.batch, w.next = b, 0
+			if len(b) == 0 {
+				return err
+			}
+		}
+		op := w.batch[w.next]
+		w.next++
+		i, write = op.i, op.write
+	} else {
+		i = w.keys.Next()
+		write = w.ops.Float64() >= w.reads
+	}
 	w.key = workload.AppendKey(w.key[:0], w.p.KeyMode, w.p.Seed, i)
-	if w.ops.Float64() >= w.reads {
+	if write {
 		w.kind = kindWrite
 		return w.write(ctx, i)
 	}

@@ -10,6 +10,7 @@ import (
 	"github.com/storebench/storebench/internal/workload"
 	"github.com/storebench/storebench/internal/workload/capacity"
 	"github.com/storebench/storebench/internal/workload/keydist"
+	"github.com/storebench/storebench/internal/workload/replay"
 )
 
 // Write policies: what a write does to the cache after the database commit.
@@ -115,6 +116,10 @@ type Params struct {
 	// after the other phases: the highest open-loop rate of these requests
 	// within each SLO, on the Load.Clients connections of the loop.
 	Search *capacity.Params
+	// Trace, when set, gives the application's requests instead of
+	// KeyDist and ReadRatio: a recorded trace (replay's formats, or
+	// sample:FORMAT) in its order, its keys hashed onto the rows.
+	Trace, TraceFormat string
 
 	// onStale, for tests, sees every stale read of the main phase: the key
 	// index, the version read and the last committed one at its start.
@@ -223,6 +228,13 @@ func (p Params) Validate() error {
 	if r := p.readRatio(); !(r >= 0 && r <= 1) { // NaN fails too
 		errs = append(errs, fmt.Errorf("read ratio must be between 0 (all writes) and 1 (all reads), got %v", r))
 	}
+	if p.Trace != "" {
+		if err := p.trace().CheckTrace(); err != nil {
+			errs = append(errs, err)
+		}
+	} else if p.TraceFormat != "" {
+		errs = append(errs, errors.New("trace_format without a trace"))
+	}
 	if !slices.Contains(Policies, p.Policy) {
 		errs = append(errs, fmt.Errorf("policy %q: want %s or %s", p.Policy, Invalidate, Update))
 	}
@@ -304,7 +316,7 @@ func (p Params) Memory() workload.Estimate {
 // CellParams is what result.json records of p, after defaults.
 func (p Params) CellParams() schema.CellParams {
 	p = p.WithDefaults()
-	c := schema.CellParams{
+	c := schema.CellParams{Trace: p.Trace, TraceFormat: p.TraceFormat,
 		Keys: p.Keys, ValueSize: p.ValueSize, ValueSizeMax: p.ValueSizeMax, KeyMode: string(p.KeyMode),
 		KeyDist: string(p.KeyDist), Theta: p.Theta, Seed: p.Seed, ReadRatio: p.readRatio(), Policy: p.Policy,
 		TTLS: p.ttl().Seconds(), Clients: p.Load.Clients, RateOpsS: p.Load.Rate, Ops: p.Load.Ops,
@@ -323,6 +335,11 @@ func (p Params) CellParams() schema.CellParams {
 		c.NeedOpsS = p.Search.Need
 	}
 	return c
+}
+
+// trace is the replay of the entry's trace the application reads from.
+func (p Params) trace() replay.Params {
+	return replay.Params{Trace: p.Trace, Format: p.TraceFormat}
 }
 
 // sizeOf is key i's value size: ValueSize, or with a size mix a size of

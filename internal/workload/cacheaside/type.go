@@ -36,6 +36,11 @@ type Spec struct {
 	// min_step, max_step, max_steps, precision); without an slo they are
 	// unused.
 	capacity.Search `yaml:",inline"`
+	// Trace, when set, drives the application's reads and writes from a
+	// recorded trace (replay's formats, or sample:FORMAT) instead of
+	// key_dist and read_ratio (--trace).
+	Trace       string `yaml:"trace,omitempty" json:"trace,omitempty"`
+	TraceFormat string `yaml:"trace_format,omitempty" json:"trace_format,omitempty"`
 }
 
 // Section is the entry's cache_aside section (zero fields take Params'
@@ -63,7 +68,8 @@ func (e *Spec) ChecksMachine() bool { return len(e.SLO) > 0 }
 func (e *Spec) params(l workload.Load, seed uint64) (Params, error) {
 	s := e.section()
 	p := Params{Keyspace: workload.Keyspace{Keys: s.Keys, ValueSize: s.ValueSize, Seed: seed}, ValueSizeMax: s.ValueSizeMax,
-		KeyDist: keydist.Dist(s.KeyDist), Theta: s.Theta, ReadRatio: s.ReadRatio, Policy: s.Policy, TTL: s.TTL, Load: l}
+		KeyDist: keydist.Dist(s.KeyDist), Theta: s.Theta, ReadRatio: s.ReadRatio, Policy: s.Policy, TTL: s.TTL, Load: l,
+		Trace: e.Trace, TraceFormat: e.TraceFormat}
 	if s.Stampede != nil {
 		p.Stampede = *s.Stampede
 	}

@@ -16,7 +16,7 @@ import (
 // left out) over its span, read through once; an error when it has no
 // times to scale (a speed search needs them).
 func (p Params) TraceRate() (float64, time.Duration, error) {
-	r, err := p.open()
+	r, err := p.Open()
 	if err != nil {
 		return 0, 0, err
 	}

@@ -100,15 +100,8 @@ func (p Params) WithDefaults() Params {
 func (p Params) Validate() error {
 	p = p.WithDefaults()
 	var errs []error
-	if p.Trace == "" {
-		errs = append(errs, errors.New("no trace: give --trace FILE"))
-	} else if r, err := p.open(); err != nil {
+	if err := p.CheckTrace(); err != nil {
 		errs = append(errs, err)
-	} else {
-		if err := r.Check(checkLines); err != nil {
-			errs = append(errs, err)
-		}
-		r.Close()
 	}
 	if _, err := p.factor(); err != nil {
 		errs = append(errs, err)
@@ -123,6 +116,21 @@ func (p Params) Validate() error {
 	return workload.Refuse("replay", errs...)
 }
 
+// CheckTrace opens the trace and reads its first lines: a file that
+// cannot be opened, an unknown format or a corrupt line near its head
+// (named by file and line) is refused before any work.
+func (p Params) CheckTrace() error {
+	if p.Trace == "" {
+		return errors.New("no trace: give --trace FILE")
+	}
+	r, err := p.Open()
+	if err != nil {
+		return err
+	}
+	defer r.Close()
+	return r.Check(checkLines)
+}
+
 // SamplePrefix names a built-in sample trace (--trace sample:twitter):
 // generated in the process by tracegen, nothing downloaded.
 const SamplePrefix = "sample:"
@@ -130,8 +138,8 @@ const SamplePrefix = "sample:"
 // Samples are the built-in sample traces' names.
 var Samples = []string{"twitter", "kvcache-v1", "kvcache-v2", "redis-monitor", "csv"}
 
-// open opens the trace: a file, or a built-in sample.
-func (p Params) open() (*trace.Reader, error) {
+// Open opens the trace: a file, or a built-in sample.
+func (p Params) Open() (*trace.Reader, error) {
 	format, err := trace.ParseFormat(p.Format)
 	if err != nil {
 		return nil, err
@@ -222,7 +230,7 @@ type span struct {
 // replayPhase replays the trace once on clients (a phase of the engine's
 // paced open loop) and sums it up.
 func replayPhase(ctx context.Context, clients []store.KV, p Params, sp span, h workload.Hooks) (metrics.Phase, *replay.Summary, error) {
-	r, err := p.open()
+	r, err := p.Open()
 	if err != nil {
 		return metrics.Phase{Name: sp.name}, nil, fmt.Errorf("replay: %w", err)
 	}
@@ -237,7 +245,7 @@ func replayPhase(ctx context.Context, clients []store.KV, p Params, sp span, h w
 	defer stop()
 	f := &feed{unsupported: map[string]int64{}}
 	reopen := func() (*trace.Reader, error) {
-		again, err := p.open()
+		again, err := p.Open()
 		if err == nil {
 			r.Close()
 			r = again
