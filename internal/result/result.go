@@ -72,6 +72,9 @@ type Result struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 	Cells   []Cell    `json:"cells"`
 	Notes   []string  `json:"notes,omitempty"`
+	// Assertions are the thresholds the run checked (--assert, a
+	// scenario's asserts), each verdict with what it measured.
+	Assertions []Assertion `json:"assertions,omitempty"`
 }
 
 // Build identifies the storebench binary.
