@@ -22,6 +22,7 @@ const (
 	ExitOK     = 0
 	ExitFailed = 1 // a run failed or was interrupted
 	ExitUsage  = 2 // bad usage or bad input, found before any work started
+	ExitAssert = 3 // the run measured, and an assertion (--assert, compare --fail-on) failed
 )
 
 // App is what the commands share.
@@ -143,6 +144,13 @@ type FailedError struct{ Err error }
 func (e *FailedError) Error() string { return e.Err.Error() }
 func (e *FailedError) Unwrap() error { return e.Err }
 
+// AssertError means the run measured everything and a threshold failed:
+// exit code 3.
+type AssertError struct{ Err error }
+
+func (e *AssertError) Error() string { return e.Err.Error() }
+func (e *AssertError) Unwrap() error { return e.Err }
+
 // Main runs the command line and returns the process exit code.
 func (a *App) Main(ctx context.Context, args []string) int {
 	// Whatever this command prints goes through the one redaction of the
@@ -174,6 +182,9 @@ func (a *App) main(ctx context.Context, args []string) int {
 	var fe *FailedError
 	if errors.As(err, &fe) {
 		return ExitFailed
+	}
+	if _, ok := errors.AsType[*AssertError](err); ok {
+		return ExitAssert
 	}
 	// Everything else found before work started: usage errors, flag errors.
 	return ExitUsage

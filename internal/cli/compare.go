@@ -1,8 +1,12 @@
 package cli
 
 import (
-	"github.com/storebench/storebench/internal/result"
+	"fmt"
+	"io"
 	"strconv"
+	"strings"
+
+	"github.com/storebench/storebench/internal/result"
 
 	"github.com/spf13/cobra"
 
@@ -10,7 +14,8 @@ import (
 )
 
 func (a *App) compareCmd() *cobra.Command {
-	var format string
+	var format, junit string
+	var failOn []string
 	cmd := &cobra.Command{
 		Use:   "compare A.json B.json [MORE.json...]",
 		Short: "Compare runs cell by cell: ratio per metric and whether the difference is clear",
@@ -27,14 +32,34 @@ HdrHistogram for percentiles, ±2.58 σ/√n for the mean, and for ops/s the
 mean's interval widened by the per-second series of phases of 3 s or more.
 One run of single cells cannot see run-to-run noise: repeat before trusting a
 small difference. Arguments are result.json files or the directories holding
-them.`,
+them.
+
+--fail-on judges each matched cell phase of each run against the baseline: it
+fails (exit 3) where the metric's change passes the threshold and the two
+runs' intervals do not overlap, so noise is not a regression; a row whose
+spread is unknown is said not judged.`,
 		Example: `  storebench compare results/20261122T023107Z results/20261123T101500Z
   storebench compare results/<before, run with --repeat 5> results/<after, likewise>
-  storebench compare before/result.json after/result.json --format md`,
+  storebench compare before/result.json after/result.json --format md
+  storebench compare base/ new/ --fail-on 'p99>+10%' --fail-on 'ops_s<-5%' --junit compare.xml`,
 		Args: cobraArgs(cobra.MinimumNArgs(2)),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if format != "text" && format != "md" && format != "markdown" {
 				return usagef("--format %q: unknown format (text, md)", format)
+			}
+			var rules []report.FailRule
+			for _, f := range failOn {
+				r, err := report.ParseFailRule(f)
+				if err != nil {
+					return &UsageError{Err: err}
+				}
+				rules = append(rules, r)
+			}
+			if junit != "" && len(rules) == 0 {
+				return usagef("--junit: give --fail-on rules to judge (a test case per matched cell × rule)")
+			}
+			if err := checkOutputFile("--junit", junit); err != nil {
+				return err
 			}
 			var runs []report.CompareRun
 			for i, path := range args {
@@ -56,11 +81,43 @@ them.`,
 			} else {
 				report.CompareMarkdown(cmd.OutOrStdout(), runs, cmps)
 			}
-			return nil
+			if len(rules) == 0 {
+				return nil
+			}
+			return judgeComparisons(cmd.OutOrStdout(), cmps, rules, junit)
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "text", "text or md")
+	cmd.Flags().StringArrayVar(&failOn, "fail-on", nil, "a regression threshold: METRIC>+N% or METRIC<-N% (ops_s, mean, p50, p90, p99, p99.9), e.g. 'p99>+10%'; exit 3 where a matched cell's change passes it and is beyond the runs' noise; repeatable")
+	cmd.Flags().StringVar(&junit, "junit", "", "with --fail-on: also write the verdicts as JUnit XML to this file (a test case per matched cell × rule)")
 	return cmd
+}
+
+// judgeComparisons prints each run's --fail-on verdicts, writes the JUnit
+// file, and is an AssertError (exit 3) when any rule failed.
+func judgeComparisons(w io.Writer, cmps []report.Comparison, rules []report.FailRule, junit string) error {
+	var all [][]report.RuleVerdict
+	var failed []string
+	fmt.Fprintln(w)
+	for _, c := range cmps {
+		vs := c.Judge(rules)
+		all = append(all, vs)
+		report.FailOnText(w, c, vs)
+		for _, v := range vs {
+			if v.Fail {
+				failed = append(failed, v.Cell+" · "+v.Phase+" ("+v.Rule.Expr+")")
+			}
+		}
+	}
+	if junit != "" {
+		if err := writeJUnit(junit, func(f io.Writer) error { return report.FailOnJUnit(f, cmps, all) }); err != nil {
+			return &FailedError{Err: err}
+		}
+	}
+	if len(failed) > 0 {
+		return &AssertError{Err: fmt.Errorf("regression beyond noise in %d cell phases: %s", len(failed), strings.Join(failed, "; "))}
+	}
+	return nil
 }
 
 // runName names the i-th run: A, B, … Z, then R27, R28, ….

@@ -3,9 +3,12 @@ package cli
 import (
 	"errors"
 	"fmt"
+	"io"
+	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/storebench/storebench/internal/assert"
 	"github.com/storebench/storebench/internal/progress"
 	"github.com/storebench/storebench/internal/report"
 	"github.com/storebench/storebench/internal/run"
@@ -28,7 +31,18 @@ func (a *App) planRun(cmd *cobra.Command, name string, f runFlags) (*run.Plan, e
 	if err := a.applyFlags(cmd, s, f); err != nil {
 		return nil, err
 	}
-	p, err := run.NewPlan(cmd.Context(), a.Registry, a.Workloads, s, a.runOptions(cmd, suite, f))
+	opts := a.runOptions(cmd, suite, f)
+	if cmd.Flags().Changed("assert-abort") {
+		grace, err := time.ParseDuration(f.assertAbort)
+		if err != nil || grace < 0 || grace > maxAssertGrace {
+			return nil, usagef("--assert-abort=%s: want a grace period from 0s to %v, e.g. 30s", f.assertAbort, maxAssertGrace)
+		}
+		opts.AssertAbort = &grace
+	}
+	if err := checkOutputFile("--junit", f.junit); err != nil {
+		return nil, err
+	}
+	p, err := run.NewPlan(cmd.Context(), a.Registry, a.Workloads, s, opts)
 	if err != nil {
 		return nil, asUsage(err)
 	}
@@ -41,7 +55,7 @@ func (a *App) runOptions(cmd *cobra.Command, suite string, f runFlags) run.Optio
 	o := run.Options{
 		Suite: suite, Quick: f.quick, Out: f.out, DataDir: f.dataDir,
 		ServerCPUs: f.serverCPUs, ClientCPUs: f.clientCPUs,
-		Keep: f.keep, NoHiccup: f.noHiccup, FailFast: f.failFast, NetMechanism: f.netMechanism, ServerBins: f.serverBins, Shard: f.shard, StartAt: f.start,
+		Keep: f.keep, NoHiccup: f.noHiccup, FailFast: f.failFast, Asserts: f.asserts, NetMechanism: f.netMechanism, ServerBins: f.serverBins, Shard: f.shard, StartAt: f.start,
 		Command: a.command(), Version: a.Version, Commit: a.Commit,
 	}
 	if cmd.Flags().Changed("repeat") {
@@ -75,11 +89,40 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	} else {
 		fmt.Fprintf(out, "report: %s\n", o.Report)
 	}
+	if f.junit != "" {
+		if err := writeJUnit(f.junit, func(w io.Writer) error { return report.JUnit(w, o.Result) }); err != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "storebench: %v\n", err)
+		} else {
+			fmt.Fprintf(out, "junit: %s\n", f.junit)
+		}
+	}
+	return runExit(o)
+}
+
+// maxAssertGrace bounds --assert-abort's grace: a run longer than a day
+// is not one a pipeline waits for.
+const maxAssertGrace = 24 * time.Hour
+
+// runExit is a finished run's exit: 1 when it could not measure (a cell
+// failed, it was interrupted), 3 when it measured and a threshold failed,
+// else 0. A measured "no" (no capacity at an SLO) is an answer, not a
+// failure, unless an assertion says it is.
+func runExit(o *run.Outcome) error {
 	switch {
 	case o.Interrupted:
 		return &FailedError{Err: fmt.Errorf("interrupted; %d finished cells kept in %s", len(o.Result.Cells), o.Path)}
 	case o.Failed > 0:
 		return &FailedError{Err: fmt.Errorf("%d of %d cells failed; see %s", o.Failed, o.Cells, o.Path)}
+	}
+	if n := o.Result.AssertionsFailed(); n > 0 || o.Aborted {
+		var first string
+		for _, v := range o.Result.Assertions {
+			if !v.Pass {
+				first = assert.Line(v)
+				break
+			}
+		}
+		return &AssertError{Err: fmt.Errorf("%d of %d assertion verdicts failed, the first: %s; see %s", n, len(o.Result.Assertions), first, o.Path)}
 	}
 	return nil
 }

@@ -62,7 +62,10 @@ type runFlags struct {
 	repeat        int
 	keep          bool
 	noHiccup      bool
-	shard, start  string // --shard I/N, --start-at TIME (RFC 3339)
+	asserts       []string // --assert
+	assertAbort   string   // --assert-abort[=GRACE]
+	junit         string   // --junit FILE
+	shard, start  string   // --shard I/N, --start-at TIME (RFC 3339)
 }
 
 func (a *App) runCmd() *cobra.Command {
@@ -107,7 +110,7 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.records, "records", "", "ycsb: records the load phase inserts (recordcount), e.g. 10000 or 10k (default 1000)")
 	fl.StringVar(&f.propertyFile, "property-file", "", "ycsb: a YCSB property file (as its -P), laid over each core workload's own")
 	fl.StringArrayVarP(&f.properties, "property", "p", nil, "ycsb: a YCSB property, key=value (as its -p), laid over the property file; repeatable")
-	fl.StringVar(&f.trace, "trace", "", "replay: the trace file to replay (.gz and .zst streamed), or a built-in sample: sample:twitter, sample:kvcache-v1, sample:kvcache-v2, sample:redis-monitor, sample:csv")
+	fl.StringVar(&f.trace, "trace", "", "replay, capacity (its speed), cache-aside (its requests): the trace file (.gz and .zst streamed), or a built-in sample: sample:twitter, sample:kvcache-v1, sample:kvcache-v2, sample:redis-monitor, sample:csv")
 	fl.StringVar(&f.traceFormat, "trace-format", "", "replay: twitter, kvcache, redis-monitor or csv (default: told by the trace's content)")
 	fl.StringVar(&f.speed, "speed", "", "replay: comma-separated speed factors, a cell each: 2 halves the recorded gaps, max sends as fast as the connections allow (default 1)")
 	fl.IntVar(&f.clients, "clients", 0, "connections, one per worker (default: 1; throughput, mix: 50)")
@@ -130,6 +133,10 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.StringVar(&f.shard, "shard", "", "run part I of N equal parts of the scenario, counted from 0 (a Kubernetes Indexed Job's completion index), e.g. 0/3: its share of clients, ops and rate, its part of the keys written; merge the shards' results with storebench merge")
 	fl.StringVar(&f.start, "start-at", "", "wait until this RFC 3339 instant (e.g. 2026-11-24T07:00:00Z) after starting the first target, before the first cell: shards begin together (recorded)")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
+	fl.StringArrayVar(&f.asserts, "assert", nil, "a threshold the run is judged by, after each cell: p99<=2ms, p50<500us, ops_s>=50k, errors==0, error_rate<0.1%, lost==0, invariants==ok, capacity>=20k, hit_ratio>=0.8; scoped as TARGET:METRIC, TARGET:WORKLOAD-OR-PHASE:METRIC or TARGET:WORKLOAD:PHASE:METRIC with globs, e.g. 'redis:get:p99<=1ms', 'postgres*:*:p99<=5ms'; repeatable, added to a scenario's asserts; a failed one makes the exit code 3")
+	fl.StringVar(&f.assertAbort, "assert-abort", "", "stop the run at the first failed assertion, once GRACE has passed since it began (--assert-abort, or --assert-abort=1m); what was measured is kept")
+	fl.Lookup("assert-abort").NoOptDefVal = "0s"
+	fl.StringVar(&f.junit, "junit", "", "also write the run's verdicts as JUnit XML to this file: a test case per cell × assertion (and per failed cell), for a CI system to show")
 	fl.DurationVar(&f.rtt, "rtt", 0, "put a network between the clients and every server target: each round trip pays this much more, e.g. 0.5ms (0: through the network path, no delay; recorded with the measured round trip)")
 	fl.DurationVar(&f.jitter, "jitter", 0, "with --rtt: vary each round trip by up to ± this much")
 	fl.StringVar(&f.bandwidth, "bandwidth", "", "with --rtt: limit each direction, e.g. 100mbit, 1gbit or 10MB/s")

@@ -1,6 +1,7 @@
 package report
 
 import (
+	"cmp"
 	"encoding/csv"
 	"fmt"
 	"github.com/storebench/storebench/internal/doctor"
@@ -107,6 +108,16 @@ func CSV(w io.Writer, r *result.Result) error {
 			return err
 		}
 	}
+	for _, v := range r.Assertions {
+		if v.Cell != "" {
+			continue // in its cell's rows
+		}
+		for _, m := range assertMetrics(v) {
+			if err := cw.Write([]string{r.ID, "", "", "", "", "", "", "", "", m.name, m.value, m.unit}); err != nil {
+				return err
+			}
+		}
+	}
 	for i := range r.Cells {
 		c := &r.Cells[i]
 		params := paramsText(c.Params)
@@ -122,6 +133,16 @@ func CSV(w io.Writer, r *result.Result) error {
 		for _, m := range cellMetrics(c, r) {
 			if err := row("", m.name, m.value, m.unit); err != nil {
 				return err
+			}
+		}
+		for _, v := range r.Assertions {
+			if v.Cell != c.ID || v.Repeat != c.Repeat {
+				continue
+			}
+			for _, m := range assertMetrics(v) {
+				if err := row(v.Phase, m.name, m.value, m.unit); err != nil {
+					return err
+				}
 			}
 		}
 		for j := range c.Phases {
@@ -248,6 +269,18 @@ func phaseMetrics(p *metrics.Phase) []csvMetric {
 		}
 	}
 	return append(out, scheduleMetrics(p)...)
+}
+
+// assertMetrics are an assertion verdict's rows: assert[EXPR]_measured
+// (in the assertion's unit) and assert[EXPR]_pass; a verdict of no cell
+// (an assertion that judged nothing) has only _pass.
+func assertMetrics(v result.Assertion) []csvMetric {
+	name := "assert[" + v.Expr + "]"
+	pass := boolMetric(name+"_pass", v.Pass)
+	if v.Cell == "" {
+		return []csvMetric{pass}
+	}
+	return []csvMetric{floatMetric(name+"_measured", v.Measured, strings.ReplaceAll(cmp.Or(v.Unit, "count"), "µ", "u")), pass}
 }
 
 // machineMetrics are the brief machine check's figures (the machine

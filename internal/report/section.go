@@ -369,6 +369,7 @@ type sectionKind struct {
 // writes their figures per cell, csv.go). A new section: its model in a
 // file of its own, and a line here.
 var sectionKinds = []sectionKind{
+	{"asserts", "Assertions", "assertions", func(r *result.Result, _ map[string]int) sectionModel { return present(newAssertsModel(r)) }},
 	{"machine", "Machine check", "machine", func(r *result.Result, _ map[string]int) sectionModel { return present(newMachineModel(r)) }},
 	{"payments", "Payments", "payments", func(r *result.Result, c map[string]int) sectionModel { return present(newPaymentsModel(r, c)) }},
 	{"network", "Network: latency against round-trip time", "network", func(r *result.Result, c map[string]int) sectionModel { return present(newNetworkModel(r, c)) }},

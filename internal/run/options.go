@@ -6,6 +6,7 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/storebench/storebench/internal/scenario"
 )
@@ -49,6 +50,14 @@ type Options struct {
 	// (--start-at): shards started apart begin measuring together, without
 	// a coordinator.
 	StartAt string
+
+	// Asserts are --assert's thresholds (the scenario's asserts are added
+	// to them); each is judged on every cell it scopes after it ran.
+	Asserts []string
+	// AssertAbort, when set, stops the run at the first failed assertion
+	// judged once this long has passed since the run began (--assert-abort
+	// [=GRACE]); what was measured is kept.
+	AssertAbort *time.Duration
 
 	Command         []string // the command line, recorded with its passwords redacted
 	Version, Commit string   // storebench's build, recorded

@@ -8,7 +8,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/storebench/storebench/internal/doctor"
 	"io"
 	"os"
 	"path/filepath"
@@ -17,6 +16,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/storebench/storebench/internal/assert"
+	"github.com/storebench/storebench/internal/doctor"
 	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/netem"
@@ -49,6 +50,7 @@ type Plan struct {
 	startAt        time.Time              // --start-at
 	quickChanges   []string               // what --quick changed, for the result and the log
 	checkMachine   bool                   // a brief doctor before the cells (scenario.Resolved.ChecksMachine)
+	asserts        []assert.Assertion     // --assert and the scenario's asserts
 }
 
 // NewPlan checks everything a run is given (the scenario, the options, the
@@ -100,6 +102,9 @@ func NewPlan(ctx context.Context, reg target.Registry, types workload.Registry, 
 		return nil, asInput(err)
 	}
 	p.cells = repeatCells(planned, repeat)
+	if p.asserts, err = planAsserts(append(slices.Clone(s.Asserts), opts.Asserts...), p.cells); err != nil {
+		return nil, err
+	}
 	if p.mechanism, err = networkMechanism(ctx, p.cells, opts.mechanism()); err != nil {
 		return nil, inputf("--net-mechanism: %v", err)
 	}
@@ -123,6 +128,9 @@ type Outcome struct {
 	Cells  int            // cells planned
 	// Interrupted says the run's context ended before every cell ran.
 	Interrupted bool
+	// Aborted says a failed assertion stopped the run (--assert-abort);
+	// the result's status is then interrupted, with a note.
+	Aborted bool
 	// Report is the path of report.html beside result.json, or ReportErr
 	// why it could not be written (the result is safe all the same).
 	Report    string
@@ -167,8 +175,13 @@ func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 
 	obs.Begin(p.Cells())
 	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep, NoHiccup: p.opts.NoHiccup, ServerBins: p.serverBins}
-	failed := runCells(ctx, p.reg, p.cells, w, args, threads, obs, p.opts.FailFast, &barrier{at: p.startAt})
-	return p.finish(ctx, w, failed)
+	j := &judge{asserts: p.asserts, abort: p.opts.AssertAbort, started: time.Now(), w: w, logf: obs.Logf, stores: map[string]string{}}
+	for _, c := range p.cells {
+		j.stores[c.Target.Spec.Label()] = c.Target.Spec.Store
+	}
+	failed := runCells(ctx, p.reg, p.cells, w, args, threads, obs, p.opts.FailFast, &barrier{at: p.startAt}, j.cell)
+	j.finish()
+	return p.finish(ctx, w, failed, j.aborted)
 }
 
 // newResult is the result's head, before any cell.
@@ -234,10 +247,10 @@ func usText(v float64) string {
 }
 
 // finish closes the result with the run's status and writes report.html.
-func (p *Plan) finish(ctx context.Context, w *result.Writer, failed int) (*Outcome, error) {
+func (p *Plan) finish(ctx context.Context, w *result.Writer, failed int, aborted bool) (*Outcome, error) {
 	status := result.StatusComplete
 	switch {
-	case ctx.Err() != nil:
+	case ctx.Err() != nil, aborted:
 		status = result.StatusInterrupted
 	case failed > 0:
 		status = result.StatusFailed
@@ -249,7 +262,7 @@ func (p *Plan) finish(ctx context.Context, w *result.Writer, failed int) (*Outco
 	if err != nil {
 		return nil, err
 	}
-	o := &Outcome{Result: final, Path: w.Path(), Failed: failed, Cells: len(p.cells), Interrupted: ctx.Err() != nil}
+	o := &Outcome{Result: final, Path: w.Path(), Failed: failed, Cells: len(p.cells), Interrupted: ctx.Err() != nil, Aborted: aborted}
 	o.Report, o.ReportErr = writeHTMLReport(final, filepath.Dir(w.Path()))
 	return o, nil
 }
@@ -270,7 +283,7 @@ func writeHTMLReport(r *result.Result, dir string) (string, error) {
 // failed. A managed server that dies is recorded in its cell, and the next
 // cell of that target gets a fresh server; with failFast the run stops at
 // the first failed cell.
-func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, threads threadPolicy, obs Observer, failFast bool, start *barrier) int {
+func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.Writer, args target.StartArgs, threads threadPolicy, obs Observer, failFast bool, start *barrier, judged func(*result.Cell) (stop bool)) int {
 	logf := obs.Logf
 	failed := 0
 	var inst *target.Instance
@@ -344,6 +357,9 @@ func runCells(ctx context.Context, reg target.Registry, cells []cell, w *result.
 			logf("  failed: %s", rc.Error)
 		}
 		logWriteErr(w.AddCell(rc), logf)
+		if judged(&rc) {
+			break
+		}
 		if inst.Server != nil && !inst.Server.Running() {
 			stop() // removes the dead server's directory; the next cell starts a fresh one
 		}

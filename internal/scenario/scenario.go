@@ -33,6 +33,9 @@ type Scenario struct {
 	Targets         []Target   `yaml:"targets" json:"targets"`
 	Workloads       []Workload `yaml:"workloads" json:"workloads"`
 	Load            Load       `yaml:"load,omitempty" json:"load"`
+	// Asserts are thresholds the run is judged by (as --assert, which adds
+	// to them): "p99<=2ms", "redis:get:p99<=1ms", "capacity>0".
+	Asserts []string `yaml:"asserts,omitempty" json:"asserts,omitempty"`
 	// ClientThreads is the client's GOMAXPROCS in every cell (0: chosen
 	// per cell, see run's chooseClientThreads); --client-threads overrides
 	// it. A suite sets it to match the tool its article used
