@@ -27,7 +27,7 @@ func TestCompareFailOn(t *testing.T) {
 		t.Helper()
 		out := t.TempDir()
 		var buf bytes.Buffer
-		args := append([]string{"run", "kv", "--stores", "redis", "--keys", "5000", "--repeat", "3", "--client-cpus", "0", "--server-cpus", "0",
+		args := append([]string{"run", "kv", "--stores", "redis", "--keys", "3000", "--repeat", "3", "--client-cpus", "0", "--server-cpus", "0",
 			"--no-hiccup", "--out", out, "--data-dir", base, "--quiet"}, extra...)
 		if code := netApp(&buf).Main(context.Background(), args); code != ExitOK {
 			t.Fatalf("%v: exit %d\n%s", args, code, buf.String())
@@ -44,7 +44,7 @@ func TestCompareFailOn(t *testing.T) {
 	slow := runOnce("--rtt", "2ms", "--net-mechanism", "proxy")
 	junit := filepath.Join(t.TempDir(), "compare.xml")
 	code, text := compare(plain, slow, "--junit", junit)
-	if code != ExitAssert || !strings.Contains(text, "FAIL p50>+50%: redis/kv/keys=5000 · read") {
+	if code != ExitAssert || !strings.Contains(text, "FAIL p50>+50%: redis/kv/keys=3000 · read") {
 		t.Fatalf("--rtt 2ms against none: exit %d, want %d naming the cell\n%s", code, ExitAssert, text)
 	}
 	b, err := os.ReadFile(junit)

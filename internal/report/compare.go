@@ -150,7 +150,11 @@ func compareTwo(a, b CompareRun) Comparison {
 			continue
 		}
 		params.add(id, ac[0].Params, bc[0].Params)
+		steps := searchStepPhases(ac[0])
 		for _, ph := range ac[0].Phases {
+			if steps[ph.Name] {
+				continue // a capacity search's step: compared as the capacity it bounded (capacityRows)
+			}
 			ap, bp := phasesNamed(ac, ph.Name), phasesNamed(bc, ph.Name)
 			if len(bp) == 0 {
 				continue
@@ -167,6 +171,7 @@ func compareTwo(a, b CompareRun) Comparison {
 				}
 			}
 		}
+		cmp.Rows = append(cmp.Rows, capacityRows(id, ac, bc)...)
 	}
 	for _, id := range bIDs {
 		if _, ok := aBy[id]; !ok {
@@ -681,4 +686,84 @@ func (c Comparison) matchedCells() int {
 		seen[r.Cell] = true
 	}
 	return len(seen)
+}
+
+// capacityRows compares the capacity at each SLO of a matched cell that
+// searched one: with repeats, their median and range (as the capacity
+// section's spread table); for one search, its value and its bracket, the
+// confirmed rate up to the lowest rate above it that missed (a search
+// cannot tell apart rates within it). None found counts as 0, bracketed
+// up to the lowest rate tried.
+func capacityRows(id string, ac, bc []*result.Cell) []ComparisonRow {
+	first := capacityOf(ac[0])
+	if first == nil || capacityOf(bc[0]) == nil {
+		return nil
+	}
+	var rows []ComparisonRow
+	for slo := range first.SLOs {
+		x, y := capacityInterval(ac, slo), capacityInterval(bc, slo)
+		if !x.known && x.v == 0 || !y.known && y.v == 0 {
+			continue
+		}
+		row := ComparisonRow{Cell: id, Phase: "capacity at " + sloText(first, slo), Metric: "capacity ops/s", Base: x.v, Other: y.v,
+			BaseLo: x.lo, BaseHi: x.hi, OtherLo: y.lo, OtherHi: y.hi, Ratio: math.NaN()}
+		if x.v != 0 {
+			row.Ratio = y.v / x.v
+		}
+		row.Verdict = verdict(x, y, true)
+		rows = append(rows, row)
+	}
+	return rows
+}
+
+// searchStepPhases are the names of a capacity search's phases in c: each
+// step is compared through the capacity it bounded, not on its own (its
+// rate is the search's choice, different in every run).
+func searchStepPhases(c *result.Cell) map[string]bool {
+	s := capacityOf(c)
+	if s == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, st := range s.Steps {
+		for _, p := range st.Phases {
+			out[p] = true
+		}
+	}
+	return out
+}
+
+// capacityInterval is the capacity at SLO slo of a cell's repeats.
+func capacityInterval(cells []*result.Cell, slo int) interval {
+	var vs []float64
+	var single interval
+	for _, c := range cells {
+		s := capacityOf(c)
+		cp, ok := capacityAt(s, slo)
+		if !ok {
+			continue
+		}
+		v := 0.0
+		if cp.Found {
+			v = cp.OpsS
+		}
+		vs = append(vs, v)
+		// The bracket: the lowest missed rate above the capacity.
+		hi := math.Inf(1)
+		for _, st := range s.Steps {
+			if st.SLO == slo && !st.Passed && st.OfferedOpsS > v {
+				hi = math.Min(hi, st.OfferedOpsS)
+			}
+		}
+		if !cp.Found {
+			hi = cp.LowestTriedOpsS
+		}
+		single = interval{v: v, lo: v, hi: hi, known: !math.IsInf(hi, 1) && !cp.AtLeast}
+	}
+	if len(vs) < 2 {
+		return single
+	}
+	sort.Float64s(vs)
+	n := len(vs)
+	return interval{v: (vs[(n-1)/2] + vs[n/2]) / 2, lo: vs[0], hi: vs[n-1], known: true}
 }

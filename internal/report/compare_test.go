@@ -261,3 +261,30 @@ func TestCompareByOp(t *testing.T) {
 		}
 	}
 }
+
+// A capacity cell is compared by its capacity at each SLO (issue 31), with
+// the search's bracket (or the repeats' range) as its interval, and its
+// search steps are not compared one by one: their rates are the search's
+// choice in each run.
+func TestCompareCapacity(t *testing.T) {
+	r, err := result.Read("testdata/capacity-result.json.gz")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmps := Compare([]CompareRun{{Name: "A", R: r}, {Name: "B", R: r}})
+	var capRows int
+	for _, row := range cmps[0].Rows {
+		if strings.Contains(row.Phase, "step") {
+			t.Errorf("a search step compared: %+v", row)
+		}
+		if row.Metric == "capacity ops/s" {
+			capRows++
+			if row.Verdict != VerdictSame || row.BaseLo > row.Base || row.BaseHi < row.Base {
+				t.Errorf("capacity row %+v", row)
+			}
+		}
+	}
+	if capRows == 0 {
+		t.Error("no capacity row")
+	}
+}
