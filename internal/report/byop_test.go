@@ -110,8 +110,8 @@ func TestByOpMarkdown(t *testing.T) {
 	}
 	table, _, _ = strings.Cut(table, "\n\n## ")
 	for _, line := range strings.Split(strings.TrimSpace(table), "\n") {
-		if strings.HasPrefix(line, "|") && strings.Count(line, "|") != 14 {
-			t.Errorf("row with %d pipes, want 14 (13 columns): %s", strings.Count(line, "|"), line)
+		if strings.HasPrefix(line, "|") && strings.Count(line, "|") != 15 {
+			t.Errorf("row with %d pipes, want 15 (14 columns): %s", strings.Count(line, "|"), line)
 		}
 	}
 	for _, c := range r.Cells {
@@ -145,7 +145,7 @@ func TestByOpHTML(t *testing.T) {
 			}
 			l := f.LatencyUs
 			want := map[string]float64{"ops": float64(f.Ops), "share": float64(f.Ops) / float64(p.Ops), "ops_s": f.ThroughputOpsS,
-				"p50": l.P50, "p90": l.P90, "p99": l.P99, "p999": l.P999, "max": l.Max, "mean": l.Mean, "errors": float64(opErrors(f))}
+				"p50": l.P50, "p90": l.P90, "p95": opP95(f), "p99": l.P99, "p999": l.P999, "max": l.Max, "mean": l.Mean, "errors": float64(opErrors(f))}
 			for _, td := range findAll(tr, withAttr("data-v")) {
 				m, _ := attr(td, "data-m")
 				w, known := want[m]
@@ -156,8 +156,8 @@ func TestByOpHTML(t *testing.T) {
 			}
 		}
 	}
-	if checked != 4*10 {
-		t.Errorf("%d figures checked in the by-op table, want 4 rows × 10", checked)
+	if checked != 4*11 {
+		t.Errorf("%d figures checked in the by-op table, want 4 rows × 11", checked)
 	}
 
 	// The chart of each kind's percentiles, in the mix section, and its table.

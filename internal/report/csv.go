@@ -45,7 +45,7 @@ import (
 // open_loop_target_ops_s, open_loop_late_ops, open_loop_max_lag_us for
 // open-loop phases; for phases of mixed operations (mix), per kind <op>
 // (get, set): op_<op>_ops, op_<op>_errors, op_<op>_throughput_ops_s,
-// op_<op>_latency_p50_us, _p90_us, _p99_us, _p999_us, _max_us and _mean_us
+// op_<op>_latency_p50_us, _p90_us, _p95_us (from its histogram), _p99_us, _p999_us, _max_us and _mean_us
 // (the op's own figures, same conventions as the phase's); placement_same_cpu, placement_samples and, per CPU N,
 // placement_client_cpuN_share and placement_server_cpuN_share where the
 // phase recorded where client and server ran; server_time_calls, server_time_mean_us,
