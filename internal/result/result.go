@@ -72,6 +72,9 @@ type Result struct {
 	Skipped []Skipped `json:"skipped,omitempty"`
 	Cells   []Cell    `json:"cells"`
 	Notes   []string  `json:"notes,omitempty"`
+	// Assertions are the thresholds the run checked, each with what it
+	// measured and whether it passed.
+	Assertions []Assertion `json:"assertions,omitempty"`
 }
 
 // Build identifies the storebench binary.
