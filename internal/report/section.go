@@ -153,13 +153,16 @@ func subsectionTable(d doc, title, lede string, t *table) {
 	d.table(t)
 }
 
-// lineChartSpec is a line chart of a section, with its table.
+// lineChartSpec is a line chart of a section, with its table; a nil table
+// is one the section writes after the chart itself (one table that two
+// charts share).
 type lineChartSpec struct {
 	id, title, sub, desc string
 	xLabel, yLabel       string
 	xLog, yLog           bool
 	xFmt, yFmt           func(float64) string
 	lines                []line
+	marks                []chartMark
 	table                *table
 }
 
@@ -212,7 +215,11 @@ func (d mdOut) table(t *table) {
 }
 
 // lineChart: Markdown has no charts; the section's table has the numbers.
-func (d mdOut) lineChart(c *lineChartSpec) { d.table(c.table) }
+func (d mdOut) lineChart(c *lineChartSpec) {
+	if c.table != nil {
+		d.table(c.table)
+	}
+}
 
 func (d mdOut) end() {}
 
@@ -296,7 +303,9 @@ func (d htmlOut) lineChart(s *lineChartSpec) {
 		}
 	}
 	if math.IsInf(xlo, 1) { // no point: the table alone
-		d.table(s.table)
+		if s.table != nil {
+			d.table(s.table)
+		}
 		return
 	}
 	c := newChart(s.id, 600, 340, 64, 20, 28, 40)
@@ -309,16 +318,24 @@ func (d htmlOut) lineChart(s *lineChartSpec) {
 	x := axis(s.xLog, xlo, xhi, c.left, c.right, s.xFmt)
 	y := axis(s.yLog, ylo, yhi, c.bottom, c.top, s.yFmt)
 	p.s(`<div class="charts">` + "\n")
-	p.f(`<figure class="chart" id="%s-fig" data-chart="%s">`, esc(s.id), esc(s.table.name))
+	kind := s.id
+	if s.table != nil {
+		kind = s.table.name
+	}
+	p.f(`<figure class="chart" id="%s-fig" data-chart="%s">`, esc(s.id), esc(kind))
 	p.f(`<figcaption><strong>%s</strong><span class="sub">%s</span></figcaption>`, esc(s.title), esc(s.sub))
 	c.open(s.title, s.desc+" The table below has the numbers.")
 	c.grid(x, y, s.xLabel, s.yLabel)
+	c.marks(x, s.marks)
 	c.lines(x, y, s.lines, "plot")
 	p.s(c.close())
 	p.legend(s.lines, true)
-	p.s(`<div class="table-wrap">`)
-	p.tableHTML(s.table)
-	p.s("</div></figure>\n</div>\n")
+	if s.table != nil {
+		p.s(`<div class="table-wrap">`)
+		p.tableHTML(s.table)
+		p.s("</div>")
+	}
+	p.s("</figure>\n</div>\n")
 }
 
 // tableSection is a section that is one table under a note: the terminal
