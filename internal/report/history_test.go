@@ -14,6 +14,7 @@ import (
 
 	"golang.org/x/net/html"
 
+	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
 )
 
@@ -344,5 +345,24 @@ func TestHistoryRefuses(t *testing.T) {
 	_, err := NewHistory([]HistoryRun{runs[0], {Path: "other", R: &other}})
 	if err == nil || strings.Contains(err.Error(), "\n") || !strings.Contains(err.Error(), "no cell finished in two of the results") {
 		t.Errorf("no shared cell: %v", err)
+	}
+}
+
+// TestHistoryRepeats: a run that repeated a cell is one point, its
+// repeats' median, as compare takes it.
+func TestHistoryRepeats(t *testing.T) {
+	ph := func(opsS, p99 float64) metrics.Phase {
+		return metrics.Phase{Name: "read", ThroughputOpsS: opsS, LatencyUs: metrics.Latency{P99: p99}}
+	}
+	a := synthRun("a", synthCell("redis/kv/keys=10", ph(100, 50)))
+	b := synthRun("b", synthCell("redis/kv/keys=10", ph(10, 9)), synthCell("redis/kv/keys=10", ph(30, 1)), synthCell("redis/kv/keys=10", ph(20, 5)))
+	b.StartedAt = a.StartedAt.Add(time.Hour)
+	h, err := NewHistory([]HistoryRun{{Path: "b", R: b}, {Path: "a", R: a}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pts := h.cells[0].phases[0].points
+	if len(pts) != 2 || pts[0].opsS != 100 || pts[1].opsS != 20 || pts[1].p99 != 5 {
+		t.Errorf("points %+v, want run a's, then b's median (20 ops/s, 5 µs)", pts)
 	}
 }
