@@ -380,19 +380,21 @@ func (s *historyRuns) render(d doc) {
 type historyCellSection struct {
 	h      *History
 	c      *historyCell
-	charts []*lineChartSpec // ops/s, p99
-	tables []*table         // one per phase
+	charts []*lineChartSpec // one per phase: ops/s, p99 beside it, its table
 }
 
 // newHistoryCellSection builds the cell's charts and tables once, for every
 // format to render.
 func newHistoryCellSection(h *History, c *historyCell) *historyCellSection {
 	s := &historyCellSection{h: h, c: c}
-	for m := range historyMetrics {
-		s.charts = append(s.charts, s.chart(m))
-	}
-	for _, ph := range c.phases {
-		s.tables = append(s.tables, s.phaseTable(ph))
+	for k, ph := range c.phases {
+		var plots []*lineChartSpec
+		for m := range historyMetrics {
+			plots = append(plots, s.plot(k, ph, m))
+		}
+		plots[0].also, plots[0].table = plots[1], s.phaseTable(ph)
+		plots[0].title = s.c.id + " " + ph.name + ": ops/s and p99 per run"
+		s.charts = append(s.charts, plots[0])
 	}
 	return s
 }
@@ -462,16 +464,16 @@ func thresholdCell(as []result.Assertion, key string) cell {
 	return figureCell(texts[0], v)
 }
 
-// chart is the cell's chart of one metric: a line per phase, a dashed
-// line per threshold, a mark per change.
-func (s *historyCellSection) chart(m int) *lineChartSpec {
+// plot is the plot of one metric of the cell's phase k: a point per run,
+// a dashed line per threshold, a mark per change.
+func (s *historyCellSection) plot(k int, ph *historyPhase, m int) *lineChartSpec {
 	metric := historyMetrics[m]
 	n := len(s.h.runs)
 	spec := &lineChartSpec{
-		id:     "history-" + idUnsafe.ReplaceAllString(s.c.id, "-") + "-" + metric.key,
-		title:  s.c.id + ": " + metric.head + " per run",
-		sub:    "one point per run in start order; dashed: thresholds and changes",
-		desc:   fmt.Sprintf("%s of each phase of %s over %d runs.", metric.head, s.c.id, n),
+		id:     "history-" + idUnsafe.ReplaceAllString(s.c.id+"-"+ph.name, "-") + "-" + metric.key,
+		title:  s.c.id + " " + ph.name + ": " + metric.head + " per run",
+		sub:    "a point per run in start order; dashed: thresholds, and changes between runs",
+		desc:   fmt.Sprintf("%s of %s %s over %d runs.", metric.head, s.c.id, ph.name, n),
 		xLabel: "run, in start order",
 		yLabel: metric.head,
 		xFmt: func(v float64) string {
@@ -485,60 +487,52 @@ func (s *historyCellSection) chart(m int) *lineChartSpec {
 	if metric.key == "p99" {
 		spec.yFmt = usLabel
 	}
-	for k, ph := range s.c.phases {
-		l := line{key: s.c.id + " " + ph.name, color: k, markers: true, attrs: ` data-label="` + esc(ph.name) + `"`}
-		var lines []line
-		byKey := map[thresholdKey]int{}
-		for _, pt := range ph.points {
-			v := pt.opsS
-			if metric.key == "p99" {
-				v = pt.p99
-			}
-			l.points = append(l.points, point{x: float64(pt.run), y: v, attrs: ` data-run="` + runLabel(pt.run) + `"`,
-				title: fmt.Sprintf("%s %s, run %s (%s): %s", s.c.id, ph.name, runLabel(pt.run), s.h.runStart(pt.run), num(v))})
-			for _, a := range pt.thresholds {
-				if thresholdMetric(a.Metric) != metric.key {
-					continue
-				}
-				tk := thresholdKey{ph.name, metric.key, a.Op, a.Value}
-				j, ok := byKey[tk]
-				if !ok {
-					j = len(lines)
-					byKey[tk] = j
-					label := ph.name + " threshold " + a.Op + " " + num(a.Value)
-					lines = append(lines, line{key: s.c.id + " " + label, color: k, variant: 1,
-						attrs: ` data-threshold="` + esc(a.Op+" "+exact(a.Value)) + `" data-label="` + esc(label) + `"`})
-				}
-				// Half a run either side, so a threshold of one run is a line too.
-				lo, hi := math.Max(float64(pt.run)-0.5, 0), math.Min(float64(pt.run)+0.5, float64(n-1))
-				lines[j].points = append(lines[j].points, point{x: lo, y: a.Value}, point{x: hi, y: a.Value})
-			}
+	l := line{key: s.c.id + " " + ph.name, color: k, markers: true, attrs: ` data-label="` + esc(ph.name) + `"`}
+	var thresholds []line
+	byKey := map[thresholdKey]int{}
+	for _, pt := range ph.points {
+		v := pt.opsS
+		if metric.key == "p99" {
+			v = pt.p99
 		}
-		spec.lines = append(spec.lines, l)
-		spec.lines = append(spec.lines, lines...)
+		l.points = append(l.points, point{x: float64(pt.run), y: v, attrs: ` data-run="` + runLabel(pt.run) + `"`,
+			title: fmt.Sprintf("%s %s, run %s (%s): %s %s", s.c.id, ph.name, runLabel(pt.run), s.h.runStart(pt.run), num(v), metric.head)})
+		for _, a := range pt.thresholds {
+			if thresholdMetric(a.Metric) != metric.key {
+				continue
+			}
+			tk := thresholdKey{ph.name, metric.key, a.Op, a.Value}
+			j, ok := byKey[tk]
+			if !ok {
+				j = len(thresholds)
+				byKey[tk] = j
+				label := metric.head + " threshold " + a.Op + " " + num(a.Value)
+				thresholds = append(thresholds, line{key: s.c.id + " " + ph.name + " " + label, color: k, variant: 1,
+					attrs: ` data-threshold="` + esc(a.Op+" "+exact(a.Value)) + `" data-label="` + esc(label) + `"`})
+			}
+			// Half a run either side, so a threshold of one run is a line too.
+			lo, hi := math.Max(float64(pt.run)-0.5, 0), math.Min(float64(pt.run)+0.5, float64(n-1))
+			thresholds[j].points = append(thresholds[j].points, point{x: lo, y: a.Value}, point{x: hi, y: a.Value})
+		}
 	}
+	spec.lines = append([]line{l}, thresholds...)
 	for i := 1; i < n; i++ {
-		cs := s.h.changesOf(i, s.c.target)
-		if len(cs) == 0 {
-			continue
+		if cs := s.h.changesOf(i, s.c.target); len(cs) > 0 {
+			spec.marks = append(spec.marks, chartMark{x: float64(i) - 0.5, label: changeLabels(cs), title: runLabel(i) + ": " + changeTexts(cs)})
 		}
-		spec.marks = append(spec.marks, chartMark{x: float64(i) - 0.5, label: changeLabels(cs), title: runLabel(i) + ": " + changeTexts(cs)})
 	}
 	return spec
 }
 
 func (s *historyCellSection) text(w io.Writer) {
-	for _, t := range s.tables {
-		t.textUnder(w, t.caption)
+	for _, c := range s.charts {
+		c.table.textUnder(w, c.table.caption)
 	}
 }
 
 func (s *historyCellSection) render(d doc) {
 	for _, c := range s.charts {
 		d.lineChart(c)
-	}
-	for i, ph := range s.c.phases {
-		subsectionTable(d, ph.name, "", s.tables[i])
 	}
 }
 

@@ -5,6 +5,7 @@ import (
 	"compress/gzip"
 	"encoding/csv"
 	"encoding/json"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -179,17 +180,18 @@ func TestHistoryInEveryFormat(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	series := map[string]*html.Node{} // chart id + series key -> its group
-	marks := map[string][]string{}    // chart id -> its marks' texts at their x
-	for _, fig := range findAll(doc, func(n *html.Node) bool { return n.Data == "figure" }) {
-		id, _ := attr(fig, "data-chart")
-		for _, g := range findAll(fig, withAttr("data-series")) {
-			if g.Data == "g" {
-				k, _ := attr(g, "data-series")
-				series[id+"|"+k] = g
-			}
+	series := map[string]*html.Node{} // plot id + series key -> its group
+	marks := map[string][]string{}    // plot id -> its marks' texts at their x
+	for _, svg := range findAll(doc, func(n *html.Node) bool { return n.Data == "svg" && hasClass(n, "plot") }) {
+		id, _ := attr(svg, "id")
+		if fig := ancestor(svg, "figure"); fig == nil || len(findAll(fig, tag("table"))) != 1 {
+			t.Errorf("%s: not in a figure with one table", id)
 		}
-		for _, g := range findAll(fig, func(n *html.Node) bool { return n.Data == "g" && hasClass(n, "mark") }) {
+		for _, g := range findAll(svg, withAttr("data-series")) {
+			k, _ := attr(g, "data-series")
+			series[id+"|"+k] = g
+		}
+		for _, g := range findAll(svg, func(n *html.Node) bool { return n.Data == "g" && hasClass(n, "mark") }) {
 			x, _ := attr(g, "data-x")
 			m, _ := attr(g, "data-mark")
 			marks[id] = append(marks[id], x+" "+m)
@@ -200,7 +202,7 @@ func TestHistoryInEveryFormat(t *testing.T) {
 			key  string
 			want []float64
 		}{{"ops_s", e.opsS}, {"p99", e.p99}} {
-			chart := "history-" + idUnsafe.ReplaceAllString(e.cell, "-") + "-" + metric.key
+			chart := "history-" + idUnsafe.ReplaceAllString(e.cell+"-"+e.phase, "-") + "-" + metric.key
 			g := series[chart+"|"+e.cell+" "+e.phase]
 			if g == nil {
 				t.Errorf("%s: no series %s %s", chart, e.cell, e.phase)
@@ -221,7 +223,7 @@ func TestHistoryInEveryFormat(t *testing.T) {
 		}
 		// Every chart marks the machine and storebench; only redis's its
 		// settings and version.
-		ms := strings.Join(marks["history-"+idUnsafe.ReplaceAllString(e.cell, "-")+"-p99"], "\n")
+		ms := strings.Join(marks["history-"+idUnsafe.ReplaceAllString(e.cell+"-"+e.phase, "-")+"-p99"], "\n")
 		for _, m := range []string{"0.5 #2: " + storebenchAt2, "1.5 #3: " + machineAt3} {
 			if !strings.Contains(ms, m) {
 				t.Errorf("%s: no mark %q in\n%s", e.cell, m, ms)
@@ -233,7 +235,7 @@ func TestHistoryInEveryFormat(t *testing.T) {
 	}
 
 	// The p99 threshold: a dashed line at 200 over runs #2 and #3, which had it.
-	g := series["history-redis-kv-keys-1000-p99|redis/kv/keys=1000 read threshold <= 200"]
+	g := series["history-redis-kv-keys-1000-read-p99|redis/kv/keys=1000 read p99 µs threshold <= 200"]
 	if g == nil {
 		t.Fatalf("no p99 threshold line; series: %v", keys(series))
 	}
@@ -252,7 +254,7 @@ func TestHistoryInEveryFormat(t *testing.T) {
 	if strings.Join(xs, " ") != "0.5 1.5 1.5 2" {
 		t.Errorf("threshold points at x %v, want from run #2 (less half a run) to #3", xs)
 	}
-	if series["history-redis-kv-keys-1000-ops_s|redis/kv/keys=1000 read threshold >= 1,000"] == nil {
+	if series["history-redis-kv-keys-1000-read-ops_s|redis/kv/keys=1000 read ops/s threshold >= 1,000"] == nil {
 		t.Errorf("no ops/s threshold line")
 	}
 
@@ -365,4 +367,15 @@ func TestHistoryRepeats(t *testing.T) {
 	if len(pts) != 2 || pts[0].opsS != 100 || pts[1].opsS != 20 || pts[1].p99 != 5 {
 		t.Errorf("points %+v, want run a's, then b's median (20 ops/s, 5 µs)", pts)
 	}
+}
+
+// TestHistoryInChromium: the history page passes the report's checks in
+// Chromium (light, dark, printed; every plot laid out readable, one table
+// per figure, no console error or request).
+func TestHistoryInChromium(t *testing.T) {
+	h, err := NewHistory(historyFiles(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	browserHTML(t, func(w io.Writer) error { return HistoryHTML(w, h) }, screenshotDir(t))
 }
