@@ -16,7 +16,7 @@ import (
 	"github.com/storebench/storebench/internal/testkit"
 )
 
-// TestResultFilesMustBeRegular: report, compare and merge refuse a device
+// TestResultFilesMustBeRegular: report, compare, history and merge refuse a device
 // (/dev/zero: they read it until the runtime ran out of memory) and a FIFO
 // (open(2) waited for a writer forever, and SIGTERM did not end it), in
 // one line, exit 2, at once.
@@ -34,6 +34,7 @@ func TestResultFilesMustBeRegular(t *testing.T) {
 		for _, args := range [][]string{
 			{"report", in.path},
 			{"compare", sample, in.path},
+			{"history", sample, in.path},
 			{"merge", in.path, "-o", filepath.Join(dir, "merged")},
 		} {
 			t.Run(strings.Join(args[:1], " ")+" "+in.path, func(t *testing.T) {

@@ -44,6 +44,7 @@ var leakShapes = []struct {
 	{"report url", []string{"report", "{URL}"}, ""},
 	{"compare urls", []string{"compare", "{URL}", "{URL}"}, ""},
 	{"merge url", []string{"merge", "{URL}"}, ""},
+	{"history url", []string{"history", "{URL}"}, ""},
 	{"scenario target url", []string{"run", "{YAML}"}, "name: x\ntargets:\n  - {name: t, url: {QURL}}\nworkloads:\n  - type: kv\n    keys: [10]\n"},
 	{"scenario target string", []string{"run", "{YAML}"}, "name: x\ntargets:\n  - {QURL}\nworkloads:\n  - type: kv\n    keys: [10]\n"},
 	{"scenario target named by url", []string{"run", "{YAML}"}, "name: x\ntargets:\n  - {name: {QURL}, store: memory}\nworkloads:\n  - type: kv\n    keys: [10]\n"},

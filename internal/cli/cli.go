@@ -201,7 +201,7 @@ func (a *App) root() *cobra.Command {
 		SilenceErrors: true,
 	}
 	root.SetFlagErrorFunc(func(_ *cobra.Command, err error) error { return &UsageError{Err: err} })
-	root.AddCommand(a.runCmd(), a.listCmd(), a.reportCmd(), a.compareCmd(), a.mergeCmd(), a.cleanCmd(), a.doctorCmd(), a.versionCmd())
+	root.AddCommand(a.runCmd(), a.listCmd(), a.reportCmd(), a.compareCmd(), a.historyCmd(), a.mergeCmd(), a.cleanCmd(), a.doctorCmd(), a.versionCmd())
 	return root
 }
 

@@ -40,17 +40,23 @@ else it is text. Without -o the report goes to stdout.`,
 			if err != nil {
 				return &UsageError{Err: err}
 			}
-			if out == "" || out == "-" {
-				return render(cmd.OutOrStdout(), r)
-			}
-			if err := result.WriteFileAtomic(out, func(w io.Writer) error { return render(w, r) }); err != nil {
-				return usagef("-o %s: %v", out, err)
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "report: %s\n", out)
-			return nil
+			return writeOutput(cmd, "report", out, func(w io.Writer) error { return render(w, r) })
 		},
 	}
 	cmd.Flags().StringVarP(&format, "format", "f", "", "text, html, md or csv (default: from -o's extension, else text)")
 	cmd.Flags().StringVarP(&out, "output", "o", "", "write to `FILE` instead of stdout")
 	return cmd
+}
+
+// writeOutput writes a rendered page to stdout, or to out (atomically: a
+// failed render leaves no half file) and says so as what.
+func writeOutput(cmd *cobra.Command, what, out string, render func(io.Writer) error) error {
+	if out == "" || out == "-" {
+		return render(cmd.OutOrStdout())
+	}
+	if err := result.WriteFileAtomic(out, render); err != nil {
+		return usagef("-o %s: %v", out, err)
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s: %s\n", what, out)
+	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"image/png"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -416,6 +417,12 @@ func TestHTMLInChromium(t *testing.T) {
 // network request, checks that every chart was laid out, and keeps a
 // screenshot of each mode in dir.
 func browserPage(t *testing.T, r *result.Result, dir string) {
+	browserHTML(t, func(w io.Writer) error { return HTML(w, r) }, dir)
+}
+
+// browserHTML checks the page render writes as browserPage checks a
+// report's (history's page too).
+func browserHTML(t *testing.T, render func(io.Writer) error, dir string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 40*time.Second)
 	defer cancel()
 	page := filepath.Join(dir, "report.html")
@@ -423,7 +430,7 @@ func browserPage(t *testing.T, r *result.Result, dir string) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := HTML(f, r); err != nil {
+	if err := render(f); err != nil {
 		t.Fatal(err)
 	}
 	f.Close()

@@ -343,16 +343,7 @@ var metricQuantile = map[string]float64{"p50": 0.50, "p90": 0.90, "p99": 0.99, "
 // spread is a run's value of a metric with its interval; see "Compare rule".
 func spread(ps []*metrics.Phase, key string) interval {
 	if len(ps) >= 2 {
-		vs := make([]float64, len(ps))
-		for i, p := range ps {
-			vs[i] = metricValue(p, key)
-		}
-		sort.Float64s(vs)
-		med := vs[len(vs)/2]
-		if len(vs)%2 == 0 {
-			med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
-		}
-		return interval{v: med, lo: vs[0], hi: vs[len(vs)-1], known: true}
+		return repeatsSpread(ps, key)
 	}
 	p := ps[0]
 	v := metricValue(p, key)
@@ -381,6 +372,29 @@ func spread(ps []*metrics.Phase, key string) interval {
 		return interval{v: v, lo: lo, hi: hi, known: true}
 	}
 	return interval{v: v}
+}
+
+// repeatsSpread is the median of a cell's repeats and their range.
+func repeatsSpread(ps []*metrics.Phase, key string) interval {
+	vs := make([]float64, len(ps))
+	for i, p := range ps {
+		vs[i] = metricValue(p, key)
+	}
+	sort.Float64s(vs)
+	med := vs[len(vs)/2]
+	if len(vs)%2 == 0 {
+		med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
+	}
+	return interval{v: med, lo: vs[0], hi: vs[len(vs)-1], known: true}
+}
+
+// runValue is a run's value of a metric for a matched cell's phase: the
+// median of its repeats, as spread has it, without spread's interval.
+func runValue(ps []*metrics.Phase, key string) float64 {
+	if len(ps) == 1 {
+		return metricValue(ps[0], key)
+	}
+	return repeatsSpread(ps, key).v
 }
 
 // successes is the number of operations the latency figures cover.
@@ -493,25 +507,68 @@ var runSpecific = regexp.MustCompile(`storebench-[a-z]+-[0-9]+|127\.0\.0\.1:[0-9
 // ignoredSettings differ between any two runs of managed servers.
 var ignoredSettings = map[string]bool{"port": true, "tcpport": true, "udpport": true, "pid_file": true, "unix_socket_directories": true}
 
+// setupDiff is one thing that differs between two runs' setups.
+type setupDiff struct {
+	kind     diffKind
+	target   string // the target, for a version, durability or setting
+	key      string // "CPU", "version", "appendfsync"
+	from, to string
+}
+
+// what names the difference: "CPU", "redis version", "redis appendfsync".
+func (d setupDiff) what() string {
+	if d.target == "" {
+		return d.key
+	}
+	return d.target + " " + d.key
+}
+
+// diffKind says what part of the setup a setupDiff is.
+type diffKind int
+
+const (
+	diffMachine diffKind = iota
+	diffCPU              // the CPU model or the cores: the machine as history marks it
+	diffStorebench
+	diffSeed
+	diffVersion
+	diffDurability
+	diffSetting
+)
+
+func (d setupDiff) String() string {
+	return fmt.Sprintf("%s: %s → %s", d.what(), orNone(d.from), orNone(d.to))
+}
+
 // setupDiffs lists what differs between two runs' machines, binaries and targets.
 func setupDiffs(a, b *result.Result) []string {
 	var out []string
-	diff := func(what, x, y string) {
+	for _, d := range setupDiffList(a, b) {
+		out = append(out, d.String())
+	}
+	return out
+}
+
+// setupDiffList is what differs between two runs' machines, binaries and
+// targets (the targets both runs have), in that order.
+func setupDiffList(a, b *result.Result) []setupDiff {
+	var out []setupDiff
+	diff := func(kind diffKind, target, key, x, y string) {
 		if x != y {
-			out = append(out, fmt.Sprintf("%s: %s → %s", what, orNone(x), orNone(y)))
+			out = append(out, setupDiff{kind: kind, target: target, key: key, from: x, to: y})
 		}
 	}
 	ea, eb := a.Environment, b.Environment
-	diff("host", ea.Hostname, eb.Hostname)
-	diff("CPU", ea.CPUModel, eb.CPUModel)
-	diff("cores", fmt.Sprint(ea.Cores), fmt.Sprint(eb.Cores))
-	diff("OS", ea.OS, eb.OS)
-	diff("kernel", ea.Kernel, eb.Kernel)
-	diff("GOMAXPROCS", fmt.Sprint(ea.GoMaxProcs), fmt.Sprint(eb.GoMaxProcs))
-	diff("client CPUs", ea.ClientCPUs, eb.ClientCPUs)
-	diff("server CPUs", ea.ServerCPUs, eb.ServerCPUs)
-	diff("storebench", a.Storebench.Version+" "+a.Storebench.Commit, b.Storebench.Version+" "+b.Storebench.Commit)
-	diff("seed", fmt.Sprint(a.Seed), fmt.Sprint(b.Seed))
+	diff(diffMachine, "", "host", ea.Hostname, eb.Hostname)
+	diff(diffCPU, "", "CPU", ea.CPUModel, eb.CPUModel)
+	diff(diffCPU, "", "cores", fmt.Sprint(ea.Cores), fmt.Sprint(eb.Cores))
+	diff(diffMachine, "", "OS", ea.OS, eb.OS)
+	diff(diffMachine, "", "kernel", ea.Kernel, eb.Kernel)
+	diff(diffMachine, "", "GOMAXPROCS", fmt.Sprint(ea.GoMaxProcs), fmt.Sprint(eb.GoMaxProcs))
+	diff(diffMachine, "", "client CPUs", ea.ClientCPUs, eb.ClientCPUs)
+	diff(diffMachine, "", "server CPUs", ea.ServerCPUs, eb.ServerCPUs)
+	diff(diffStorebench, "", "storebench", a.Storebench.Version+" "+a.Storebench.Commit, b.Storebench.Version+" "+b.Storebench.Commit)
+	diff(diffSeed, "", "seed", fmt.Sprint(a.Seed), fmt.Sprint(b.Seed))
 	tb := map[string]result.Target{}
 	for _, t := range b.Targets {
 		tb[t.Name] = t
@@ -521,8 +578,8 @@ func setupDiffs(a, b *result.Result) []string {
 		if !ok {
 			continue
 		}
-		diff(t.Name+" version", t.Version, u.Version)
-		diff(t.Name+" durability", t.Durability, u.Durability)
+		diff(diffVersion, t.Name, "version", t.Version, u.Version)
+		diff(diffDurability, t.Name, "durability", t.Durability, u.Durability)
 		norm := func(tg result.Target, v string) string {
 			if tg.Namespace != "" {
 				v = strings.ReplaceAll(v, tg.Namespace, "<namespace>")
@@ -543,7 +600,7 @@ func setupDiffs(a, b *result.Result) []string {
 			x, xok := t.Settings[k]
 			y, yok := u.Settings[k]
 			if xok != yok || norm(t, x) != norm(u, y) {
-				diff(t.Name+" "+k, x, y)
+				diff(diffSetting, t.Name, k, x, y)
 			}
 		}
 	}

@@ -24,20 +24,28 @@ var formatByExt = map[string]string{".html": "html", ".htm": "html", ".md": "md"
 // ForOutput picks the renderer for --format, or from out's extension when
 // no format is given (text when neither says); its errors are one line.
 func ForOutput(format, out string) (func(io.Writer, *result.Result) error, error) {
+	return pick(reportFormats, format, out)
+}
+
+// pick is the renderer of formats that --format names, or out's extension
+// implies when no format is given (text when neither says): report's and
+// history's choice, one rule.
+func pick[F any](formats map[string]F, format, out string) (F, error) {
+	var none F
 	if format == "" && out != "" && out != "-" {
 		ext := strings.ToLower(filepath.Ext(out))
 		f, ok := formatByExt[ext]
 		if !ok {
-			return nil, fmt.Errorf("-o %s: cannot tell the format from %q; say --format text, html, md or csv", out, ext)
+			return none, fmt.Errorf("-o %s: cannot tell the format from %q; say --format text, html, md or csv", out, ext)
 		}
 		format = f
 	}
 	if format == "" {
 		format = "text"
 	}
-	render, ok := reportFormats[strings.ToLower(format)]
+	render, ok := formats[strings.ToLower(format)]
 	if !ok {
-		return nil, fmt.Errorf("--format %q: unknown format (text, html, md, csv)", format)
+		return none, fmt.Errorf("--format %q: unknown format (text, html, md, csv)", format)
 	}
 	return render, nil
 }

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"math"
+	"slices"
 	"strings"
 	"text/tabwriter"
 
@@ -160,7 +161,12 @@ type lineChartSpec struct {
 	xLog, yLog           bool
 	xFmt, yFmt           func(float64) string
 	lines                []line
-	table                *table
+	marks                []chartMark
+	// also is a second plot of the same x drawn beside this one (another
+	// metric, its own y axis), in the same figure, sharing its legend and
+	// its table.
+	also  *lineChartSpec
+	table *table
 }
 
 // ---- Markdown ---------------------------------------------------------------
@@ -285,19 +291,53 @@ func leftClass(left bool) string {
 
 func (d htmlOut) end() { d.p.s("</section>\n") }
 
-// lineChart draws the spec as a figure, its table inside it (every chart
-// of the page carries the table of its numbers).
+// lineChart draws the spec as a figure (its second plot beside it, if it
+// has one), its table inside it (every chart of the page carries the table
+// of its numbers).
 func (d htmlOut) lineChart(s *lineChartSpec) {
 	p := d.p
+	var svgs []string
+	var legend []line
+	for ps := s; ps != nil; ps = ps.also {
+		svg, ok := plotSVG(ps)
+		if !ok {
+			continue
+		}
+		svgs = append(svgs, svg)
+		for _, l := range ps.lines {
+			if !slices.ContainsFunc(legend, func(m line) bool { return m.key == l.key }) {
+				legend = append(legend, l)
+			}
+		}
+	}
+	if len(svgs) == 0 { // no point: the table alone
+		d.table(s.table)
+		return
+	}
+	p.s(`<div class="charts">` + "\n")
+	p.f(`<figure class="chart" id="%s-fig" data-chart="%s">`, esc(s.id), esc(s.table.name))
+	p.f(`<figcaption><strong>%s</strong><span class="sub">%s</span></figcaption>`, esc(s.title), esc(s.sub))
+	if len(svgs) > 1 {
+		p.s(`<div class="plots">` + strings.Join(svgs, "") + `</div>`)
+	} else {
+		p.s(svgs[0])
+	}
+	p.legend(legend, true)
+	p.s(`<div class="table-wrap">`)
+	p.tableHTML(s.table)
+	p.s("</div></figure>\n</div>\n")
+}
+
+// plotSVG draws one plot of a line chart; false when it has no point.
+func plotSVG(s *lineChartSpec) (string, bool) {
 	xlo, xhi, ylo, yhi := math.Inf(1), math.Inf(-1), math.Inf(1), math.Inf(-1)
 	for _, l := range s.lines {
 		for _, pt := range l.points {
 			xlo, xhi, ylo, yhi = math.Min(xlo, pt.x), math.Max(xhi, pt.x), math.Min(ylo, pt.y), math.Max(yhi, pt.y)
 		}
 	}
-	if math.IsInf(xlo, 1) { // no point: the table alone
-		d.table(s.table)
-		return
+	if math.IsInf(xlo, 1) {
+		return "", false
 	}
 	c := newChart(s.id, 600, 340, 64, 20, 28, 40)
 	axis := func(log bool, lo, hi, a, b float64, f func(float64) string) scale {
@@ -308,17 +348,11 @@ func (d htmlOut) lineChart(s *lineChartSpec) {
 	}
 	x := axis(s.xLog, xlo, xhi, c.left, c.right, s.xFmt)
 	y := axis(s.yLog, ylo, yhi, c.bottom, c.top, s.yFmt)
-	p.s(`<div class="charts">` + "\n")
-	p.f(`<figure class="chart" id="%s-fig" data-chart="%s">`, esc(s.id), esc(s.table.name))
-	p.f(`<figcaption><strong>%s</strong><span class="sub">%s</span></figcaption>`, esc(s.title), esc(s.sub))
 	c.open(s.title, s.desc+" The table below has the numbers.")
 	c.grid(x, y, s.xLabel, s.yLabel)
+	c.marks(x, s.marks)
 	c.lines(x, y, s.lines, "plot")
-	p.s(c.close())
-	p.legend(s.lines, true)
-	p.s(`<div class="table-wrap">`)
-	p.tableHTML(s.table)
-	p.s("</div></figure>\n</div>\n")
+	return c.close(), true
 }
 
 // tableSection is a section that is one table under a note: the terminal

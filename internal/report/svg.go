@@ -315,6 +315,29 @@ func (c *chart) lines(x, y scale, ls []line, clipName string) {
 	}
 }
 
+// chartMark is an event on a chart's x axis (a change between two runs):
+// a vertical line, a short label at its top, its whole text as a tooltip.
+type chartMark struct {
+	x            float64
+	label, title string
+}
+
+// marks draws each mark across the plot area; labels of nearby marks are
+// staggered down so they do not print over each other.
+func (c *chart) marks(x scale, ms []chartMark) {
+	for i, m := range ms {
+		px := x.pos(m.x)
+		fmt.Fprintf(&c.b, `<g class="mark" data-x="%s" data-mark="%s"><title>%s</title>`, exact(m.x), esc(m.title), esc(m.title))
+		fmt.Fprintf(&c.b, `<line class="mark" x1="%s" y1="%s" x2="%s" y2="%s" stroke-dasharray="4 3"/>`, f1(px), f1(c.top), f1(px), f1(c.bottom))
+		// Right of its line, or left of it in the plot's right half, to stay inside.
+		tx, anchor := px+3, "start"
+		if px > (c.left+c.right)/2 {
+			tx, anchor = px-3, "end"
+		}
+		fmt.Fprintf(&c.b, `<text class="mark-label" x="%s" y="%s" text-anchor="%s">%s</text></g>`, f1(tx), f1(c.top+10+float64(i%3)*12), anchor, esc(m.label))
+	}
+}
+
 // paletteSize is the number of series colours the CSS defines (.c0 … .c7).
 const paletteSize = 8
 
