@@ -385,7 +385,51 @@ func repeatsSpread(ps []*metrics.Phase, key string) interval {
 	if len(vs)%2 == 0 {
 		med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
 	}
-	return interval{v: med, lo: vs[0], hi: vs[len(vs)-1], known: true}
+	lo, hi := bootstrapMedian(vs)
+	return interval{v: med, lo: math.Min(lo, med), hi: math.Max(hi, med), known: true}
+}
+
+// bootstrapMedian is the exact bootstrap 99% percentile interval of the
+// median of sorted repeats: a resample's (lower) median is its k-th order
+// statistic, k = ⌈n/2⌉, and P(it is at most x_(j)) = P(Binomial(n, j/n) ≥
+// k), so no random resampling is needed and the interval is the same on
+// every run. Up to 8 repeats it is their whole range; with more it
+// narrows as the median's own uncertainty does.
+func bootstrapMedian(sorted []float64) (lo, hi float64) {
+	n := len(sorted)
+	k := (n + 1) / 2
+	const tail = 0.005
+	lo, hi = sorted[0], sorted[n-1]
+	for j := 1; j <= n; j++ {
+		if atLeast(n, k, float64(j)/float64(n)) > tail {
+			lo = sorted[j-1]
+			break
+		}
+	}
+	for j := n; j >= 1; j-- {
+		if atLeast(n, k, float64(j-1)/float64(n)) < 1-tail {
+			hi = sorted[j-1]
+			break
+		}
+	}
+	return lo, hi
+}
+
+// atLeast is P(Binomial(n, p) ≥ k).
+func atLeast(n, k int, p float64) float64 {
+	var sum float64
+	for i := k; i <= n; i++ {
+		sum += binomial(n, i) * math.Pow(p, float64(i)) * math.Pow(1-p, float64(n-i))
+	}
+	return sum
+}
+
+func binomial(n, k int) float64 {
+	r := 1.0
+	for i := 1; i <= k; i++ {
+		r = r * float64(n-k+i) / float64(i)
+	}
+	return r
 }
 
 // runValue is a run's value of a metric for a matched cell's phase: the

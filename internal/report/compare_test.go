@@ -288,3 +288,24 @@ func TestCompareCapacity(t *testing.T) {
 		t.Error("no capacity row")
 	}
 }
+
+// The exact bootstrap interval of the median: the whole range for a few
+// repeats, narrower than it for many (the median's own uncertainty).
+func TestBootstrapMedian(t *testing.T) {
+	three := []float64{1, 2, 3}
+	if lo, hi := bootstrapMedian(three); lo != 1 || hi != 3 {
+		t.Errorf("3 repeats: %v–%v, want the range 1–3", lo, hi)
+	}
+	var many []float64
+	for i := 1; i <= 41; i++ {
+		many = append(many, float64(i))
+	}
+	lo, hi := bootstrapMedian(many)
+	if !(lo > 1 && lo < 21 && hi < 41 && hi > 21) {
+		t.Errorf("41 repeats: %v–%v, want within the range around the median 21", lo, hi)
+	}
+	// Symmetric data, a symmetric interval.
+	if 21-lo != hi-21 {
+		t.Errorf("41 repeats: %v–%v is not symmetric about 21", lo, hi)
+	}
+}

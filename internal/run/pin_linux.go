@@ -18,23 +18,36 @@ const canPin = true
 
 // pinProcess restricts every thread of this process to the CPUs in list
 // ("0", "0-1", "0,2"); threads created later inherit it from their creator.
-func pinProcess(list string) error {
+// restore gives every thread the mask the calling thread had before: a run
+// in a process that goes on (a test, a library user) leaves it as it was.
+func pinProcess(list string) (restore func(), err error) {
 	cpus, err := parseCPUList(list)
 	if err != nil {
-		return err
+		return nil, err
 	}
-	var set unix.CPUSet
+	var before, set unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &before); err != nil {
+		return nil, fmt.Errorf("read this process's CPUs: %v", err)
+	}
 	for _, c := range cpus {
 		set.Set(c)
 	}
+	if err := setAffinity(&set); err != nil {
+		return nil, fmt.Errorf("pin to CPUs %s: %v", list, err)
+	}
+	return func() { _ = setAffinity(&before) }, nil
+}
+
+// setAffinity gives every thread of this process the mask set.
+func setAffinity(set *unix.CPUSet) error {
 	tasks, err := filepath.Glob("/proc/self/task/*")
 	if err != nil || len(tasks) == 0 {
 		return fmt.Errorf("list this process's threads: %v", err)
 	}
 	for _, t := range tasks {
 		tid, _ := strconv.Atoi(filepath.Base(t))
-		if err := unix.SchedSetaffinity(tid, &set); err != nil && !os.IsNotExist(err) && err != unix.ESRCH {
-			return fmt.Errorf("pin to CPUs %s: %v", list, err)
+		if err := unix.SchedSetaffinity(tid, set); err != nil && !os.IsNotExist(err) && err != unix.ESRCH {
+			return err
 		}
 	}
 	return nil

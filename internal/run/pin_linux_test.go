@@ -57,3 +57,26 @@ func TestCPUChoiceBounds(t *testing.T) {
 		}
 	}
 }
+
+// pinProcess's restore gives the process back the mask it had: a run in a
+// process that goes on (a test binary running many) must not leave it
+// pinned (a later test found 1 CPU where the machine has 2).
+func TestPinProcessRestores(t *testing.T) {
+	var before unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &before); err != nil {
+		t.Fatal(err)
+	}
+	restore, err := pinProcess("0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var pinned unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &pinned); err != nil || pinned.Count() != 1 {
+		t.Errorf("pinned to %d CPUs (%v), want 1", pinned.Count(), err)
+	}
+	restore()
+	var after unix.CPUSet
+	if err := unix.SchedGetaffinity(0, &after); err != nil || after != before {
+		t.Errorf("after restore: %v, want %v (%v)", after, before, err)
+	}
+}

@@ -8,8 +8,8 @@ import "errors"
 // sched_setaffinity.
 const canPin = false
 
-func pinProcess(string) error {
-	return errors.New("--client-cpus needs Linux (sched_setaffinity)")
+func pinProcess(string) (func(), error) {
+	return nil, errors.New("--client-cpus needs Linux (sched_setaffinity)")
 }
 
 func parseCPUList(string) ([]int, error) { return nil, nil }

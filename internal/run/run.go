@@ -143,9 +143,11 @@ type Outcome struct {
 // the result could not be finished.
 func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 	if p.client.list != "" {
-		if err := pinProcess(p.client.list); err != nil {
+		restore, err := pinProcess(p.client.list)
+		if err != nil {
 			return nil, inputf("%s: %v", p.client.origin, err)
 		}
+		defer restore()
 	}
 	threads := threadPolicy{scenario: p.s.ClientThreads, clientCPUs: p.clientCPUs, runtimeDefault: runtime.GOMAXPROCS(0)}
 	if p.opts.ClientThreads != nil {
