@@ -83,7 +83,7 @@ func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
 	var live *livemetrics.Server
 	if addr != "" {
 		// Bound before any work, so a port in use is bad input like a bad address.
-		if live, err = livemetrics.Listen(addr); err != nil {
+		if live, err = livemetrics.Listen(addr, a.redact); err != nil {
 			return usagef("--metrics-addr: %v", err)
 		}
 		fmt.Fprintf(cmd.ErrOrStderr(), "metrics: serving %s while the run lasts\n", live.URL())

@@ -50,13 +50,18 @@ type Server struct {
 }
 
 // Listen binds addr (as ParseAddr returns it) now, so that a port in use is
-// refused before the run does any work, and starts serving.
-func Listen(addr string) (*Server, error) {
+// refused before the run does any work, and starts serving. redact is the
+// command's redaction of what it prints, applied to every label value: the
+// served text is an output like stdout (nil: none).
+func Listen(addr string, redact func(string) string) (*Server, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, err
 	}
-	live := &Observer{}
+	if redact == nil {
+		redact = func(s string) string { return s }
+	}
+	live := &Observer{redact: redact}
 	reg := prometheus.NewRegistry()
 	// storebench's own CPU and memory beside its figures: a saturated client
 	// shows here while the run lasts.
@@ -100,9 +105,10 @@ func (s *Server) Close() error {
 type Observer struct {
 	mu     sync.Mutex
 	next   run.Observer
-	cells  []run.CellInfo
-	state  []cellState // per cell of cells: 0 not begun, running, done
-	cur    int         // the last cell started: seconds are its (-1: none yet)
+	redact func(string) string
+	cells  []run.CellInfo // their label values redacted
+	state  []cellState    // per cell of cells: 0 not begun, running, done
+	cur    int            // the last cell started: seconds are its (-1: none yet)
 	done   int
 	phases []*phase // in the order first seen
 	byKey  map[phaseKey]*phase
@@ -138,8 +144,13 @@ func (o *Observer) Logf(format string, args ...any) { o.next.Logf(format, args..
 
 // Begin keeps the planned cells.
 func (o *Observer) Begin(cells []run.CellInfo) {
+	kept := make([]run.CellInfo, len(cells))
+	for i, c := range cells {
+		kept[i] = c
+		kept[i].Label, kept[i].Target, kept[i].Workload = o.redact(c.Label), o.redact(c.Target), o.redact(c.Workload)
+	}
 	o.mu.Lock()
-	o.cells, o.state, o.cur = cells, make([]cellState, len(cells)), -1
+	o.cells, o.state, o.cur = kept, make([]cellState, len(cells)), -1
 	o.mu.Unlock()
 	o.next.Begin(cells)
 }
@@ -232,7 +243,7 @@ func (o *Observer) Collect(ch chan<- prometheus.Metric) {
 	}
 	for _, p := range o.phases {
 		c := o.cells[p.cell]
-		lv := []string{c.Target, c.Label, c.Workload, p.phase}
+		lv := []string{c.Target, c.Label, c.Workload, o.redact(p.phase)}
 		ch <- prometheus.MustNewConstMetric(descOps, prometheus.CounterValue, float64(p.ops), lv...)
 		ch <- prometheus.MustNewConstMetric(descErrors, prometheus.CounterValue, float64(p.errors), lv...)
 		for _, q := range []struct {

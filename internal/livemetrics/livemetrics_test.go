@@ -83,10 +83,11 @@ func scrape(t *testing.T, url string) map[string]float64 {
 
 // TestObserverMetrics: the figures a scrape reads are the seconds told so
 // far, summed per cell and phase, the last second's latency, a backlog for
-// an open loop only, the current cell and the count of cells done; every
-// call reaches the wrapped observer; after Close the port is shut.
+// an open loop only, the current cell and the count of cells done, label
+// values redacted; every call reaches the wrapped observer; after Close
+// the port is shut.
 func TestObserverMetrics(t *testing.T) {
-	srv, err := Listen("127.0.0.1:0")
+	srv, err := Listen("127.0.0.1:0", func(s string) string { return strings.ReplaceAll(s, "hunter2", "xxxxx") })
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -95,6 +96,7 @@ func TestObserverMetrics(t *testing.T) {
 	obs.Begin([]run.CellInfo{
 		{Label: "memory/throughput", Target: "memory", Workload: "throughput"},
 		{Label: "memory/mix", Target: "memory", Workload: "mix", OpenLoop: true},
+		{Label: "memory/kv/hunter2", Target: "memory", Workload: "kv"}, // a password the command knows
 	})
 	obs.Logf("starting %s", "memory")
 	obs.CellStarted(0)
@@ -115,7 +117,7 @@ func TestObserverMetrics(t *testing.T) {
 		"storebench_backlog_ops{" + cell0 + ",phase=get}":                      3,
 		"storebench_cell{" + cell0 + "}":                                       1,
 		"storebench_cells_done{}":                                              0,
-		"storebench_cells_total{}":                                             2,
+		"storebench_cells_total{}":                                             3,
 	} {
 		if got, ok := m[k]; !ok || got != want {
 			t.Errorf("%s = %v (present %v), want %v", k, got, ok, want)
@@ -145,7 +147,18 @@ func TestObserverMetrics(t *testing.T) {
 		}
 	}
 
-	want := []string{"begin 2", "starting memory", "started 0", "second set 0", "second set 1", "second get 0", "done 0", "started 1", "second read 0"}
+	// Label values go through the command's redaction, as its stdout does.
+	obs.CellDone(1, 1)
+	obs.CellStarted(2)
+	obs.Second("hunter2", metrics.Second{Ops: 1})
+	if body := testkit.Get(t, srv.URL()); strings.Contains(body, "hunter2") {
+		t.Errorf("a password the command knows is served:\n%s", body)
+	} else if !strings.Contains(body, `storebench_ops_total{cell="memory/kv/xxxxx",phase="xxxxx",target="memory",workload="kv"} 1`) {
+		t.Errorf("the redacted cell's ops are not served:\n%s", body)
+	}
+
+	want := []string{"begin 3", "starting memory", "started 0", "second set 0", "second set 1", "second get 0", "done 0", "started 1", "second read 0",
+		"done 1", "started 2", "second hunter2 0"}
 	if strings.Join(next.log, "|") != strings.Join(want, "|") {
 		t.Errorf("forwarded %q, want %q", next.log, want)
 	}
@@ -165,7 +178,7 @@ func TestListenPortInUse(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ln.Close()
-	if srv, err := Listen(ln.Addr().String()); err == nil {
+	if srv, err := Listen(ln.Addr().String(), nil); err == nil {
 		srv.Close()
 		t.Fatalf("Listen(%s) on a port in use succeeded", ln.Addr())
 	} else if !errors.Is(err, syscall.EADDRINUSE) {
