@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/storebench/storebench/internal/assert"
+	"github.com/storebench/storebench/internal/livemetrics"
 	"github.com/storebench/storebench/internal/progress"
 	"github.com/storebench/storebench/internal/report"
 	"github.com/storebench/storebench/internal/run"
@@ -68,14 +69,38 @@ func (a *App) runOptions(cmd *cobra.Command, suite string, f runFlags) run.Optio
 }
 
 func (a *App) run(cmd *cobra.Command, name string, f runFlags) error {
+	var addr string
+	if f.metricsAddr != "" {
+		var err error
+		if addr, err = livemetrics.ParseAddr(f.metricsAddr); err != nil {
+			return usagef("--metrics-addr %v", err)
+		}
+	}
 	p, err := a.planRun(cmd, name, f)
 	if err != nil {
 		return err
 	}
+	var live *livemetrics.Server
+	if addr != "" {
+		// Bound before any work, so a port in use is bad input like a bad address.
+		if live, err = livemetrics.Listen(addr, a.redact); err != nil {
+			return usagef("--metrics-addr: %v", err)
+		}
+		fmt.Fprintf(cmd.ErrOrStderr(), "metrics: serving %s while the run lasts\n", live.URL())
+	}
 	out := cmd.OutOrStdout()
 	prog := progress.New(out, cmd.ErrOrStderr(), f.quiet) // log lines, and a live line on a terminal
-	o, err := p.Execute(cmd.Context(), prog)
+	var obs run.Observer = prog
+	if live != nil {
+		obs = live.Observe(prog)
+	}
+	o, err := p.Execute(cmd.Context(), obs)
 	prog.Close()
+	if live != nil {
+		if cerr := live.Close(); cerr != nil {
+			fmt.Fprintf(cmd.ErrOrStderr(), "storebench: metrics server: %v\n", cerr) // the run's result stands
+		}
+	}
 	if _, input := errors.AsType[*run.InputError](err); input {
 		return &UsageError{Err: err}
 	} else if err != nil {

@@ -66,6 +66,7 @@ type runFlags struct {
 	assertAbort   string   // --assert-abort[=GRACE]
 	junit         string   // --junit FILE
 	shard, start  string   // --shard I/N, --start-at TIME (RFC 3339)
+	metricsAddr   string
 }
 
 func (a *App) runCmd() *cobra.Command {
@@ -132,6 +133,7 @@ func (f *runFlags) bind(cmd *cobra.Command) {
 	fl.BoolVar(&f.keep, "keep", false, "leave each target's data (schema, database, keys, files) in place after the run, for your own queries; targets named by URL only; recorded, and removed later by storebench clean")
 	fl.StringVar(&f.shard, "shard", "", "run part I of N equal parts of the scenario, counted from 0 (a Kubernetes Indexed Job's completion index), e.g. 0/3: its share of clients, ops and rate, its part of the keys written; merge the shards' results with storebench merge")
 	fl.StringVar(&f.start, "start-at", "", "wait until this RFC 3339 instant (e.g. 2026-11-24T07:00:00Z) after starting the first target, before the first cell: shards begin together (recorded)")
+	fl.StringVar(&f.metricsAddr, "metrics-addr", "", "serve live Prometheus/OpenMetrics metrics at http://ADDR/metrics while the run lasts: ops, errors, latency, backlog per cell and phase (docs/metrics.md); :9100 listens on loopback, 0.0.0.0:9100 on every interface, port 0 on a free port (logged)")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "stop at the first failed cell instead of going on with the next")
 	fl.StringArrayVar(&f.asserts, "assert", nil, "a threshold the run is judged by, after each cell: p99<=2ms, p50<500us, ops_s>=50k, errors==0, error_rate<0.1%, lost==0, invariants==ok, capacity>=20k, hit_ratio>=0.8; scoped as TARGET:METRIC, TARGET:WORKLOAD-OR-PHASE:METRIC or TARGET:WORKLOAD:PHASE:METRIC with globs, e.g. 'redis:get:p99<=1ms', 'postgres*:*:p99<=5ms'; repeatable, added to a scenario's asserts; a failed one makes the exit code 3")
 	fl.StringVar(&f.assertAbort, "assert-abort", "", "stop the run at the first failed assertion, once GRACE has passed since it began (--assert-abort, or --assert-abort=1m); what was measured is kept")

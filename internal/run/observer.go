@@ -26,9 +26,14 @@ type Observer interface {
 
 // CellInfo is what an observer knows of a planned cell.
 type CellInfo struct {
-	Label  string  // the cell's id, with its round in a repeated run
-	Target string  // its target's label
-	Weight float64 // its work relative to its target's other cells: its key count, else 1
+	Label    string  // the cell's id, with its round in a repeated run
+	Target   string  // its target's label
+	Workload string  // its workload type: kv, throughput, …
+	Weight   float64 // its work relative to its target's other cells: its key count, else 1
+	// OpenLoop says its load has an arrival rate, so its phases have a
+	// backlog; workloads that set their own rates (capacity, replay) are
+	// not marked.
+	OpenLoop bool
 }
 
 // Remaining estimates the time left of a run: each unfinished cell costs
@@ -76,18 +81,31 @@ func Remaining(cells []CellInfo, secs []float64, cur int, inCur time.Duration) (
 
 // weight is how much work a cell is, relative to others of its target.
 func (c cell) weight() float64 {
-	if v, ok := c.params["keys"]; ok {
-		switch n := v.(type) {
-		case int64:
-			return float64(n)
-		case int:
-			return float64(n)
-		case float64:
-			return n
-		case json.Number:
-			f, _ := n.Float64()
-			return f
-		}
+	if n, ok := c.number("keys"); ok {
+		return n
 	}
 	return 1
+}
+
+// openLoop says the cell's load has an arrival rate (its ops are sent on a
+// schedule, so its phases have a backlog).
+func (c cell) openLoop() bool {
+	r, ok := c.number("rate")
+	return ok && r > 0
+}
+
+// number is the numeric parameter name; ok is false when there is none.
+func (c cell) number(name string) (float64, bool) {
+	switch n := c.params[name].(type) {
+	case int64:
+		return float64(n), true
+	case int:
+		return float64(n), true
+	case float64:
+		return n, true
+	case json.Number:
+		f, err := n.Float64()
+		return f, err == nil
+	}
+	return 0, false
 }

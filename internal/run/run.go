@@ -115,7 +115,7 @@ func NewPlan(ctx context.Context, reg target.Registry, types workload.Registry, 
 func (p *Plan) Cells() []CellInfo {
 	infos := make([]CellInfo, len(p.cells))
 	for i, c := range p.cells {
-		infos[i] = CellInfo{Label: c.label(), Target: c.Target.Spec.Label(), Weight: c.weight()}
+		infos[i] = CellInfo{Label: c.label(), Target: c.Target.Spec.Label(), Workload: c.Type, Weight: c.weight(), OpenLoop: c.openLoop()}
 	}
 	return infos
 }

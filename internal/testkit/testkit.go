@@ -9,11 +9,15 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"net/http"
 	"os"
 	"os/exec"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -227,4 +231,35 @@ func Eventually(t testing.TB, timeout, step time.Duration, what string, cond fun
 	if !WaitFor(timeout, step, cond) {
 		t.Fatalf("not within %v: %s", timeout, what)
 	}
+}
+
+// Refused fails t unless a TCP connection to addr is refused: nothing
+// listens there (a server said to have stopped has closed its port).
+func Refused(t testing.TB, addr string) {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	if err == nil {
+		c.Close()
+		t.Errorf("%s still accepts connections", addr)
+	} else if !errors.Is(err, syscall.ECONNREFUSED) {
+		t.Errorf("dial %s: %v, want connection refused", addr, err)
+	}
+}
+
+// Get is the body of url, read whole; t fails unless the answer is 200 OK.
+func Get(t testing.TB, url string) string {
+	t.Helper()
+	resp, err := http.Get(url)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatalf("GET %s: %v", url, err)
+	}
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET %s: %s\n%s", url, resp.Status, b)
+	}
+	return string(b)
 }
