@@ -26,7 +26,8 @@ a verdict: better, worse, or "no clear difference" when the runs' own spread
 is larger than the difference.
 
 A run's spread is, for a cell repeated in the run (storebench run --repeat N),
-the range of its repeats, and its value their median; otherwise a 99%
+the exact bootstrap 99% interval of its repeats' median (their whole range up
+to 8 repeats), and its value their median; otherwise a 99%
 confidence interval from the run's own data: distribution-free by rank in the
 HdrHistogram for percentiles, ±2.58 σ/√n for the mean, and for ops/s the
 mean's interval widened by the per-second series of phases of 3 s or more.

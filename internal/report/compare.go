@@ -680,7 +680,7 @@ func CompareText(w io.Writer, runs []CompareRun, cmps []Comparison) {
 	}
 	for _, c := range cmps {
 		a, b := c.Base.Name, c.Other.Name
-		fmt.Fprintf(w, "\n%s vs %s: ratio %s/%s; better = higher ops/s or lower latency; %q when the runs' intervals overlap (a repeated cell's: the range of its repeats; else 99%% confidence)\n", b, a, b, a, VerdictSame)
+		fmt.Fprintf(w, "\n%s vs %s: ratio %s/%s; better = higher ops/s or lower latency; %q when the runs' intervals overlap (a repeated cell's: an exact bootstrap 99%% interval of its repeats' median, their range up to 8 repeats; else 99%% confidence)\n", b, a, b, a, VerdictSame)
 		for _, d := range c.SetupDiffs {
 			fmt.Fprintf(w, "  differs: %s\n", d)
 		}
@@ -724,7 +724,7 @@ func CompareMarkdown(w io.Writer, runs []CompareRun, cmps []Comparison) {
 	}
 	for _, c := range cmps {
 		a, b := c.Base.Name, c.Other.Name
-		fmt.Fprintf(w, "\n## %s vs %s\n\nRatio %s/%s; better = higher ops/s or lower latency; *%s* when the runs' intervals overlap (a repeated cell's: the range of its repeats; else 99%% confidence).\n", b, a, b, a, VerdictSame)
+		fmt.Fprintf(w, "\n## %s vs %s\n\nRatio %s/%s; better = higher ops/s or lower latency; *%s* when the runs' intervals overlap (a repeated cell's: an exact bootstrap 99%% interval of its repeats' median, their range up to 8 repeats; else 99%% confidence).\n", b, a, b, a, VerdictSame)
 		if len(c.SetupDiffs)+len(c.ParamDiffs) > 0 {
 			fmt.Fprintln(w)
 			for _, d := range c.SetupDiffs {
