@@ -46,15 +46,15 @@ func runShards(t *testing.T) []string {
 	t.Helper()
 	dir := t.TempDir()
 	scen := writeFile(t, dir, "shards.yaml", shardScenario)
+	bin := testkit.Binary(t) // built first: a build on a busy machine outlasted the barrier's slack
 	startAt := time.Now().Add(4 * time.Second).UTC().Truncate(time.Second).Add(time.Second).Format(time.RFC3339)
-	bin := testkit.Binary(t)
 	paths := make([]string, 2)
 	errs := make([]string, 2)
 	var wg sync.WaitGroup
 	for i := range 2 {
 		wg.Go(func() {
 			out := filepath.Join(dir, fmt.Sprintf("shard%d", i+1))
-			cmd := exec.Command(bin, "run", scen, "--shard", fmt.Sprintf("%d/2", i), "--start-at", startAt, "--out", out, "--client-cpus", "none", "--server-cpus", "none")
+			cmd := exec.Command(bin, "run", scen, "--shard", fmt.Sprintf("%d/2", i), "--start-at", startAt, "--out", out, "--client-cpus", "none", "--server-cpus", "none", "--assert", "*:kv:ops>=1")
 			var so, se bytes.Buffer
 			cmd.Stdout, cmd.Stderr = &so, &se
 			if err := cmd.Run(); err != nil {
@@ -122,6 +122,20 @@ func TestShardsMerge(t *testing.T) {
 	}
 	if len(merged.Cells) != 4 {
 		t.Fatalf("merged %d cells, want 4 (mix and kv on memory and redis)", len(merged.Cells))
+	}
+	// The shards' assertions are judged again on the merged cells: the
+	// whole run's ops, not the first shard's part.
+	judged := 0
+	for _, v := range merged.Assertions {
+		if v.Expr == "*:kv:ops>=1" && v.Cell != "" {
+			judged++
+			if v.Measured != 3001 || !v.Pass {
+				t.Errorf("merged verdict %+v: want the merged kv phase's 3001 ops", v)
+			}
+		}
+	}
+	if judged != 4 {
+		t.Errorf("%d merged verdicts of *:kv:ops>=1, want 4 (2 kv cells × write, read): %+v", judged, merged.Assertions)
 	}
 	for ci, c := range merged.Cells {
 		if c.Status != result.CellOK {

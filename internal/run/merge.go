@@ -4,8 +4,53 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/storebench/storebench/internal/assert"
 	"github.com/storebench/storebench/internal/result"
 )
+
+// rejudge replaces the first shard's verdicts the merge copied with the
+// shards' assertions judged on the merged cells: a shard judged its own
+// part of the load (its share of the clients and ops), the merge the
+// whole of it.
+func rejudge(merged *result.Result, shards []*result.Result) error {
+	var exprs []string
+	seen := map[string]bool{}
+	for _, r := range shards {
+		for _, v := range r.Assertions {
+			if !seen[v.Expr] {
+				seen[v.Expr] = true
+				exprs = append(exprs, v.Expr)
+			}
+		}
+	}
+	merged.Assertions = nil
+	if len(exprs) == 0 {
+		return nil
+	}
+	as, err := assert.ParseAll(exprs)
+	if err != nil {
+		return err
+	}
+	stores := map[string]string{}
+	for _, t := range merged.Targets {
+		stores[t.Name] = t.Store
+	}
+	judged := make([]int, len(as))
+	for i := range merged.Cells {
+		c := &merged.Cells[i]
+		for j, a := range as {
+			vs := a.Judge(c, stores[c.Target])
+			judged[j] += len(vs)
+			merged.Assertions = append(merged.Assertions, vs...)
+		}
+	}
+	for j, a := range as {
+		if judged[j] == 0 {
+			merged.Assertions = append(merged.Assertions, a.Unmatched())
+		}
+	}
+	return nil
+}
 
 // Merge reads the result files of one run's shards (each a result.json
 // or a directory holding one, as report and compare take them), merges
@@ -31,6 +76,9 @@ func Merge(paths []string, dir string) (*Outcome, error) {
 		return nil, inputf("merge: %v", err)
 	}
 	merged.Command = redactArgs(os.Args)
+	if err := rejudge(merged, in.Results); err != nil {
+		return nil, inputf("merge: %v", err)
+	}
 	path, err := result.WriteNew(dir, merged, reportName)
 	if err != nil {
 		return nil, inputf("merge -o %s: %v", dir, err)
