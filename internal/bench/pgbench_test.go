@@ -211,7 +211,7 @@ func (pg pgSide) row(b *testing.B, clients int, script string, opts []string, pl
 			base := runTool(b, pg.srv, pg.pgbench, baseArgs...)
 			r := runTool(b, pg.srv, pg.pgbench, args...)
 			tps, n := parsePgbench(b, r.out)
-			return toolSample(r.minus(base), tps, n)
+			return toolSample(r.minus(base), tps, n, float64(n)/tps)
 		}, func() sample {
 			return runOurs(b, pg.srv, pg.st, p, pg.vacuum)
 		})
