@@ -124,6 +124,7 @@ type sample struct {
 	serverUs float64 // managed server's CPU per operation, µs
 	clientIO string  // storebench's: how its connections waited (metrics.Phase.ClientIO)
 	secs     float64 // the measured time the rate is over, by the side's own clock
+	p50Us    float64 // storebench's: the phase's median latency
 }
 
 // comparison is one line of the table: the same load driven by a tool and
@@ -430,7 +431,7 @@ func runOurs(b *testing.B, srv *server.Server, st store.Store, p throughput.Para
 	if ph.DurationS < minMeasured.Seconds()*0.99 {
 		b.Fatalf("storebench %s: measured %.2f s, less than %s", ph.Name, ph.DurationS, minMeasured)
 	}
-	return sample{opsS: ph.ThroughputOpsS, clientUs: ph.ClientCPUUsPerOp, serverUs: probe.cpuS * 1e6 / float64(ph.Ops), clientIO: ph.ClientIO, secs: ph.DurationS}
+	return sample{opsS: ph.ThroughputOpsS, clientUs: ph.ClientCPUUsPerOp, serverUs: probe.cpuS * 1e6 / float64(ph.Ops), clientIO: ph.ClientIO, secs: ph.DurationS, p50Us: ph.LatencyUs.P50}
 }
 
 // interleave runs tool then ours, -versus.reps times, into c.
