@@ -19,6 +19,7 @@ import (
 	"net"
 	"os"
 	"syscall"
+	"unsafe"
 )
 
 // Conn is what a client's buffered writer writes to and its buffered
@@ -104,10 +105,7 @@ func (x *Conn) Read(p []byte) (int, error) {
 func (x *Conn) step(fd uintptr) bool {
 	if req := x.pending; req != nil {
 		x.pending = nil
-		n, err := syscall.Write(int(fd), req)
-		for err == syscall.EINTR {
-			n, err = syscall.Write(int(fd), req)
-		}
+		n, err := rawIO(syscall.SYS_WRITE, fd, req)
 		switch {
 		case err == syscall.EAGAIN:
 			n = 0
@@ -123,10 +121,7 @@ func (x *Conn) step(fd uintptr) bool {
 		}
 		return false
 	}
-	n, err := syscall.Read(int(fd), x.p)
-	for err == syscall.EINTR {
-		n, err = syscall.Read(int(fd), x.p)
-	}
+	n, err := rawIO(syscall.SYS_READ, fd, x.p)
 	switch {
 	case err == syscall.EAGAIN:
 		return false
@@ -143,4 +138,28 @@ func (x *Conn) step(fd uintptr) bool {
 // the same errors either way.
 func (x *Conn) opErr(op string, err error) error {
 	return &net.OpError{Op: op, Net: "tcp", Source: x.conn.LocalAddr(), Addr: x.conn.RemoteAddr(), Err: err}
+}
+
+// rawIO is read(2) or write(2) (trap) of p on fd without telling the Go
+// scheduler (syscall.RawSyscall): the poller's sockets are non-blocking, so
+// the call never waits, and the thread keeps its P through it. Through
+// syscall.Read and Write, a call that took more than 20 µs (a loopback
+// write runs the receiving side's TCP work too, and a busy machine
+// preempts it) let sysmon hand the P to another thread: a wake-up, a
+// context switch and the goroutines' caches moved, per such call.
+func rawIO(trap, fd uintptr, p []byte) (int, error) {
+	var ptr unsafe.Pointer
+	if len(p) > 0 {
+		ptr = unsafe.Pointer(&p[0])
+	}
+	for {
+		n, _, errno := syscall.RawSyscall(trap, fd, uintptr(ptr), uintptr(len(p)))
+		switch errno {
+		case 0:
+			return int(n), nil
+		case syscall.EINTR:
+			continue
+		}
+		return -1, errno
+	}
 }
