@@ -162,13 +162,18 @@ func medians(s []sample) sample {
 	}
 }
 
-// ratio is storebench ÷ tool of the median throughputs.
+// ratio is the median of the pairs' storebench ÷ tool throughputs: a
+// pair ran back to back, so its ratio is what a busy machine's drift
+// disturbs least (the ratio of the two medians may set a tool run against
+// a storebench run minutes apart).
 func (c *comparison) ratio() float64 {
-	t := medians(c.toolRuns)
-	if t.opsS == 0 {
-		return 0
+	var r []sample
+	for i := range min(len(c.toolRuns), len(c.ourRuns)) {
+		if c.toolRuns[i].opsS > 0 {
+			r = append(r, sample{opsS: c.ourRuns[i].opsS / c.toolRuns[i].opsS})
+		}
 	}
-	return medians(c.ourRuns).opsS / t.opsS
+	return median(r, func(x sample) float64 { return x.opsS })
 }
 
 // pairRatios are the ratios of each A B pair, to show the spread.
@@ -234,7 +239,7 @@ func machine() string {
 // side ran.
 func table(title string, cs []*comparison) string {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%s (medians of %d interleaved pairs; ratio = storebench ÷ tool)\n%s\n", title, *reps, machine())
+	fmt.Fprintf(&buf, "%s (medians of %d interleaved pairs; ratio = the median of the pairs' storebench ÷ tool)\n%s\n", title, *reps, machine())
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(tw, "comparison\ttool ops/s\tours ops/s\tratio\tpairs\ttool s\tours s\ttool client µs/op\tours client µs/op\tserver µs/op (tool)\tserver µs/op (ours)\t")
 	for _, c := range cs {
