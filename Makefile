@@ -48,7 +48,7 @@ bench: deps
 	./scripts/install-deps.sh bench
 	$(GO) test -run '^$$' -bench . -benchmem ./internal/load/ ./internal/store/...
 	$(GO) test -run '^$$' -bench . -benchtime 1x ./internal/hiccup/ ./internal/doctor/
-	$(GO) test -run '^$$' -bench Versus -benchtime 1x -timeout 20m ./internal/bench/ -versus.reps=$(VERSUS_REPS) $(VERSUS_FLAGS)
+	$(GO) test -run '^$$' -bench 'Versus|Floor' -benchtime 1x -timeout 30m ./internal/bench/ -versus.reps=$(VERSUS_REPS) $(VERSUS_FLAGS)
 
 # fuzz: every Go fuzz target (scenario files, targets and URLs with password
 # redaction, numeric flag values, number formatting) for FUZZTIME each; a

@@ -95,7 +95,7 @@ func memaslapRow(b *testing.B, srv *server.Server, st *memcached.Store, tool str
 			if m.misses != 0 {
 				b.Fatalf("memaslap: %d get misses", m.misses)
 			}
-			return toolSample(r, m.getOpsS, m.gets+m.sets)
+			return toolSample(r, m.getOpsS, m.gets+m.sets, m.secs)
 		}, func() sample {
 			return runOurs(b, srv, st, p, nil)
 		})
@@ -105,6 +105,7 @@ func memaslapRow(b *testing.B, srv *server.Server, st *memcached.Store, tool str
 
 type memaslapResult struct {
 	getOpsS            float64
+	secs               float64 // its Get Statistics' time, whole seconds
 	gets, sets, misses int64
 }
 
@@ -132,6 +133,9 @@ func parseMemaslap(b *testing.B, out string) memaslapResult {
 				b.Fatalf("memaslap: %q: %v", line, err)
 			}
 			r.getOpsS = v
+			if r.secs, err = strconv.ParseFloat(f[1], 64); err != nil {
+				b.Fatalf("memaslap: %q: %v", line, err)
+			}
 		case len(f) == 2 && strings.HasSuffix(f[0], ":"):
 			n, err := strconv.ParseInt(f[1], 10, 64)
 			if err != nil {

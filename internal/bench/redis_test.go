@@ -24,7 +24,7 @@ import (
 // managed Redis without persistence (profile "none").
 //
 // Matched: 50 connections, 3-byte values, keys drawn uniformly at random
-// from 100,000, the same number of requests per run (-n), no warm-up, and
+// from 100,000, the same measured time (see redisRow), no warm-up, and
 // for GET a keyspace fully written beforehand on both sides (storebench's
 // workload writes it, unmeasured; redis-benchmark's key:000000000000 ..
 // key:000000099999 are written here before its GET runs, since its own -t
@@ -77,43 +77,72 @@ const (
 // op -c 50 [-P depth] [--threads threads, when above 1] against
 // storebench's throughput op phase on st, at the GOMAXPROCS the caller
 // set; placed says how both sides were placed, for the table.
+//
+// redis-benchmark has no duration flag, only a request count (-n): a short
+// calibration run picks the -n that lasts about redisTarget, and each of
+// storebench's runs lasts what the tool's run before it measured (its
+// requests ÷ its rate), so both rates are over the same time.
 func redisRow(b *testing.B, srv *server.Server, st *redis.Store, tool, op string, depth, threads int, sub, placed string) *comparison {
 	b.Helper()
 	host, port, err := net.SplitHostPort(srv.Addr)
 	if err != nil {
 		b.Fatal(err)
 	}
-	n := int64(100000) // requests per run: about 2-3 s here at P1
-	if depth > 1 {
-		n = 500000
-	}
-	args := []string{"-h", host, "-p", port, "-t", op, "-c", strconv.Itoa(redisClients), "-n", strconv.FormatInt(n, 10),
-		"-r", strconv.Itoa(redisKeyspace), "-d", strconv.Itoa(redisValue), "--csv"}
-	if threads > 1 {
-		args = append(args, "--threads", strconv.Itoa(threads))
-	}
-	if depth > 1 {
-		args = append(args, "-P", strconv.Itoa(depth))
+	args := func(n int64) []string {
+		a := []string{"-h", host, "-p", port, "-t", op, "-c", strconv.Itoa(redisClients), "-n", strconv.FormatInt(n, 10),
+			"-r", strconv.Itoa(redisKeyspace), "-d", strconv.Itoa(redisValue), "--csv"}
+		if threads > 1 {
+			a = append(a, "--threads", strconv.Itoa(threads))
+		}
+		if depth > 1 {
+			a = append(a, "-P", strconv.Itoa(depth))
+		}
+		return a
 	}
 	c := &comparison{
 		name: fmt.Sprintf("redis %s -c %d -P %d", strings.ToUpper(op), redisClients, depth),
-		tool: "redis-benchmark " + strings.Join(args[4:], " "),
-		ours: fmt.Sprintf("throughput %s, %d clients, pipeline %d, %d ops, keyspace %d, %d-byte values, %s", op, redisClients, depth, n, redisKeyspace, redisValue, placed),
+		ours: fmt.Sprintf("throughput %s, %d clients, pipeline %d, for the tool's measured time, keyspace %d, %d-byte values, %s", op, redisClients, depth, redisKeyspace, redisValue, placed),
 	}
 	b.Run(sub, func(b *testing.B) {
 		if op == throughput.OpGet {
 			fillRedisBenchmarkKeys(b, srv.Addr, redisKeyspace, redisValue)
 		}
-		p := throughput.Params{Keyspace: workload.Keyspace{Keys: redisKeyspace, ValueSize: redisValue}, Operations: []string{op},
-			Load: workload.Load{Clients: redisClients, Pipeline: depth, Ops: n}}
+		n := int64(50000 * depth) // calibration: well under a second
+		run := func(n int64) (toolRun, float64, float64) {
+			r := runTool(b, srv, tool, args(n)...)
+			rps := parseRedisCSV(b, r.out, strings.ToUpper(op))
+			return r, rps, float64(n) / rps
+		}
+		_, rps, _ := run(n)
+		n = redisRequests(rps)
+		c.tool = "redis-benchmark " + strings.Join(args(n)[4:], " ") + " (-n from a calibration run, for about 4 s)"
+		var secs float64 // the tool's last measured time: storebench's next duration
 		interleave(b, c, func() sample {
-			r := runTool(b, srv, tool, args...)
-			return toolSample(r, parseRedisCSV(b, r.out, strings.ToUpper(op)), n)
+			r, rps, s := run(n)
+			for s < minMeasured.Seconds() { // the machine got faster: run longer
+				n = redisRequests(rps)
+				r, rps, s = run(n)
+			}
+			secs = s
+			return toolSample(r, rps, n, s)
 		}, func() sample {
+			d := time.Duration(secs * float64(time.Second))
+			p := throughput.Params{Keyspace: workload.Keyspace{Keys: redisKeyspace, ValueSize: redisValue}, Operations: []string{op},
+				Load: workload.Load{Clients: redisClients, Pipeline: depth, Duration: d}}
 			return runOurs(b, srv, st, p, nil)
 		})
 	})
 	return c
+}
+
+// redisTarget is the measured time redis-benchmark's -n is chosen for:
+// enough above minMeasured that a faster run still lasts 3 s.
+const redisTarget = 4 * time.Second
+
+// redisRequests is the -n that lasts redisTarget at rps, in whole
+// thousands.
+func redisRequests(rps float64) int64 {
+	return max(int64(rps*redisTarget.Seconds()/1000), 1) * 1000
 }
 
 // parseRedisCSV returns the requests per second of test in redis-benchmark's

@@ -17,6 +17,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"os"
 	"os/exec"
 	"runtime"
 	"slices"
@@ -122,6 +123,8 @@ type sample struct {
 	clientUs float64 // client CPU (user+system) per operation, µs
 	serverUs float64 // managed server's CPU per operation, µs
 	clientIO string  // storebench's: how its connections waited (metrics.Phase.ClientIO)
+	secs     float64 // the measured time the rate is over, by the side's own clock
+	p50Us    float64 // storebench's: the phase's median latency
 }
 
 // comparison is one line of the table: the same load driven by a tool and
@@ -155,16 +158,22 @@ func medians(s []sample) sample {
 		opsS:     median(s, func(x sample) float64 { return x.opsS }),
 		clientUs: median(s, func(x sample) float64 { return x.clientUs }),
 		serverUs: median(s, func(x sample) float64 { return x.serverUs }),
+		secs:     median(s, func(x sample) float64 { return x.secs }),
 	}
 }
 
-// ratio is storebench ÷ tool of the median throughputs.
+// ratio is the median of the pairs' storebench ÷ tool throughputs: a
+// pair ran back to back, so its ratio is what a busy machine's drift
+// disturbs least (the ratio of the two medians may set a tool run against
+// a storebench run minutes apart).
 func (c *comparison) ratio() float64 {
-	t := medians(c.toolRuns)
-	if t.opsS == 0 {
-		return 0
+	var r []sample
+	for i := range min(len(c.toolRuns), len(c.ourRuns)) {
+		if c.toolRuns[i].opsS > 0 {
+			r = append(r, sample{opsS: c.ourRuns[i].opsS / c.toolRuns[i].opsS})
+		}
 	}
-	return medians(c.ourRuns).opsS / t.opsS
+	return median(r, func(x sample) float64 { return x.opsS })
 }
 
 // pairRatios are the ratios of each A B pair, to show the spread.
@@ -192,23 +201,58 @@ func (c *comparison) report(b *testing.B) {
 	b.ReportMetric(t.serverUs, "tool-server-µs/op")
 }
 
+// minMeasured is the least measured time of either side of a pair: a
+// shorter run weighs its start (connecting, the first replies) more.
+const minMeasured = 3 * time.Second
+
+// timing says, under every table, which part of each side's run its rate
+// covers.
+const timing = "measured time (s): each side's own clock over its rate, the same for both sides of a pair (storebench runs for the tool's measured time, or both for the same -T/-t), at least 3 s; " +
+	"connection set-up excluded on both sides (storebench connects before its measured part; pgbench reports tps without its connection time; memaslap connects and presets its windows before its timed part; " +
+	"redis-benchmark starts its timer once its 50 sockets are created, their loopback handshakes finish in its first millisecond); no warm-up excluded on either side (the first second counts on both)"
+
+// machine is the CPU model, kernel and CPU count, printed with every table.
+func machine() string {
+	model := "unknown CPU"
+	if b, err := os.ReadFile("/proc/cpuinfo"); err == nil {
+		for _, line := range strings.Split(string(b), "\n") {
+			if k, v, ok := strings.Cut(line, ":"); ok && strings.TrimSpace(k) == "model name" {
+				model = strings.TrimSpace(v)
+				break
+			}
+		}
+	}
+	kernel := runtime.GOOS
+	if b, err := os.ReadFile("/proc/sys/kernel/osrelease"); err == nil {
+		kernel += " " + strings.TrimSpace(string(b))
+	}
+	load := ""
+	if b, err := os.ReadFile("/proc/loadavg"); err == nil {
+		if f := strings.Fields(string(b)); len(f) >= 3 {
+			load = fmt.Sprintf(", load average %s %s %s", f[0], f[1], f[2])
+		}
+	}
+	return fmt.Sprintf("machine: %s, %d vCPUs, %s%s; %s", model, runtime.NumCPU(), kernel, load, time.Now().UTC().Format("2006-01-02 15:04 UTC"))
+}
+
 // table renders the comparisons' medians, one line each, then what each
 // side ran.
 func table(title string, cs []*comparison) string {
 	var buf bytes.Buffer
-	fmt.Fprintf(&buf, "%s (medians of %d interleaved pairs; ratio = storebench ÷ tool)\n", title, *reps)
+	fmt.Fprintf(&buf, "%s (medians of %d interleaved pairs; ratio = the median of the pairs' storebench ÷ tool)\n%s\n", title, *reps, machine())
 	tw := tabwriter.NewWriter(&buf, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(tw, "comparison\ttool ops/s\tours ops/s\tratio\tpairs\ttool client µs/op\tours client µs/op\tserver µs/op (tool)\tserver µs/op (ours)\t")
+	fmt.Fprintln(tw, "comparison\ttool ops/s\tours ops/s\tratio\tpairs\ttool s\tours s\ttool client µs/op\tours client µs/op\tserver µs/op (tool)\tserver µs/op (ours)\t")
 	for _, c := range cs {
 		if len(c.toolRuns) == 0 || len(c.ourRuns) == 0 {
-			fmt.Fprintf(tw, "%s\t-\t-\t-\tnot measured\t\t\t\t\t\n", c.name)
+			fmt.Fprintf(tw, "%s\t-\t-\t-\tnot measured\t\t\t\t\t\t\t\n", c.name)
 			continue
 		}
 		t, o := medians(c.toolRuns), medians(c.ourRuns)
-		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t\n",
-			c.name, t.opsS, o.opsS, c.ratio(), c.pairRatios(), t.clientUs, o.clientUs, t.serverUs, o.serverUs)
+		fmt.Fprintf(tw, "%s\t%.0f\t%.0f\t%.2f\t%s\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t\n",
+			c.name, t.opsS, o.opsS, c.ratio(), c.pairRatios(), t.secs, o.secs, t.clientUs, o.clientUs, t.serverUs, o.serverUs)
 	}
 	tw.Flush()
+	fmt.Fprintf(&buf, "  %s\n", timing)
 	for _, c := range cs {
 		io := ""
 		if len(c.ourRuns) > 0 && c.ourRuns[0].clientIO != "" {
@@ -328,12 +372,13 @@ func tail(s string) string {
 
 // toolSample turns a tool's run into a sample: ops is what the CPU figures
 // are divided by.
-func toolSample(r toolRun, opsS float64, ops int64) sample {
+func toolSample(r toolRun, opsS float64, ops int64, secs float64) sample {
 	if ops <= 0 {
-		return sample{opsS: opsS}
+		return sample{opsS: opsS, secs: secs}
 	}
 	return sample{
 		opsS:     opsS,
+		secs:     secs,
 		clientUs: float64(r.cpu.Microseconds()) / float64(ops),
 		serverUs: r.serverS * 1e6 / float64(ops),
 	}
@@ -388,7 +433,10 @@ func runOurs(b *testing.B, srv *server.Server, st store.Store, p throughput.Para
 	if ph.Ops == 0 {
 		b.Fatalf("storebench %s: no operation measured", ph.Name)
 	}
-	return sample{opsS: ph.ThroughputOpsS, clientUs: ph.ClientCPUUsPerOp, serverUs: probe.cpuS * 1e6 / float64(ph.Ops), clientIO: ph.ClientIO}
+	if ph.DurationS < minMeasured.Seconds()*0.99 {
+		b.Fatalf("storebench %s: measured %.2f s, less than %s", ph.Name, ph.DurationS, minMeasured)
+	}
+	return sample{opsS: ph.ThroughputOpsS, clientUs: ph.ClientCPUUsPerOp, serverUs: probe.cpuS * 1e6 / float64(ph.Ops), clientIO: ph.ClientIO, secs: ph.DurationS, p50Us: ph.LatencyUs.P50}
 }
 
 // interleave runs tool then ours, -versus.reps times, into c.

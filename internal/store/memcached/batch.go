@@ -148,12 +148,12 @@ func (c *Client) pipe() error {
 		}
 	}
 	if c.bw == nil {
-		c.cio.reset(c.conn, c.blocking)
+		c.cio.Reset(c.conn.Conn, c.blocking)
 		c.bw = bufio.NewWriterSize(&c.cio, c.wbuf)
 		c.br = bufio.NewReaderSize(&c.cio, 4<<10)
 		c.bconn = c.conn
 	} else if c.bconn != c.conn {
-		c.cio.reset(c.conn, c.blocking)
+		c.cio.Reset(c.conn.Conn, c.blocking)
 		c.bw.Reset(&c.cio)
 		c.br.Reset(&c.cio)
 		c.bconn = c.conn
@@ -163,11 +163,13 @@ func (c *Client) pipe() error {
 
 // send flushes bw: the end of a request whose reply the caller reads next.
 // Where the poller serves the connection, what is left in bw goes out with
-// the first read of the reply (connIO), sparing a read that would fail.
+// the first read of the reply (pollio), sparing a read that would fail.
 func (c *Client) send() error {
-	c.cio.arm = c.cio.raw != nil && c.br.Buffered() == 0
+	if c.br.Buffered() == 0 {
+		c.cio.Arm()
+	}
 	err := c.bw.Flush()
-	c.cio.arm = false
+	c.cio.Disarm()
 	return err
 }
 

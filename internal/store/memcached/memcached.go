@@ -42,6 +42,7 @@ import (
 	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
 	"github.com/storebench/storebench/internal/store/blockio"
+	"github.com/storebench/storebench/internal/store/pollio"
 )
 
 // DefaultTimeout bounds connecting and each round trip.
@@ -314,7 +315,7 @@ type Client struct {
 	// Pipelined sets (batch.go) on the connection gomemcache dialed last.
 	conn  *trackedConn
 	bconn *trackedConn // the connection bw and br are on
-	cio   connIO       // what bw and br write and read through
+	cio   pollio.Conn  // what bw and br write and read through
 	bw    *bufio.Writer
 	br    *bufio.Reader
 	ends  []int // getMulti: where each key of the batch ends in key

@@ -13,6 +13,7 @@ import (
 	"github.com/redis/rueidis"
 
 	"github.com/storebench/storebench/internal/store"
+	"github.com/storebench/storebench/internal/store/pollio"
 )
 
 // LoadChunk is how many SETs Load pipelines per round trip.
@@ -79,7 +80,7 @@ func (c *Client) setBatch(ctx context.Context, op string, keys, vals [][]byte, t
 		return opErr(op, err)
 	}
 	px := pxOf(ttl)
-	if conn := c.raw.get(); conn != nil {
+	if conn := c.raw.get(c.blocking); conn != nil {
 		err = c.rawSetBatch(ctx, conn, keys, vals, px)
 	} else {
 		c.reserve(keys)
@@ -114,7 +115,7 @@ func (c *Client) GetBatch(ctx context.Context, keys, dst [][]byte, found []bool)
 	if ctx, err = store.SyncContext(ctx); err != nil {
 		return dst, opErr("get batch", err)
 	}
-	if conn := c.raw.get(); conn != nil {
+	if conn := c.raw.get(c.blocking); conn != nil {
 		if err := c.rawGetBatch(ctx, conn, keys, dst, found); err != nil {
 			return dst, opErr("get batch", err)
 		}
@@ -172,15 +173,19 @@ func (c *Client) Load(ctx context.Context, keys, vals [][]byte) error {
 // connection rueidis dialed, which is idle between calls (every command is
 // synchronous, see the package doc), so the connection count and its
 // HELLO, AUTH and SELECT are unchanged; the replies are RESP3 (rueidis
-// said HELLO 3), whose null is "_".
+// said HELLO 3), whose null is "_". Get and Set are batches of one.
 
 // rawPipe is a client's connection for batches, as dialed (nil over TLS),
 // with the reader and the buffer its batches reuse.
 type rawPipe struct {
 	conn atomic.Pointer[net.Conn] // set by the dialer, from rueidis's goroutine
-	cur  net.Conn                 // the one br reads
-	br   *bufio.Reader
-	w    []byte
+	cur  net.Conn                 // the one io is on
+	// io sends a batch with the first read of its replies (pollio), and
+	// br reads them in bulk through it.
+	io      pollio.Conn
+	br      *bufio.Reader
+	w       []byte
+	scratch []byte // what replies nobody keeps are read into
 	// broken is set when a batch failed half-way: the stream's replies no
 	// longer match its commands, so later batches go through rueidis,
 	// which reconnects.
@@ -191,21 +196,32 @@ type rawPipe struct {
 // batch's replies in one read(2) (16 small values are ~160 bytes).
 const rawReadBuffer = 16 << 10
 
-// get returns the connection for a batch, or nil to use rueidis.
-func (p *rawPipe) get() net.Conn {
+// get returns the connection for a batch, or nil to use rueidis; blocking
+// says its reads block their thread (blockio).
+func (p *rawPipe) get(blocking bool) net.Conn {
 	cp := p.conn.Load()
 	if cp == nil || p.broken {
 		return nil
 	}
 	if *cp != p.cur {
-		p.cur, p.br = *cp, bufio.NewReaderSize(*cp, rawReadBuffer)
+		p.cur = *cp
+		p.io.Reset(p.cur, blocking)
+		if p.br == nil {
+			p.br = bufio.NewReaderSize(&p.io, rawReadBuffer)
+		} else {
+			p.br.Reset(&p.io)
+		}
 	}
 	return p.cur
 }
 
-// exchange writes p.w in one write and reads n replies, each handed to
-// reply with its kind and data (appended to dsts[i][:0] when dsts is set);
-// bounded by the client's timeout or ctx's deadline, whichever is first.
+// exchange sends p.w and reads n replies, each handed to reply with its
+// kind and data (appended to dsts[i][:0] when dsts is set); bounded by the
+// client's timeout or ctx's deadline, whichever is first. The batch goes
+// out in one write(2), made with the first read of its replies (pollio:
+// no read before they can be there), and the replies are parsed from
+// what each read(2) brought, 16 KiB at a time: one write and usually one
+// read per batch, as an event loop's client does.
 // Any failure but an error reply breaks the pipe and closes the
 // connection, whose stream is out of step.
 func (c *Client) exchange(ctx context.Context, conn net.Conn, n int, dsts [][]byte, reply func(i int, kind byte, v []byte, err error) error) error {
@@ -215,17 +231,23 @@ func (c *Client) exchange(ctx context.Context, conn net.Conn, n int, dsts [][]by
 	}
 	err := conn.SetDeadline(deadline)
 	if err == nil {
-		_, err = conn.Write(c.raw.w)
+		if c.raw.br.Buffered() == 0 {
+			err = c.raw.io.Hold(c.raw.w)
+		} else { // not in step: the read below may not reach io
+			_, err = conn.Write(c.raw.w)
+		}
 	}
 	var first error
 	for i := 0; i < n && err == nil; i++ {
-		var dst []byte
+		dst := c.raw.scratch[:0] // a SET's "OK": no allocation per reply
 		if dsts != nil {
 			dst = dsts[i][:0]
 		}
 		kind, v, rerr := readReply(c.raw.br, dst)
 		if dsts != nil {
 			dsts[i] = v
+		} else {
+			c.raw.scratch = v[:0]
 		}
 		if rerr != nil && !isReplyError(rerr) {
 			err = rerr
@@ -259,12 +281,32 @@ func (c *Client) rawGetBatch(ctx context.Context, conn net.Conn, keys, dst [][]b
 		c.raw.w = appendCommand(c.raw.w, cmdGET, c.key)
 	}
 	return c.exchange(ctx, conn, len(keys), dst, func(i int, kind byte, _ []byte, err error) error {
-		found[i] = err == nil && kind == '$'
-		if err == nil && kind != '$' && kind != kindNil {
-			err = fmt.Errorf("unexpected %q reply to GET", kind)
-		}
+		found[i], err = getReply(kind, err)
 		return err
 	})
+}
+
+// getReply says whether a GET's reply holds a value, or is an error.
+func getReply(kind byte, err error) (bool, error) {
+	if err == nil && kind != '$' && kind != kindNil {
+		err = fmt.Errorf("unexpected %q reply to GET", kind)
+	}
+	return err == nil && kind == '$', err
+}
+
+// rawGet is Get through the raw pipe: a batch of one, for the same reasons
+// (rueidis's Do costs an allocation and its per-command work per get).
+func (c *Client) rawGet(ctx context.Context, conn net.Conn, key, dst []byte) ([]byte, bool, error) {
+	c.key = append(c.key[:c.n], key...)
+	c.raw.w = appendCommand(c.raw.w[:0], cmdGET, c.key)
+	c.one[0] = dst
+	var found bool
+	err := c.exchange(ctx, conn, 1, c.one[:], func(_ int, kind byte, _ []byte, err error) error {
+		found, err = getReply(kind, err)
+		return err
+	})
+	dst, c.one[0] = c.one[0], nil
+	return dst, found, err
 }
 
 // rawSetBatch is SetBatch through the raw pipe.

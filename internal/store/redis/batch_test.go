@@ -71,7 +71,7 @@ func TestBatch(t *testing.T) {
 		ctx := context.Background()
 		s := open(t, url)
 		kv, b := storetest.BatchClient(t, s)
-		if kv.(*Client).raw.get() == nil {
+		if c := kv.(*Client); c.raw.get(c.blocking) == nil {
 			t.Fatal("the client's batches do not go through its own connection")
 		}
 		rc := raw(t, url)

@@ -21,9 +21,10 @@
 //     runs on the caller's goroutine (write, then read), as with other drivers.
 //   - DisableRetry: a failed command is counted, not silently retried.
 //
-// Batches (pipelines) are written and read beside rueidis on the same
-// connection, as C clients do (batch.go): rueidis's per-command work cost
-// a third of the client's CPU at -P 16.
+// Batches (pipelines), and Get and Set as batches of one, are written and
+// read beside rueidis on the same connection, as C clients do (batch.go):
+// rueidis's per-command work cost a third of the client's CPU at -P 16,
+// and its Do an allocation per get.
 //
 // The connection count is checked by a test with CLIENT LIST.
 package redis
@@ -348,10 +349,13 @@ type Client struct {
 	// Batches (batch.go): every prefixed key of the batch, back to back,
 	// and the commands, both reused from batch to batch; raw is the
 	// connection they go through when it is not TLS.
-	bkeys   []byte
-	cmds    []rueidis.Completed
-	raw     rawPipe
-	timeout time.Duration
+	bkeys []byte
+	cmds  []rueidis.Completed
+	raw   rawPipe
+	// rawGet's destination and Set's key and value, as a batch of one
+	// (a slice literal would be an allocation per op).
+	one, oneKey, oneVal [1][]byte
+	timeout             time.Duration
 }
 
 var (
@@ -420,6 +424,13 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 	if err != nil {
 		return dst, false, opErr("get", err)
 	}
+	if conn := c.raw.get(c.blocking); conn != nil {
+		v, ok, err := c.rawGet(ctx, conn, key, dst)
+		if err != nil {
+			return v[:0], false, opErr("get", err)
+		}
+		return v, ok, nil
+	}
 	v, err := c.rc.Do(ctx, c.getCmd(c.prefixed(key))).AsBytes()
 	c.done(err)
 	if err != nil {
@@ -440,8 +451,14 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 	if err != nil {
 		return opErr("set", err)
 	}
-	err = c.rc.Do(ctx, c.setCmd(c.prefixed(key), rueidis.BinaryString(val), pxOf(ttl))).Error()
-	c.done(err)
+	if conn := c.raw.get(c.blocking); conn != nil {
+		c.oneKey[0], c.oneVal[0] = key, val
+		err = c.rawSetBatch(ctx, conn, c.oneKey[:], c.oneVal[:], pxOf(ttl))
+		c.oneKey[0], c.oneVal[0] = nil, nil
+	} else {
+		err = c.rc.Do(ctx, c.setCmd(c.prefixed(key), rueidis.BinaryString(val), pxOf(ttl))).Error()
+		c.done(err)
+	}
 	if err != nil {
 		return opErr("set", c.limit.explain(err, len(val)))
 	}
