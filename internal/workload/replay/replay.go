@@ -135,8 +135,15 @@ func (p Params) CheckTrace() error {
 // generated in the process by tracegen, nothing downloaded.
 const SamplePrefix = "sample:"
 
-// Samples are the built-in sample traces' names.
-var Samples = []string{"twitter", "kvcache-v1", "kvcache-v2", "redis-monitor", "csv"}
+// The kvcache samples are the format's two versions.
+const (
+	sampleKVCacheV1 = string(trace.KVCache) + "-v1"
+	sampleKVCacheV2 = string(trace.KVCache) + "-v2"
+)
+
+// Samples are the built-in sample traces' names: one per format, the
+// formats' own names (trace's), kvcache's two versions apart.
+var Samples = []string{string(trace.Twitter), sampleKVCacheV1, sampleKVCacheV2, string(trace.RedisMonitor), string(trace.CSV)}
 
 // Open opens the trace: a file, or a built-in sample.
 func (p Params) Open() (*trace.Reader, error) {
@@ -151,8 +158,8 @@ func (p Params) Open() (*trace.Reader, error) {
 	cfg := tracegen.Config{Seed: max(p.Seed, 1)}
 	f := trace.Format(name)
 	switch name {
-	case "kvcache-v1", "kvcache-v2":
-		f, cfg.KVCacheV1 = trace.KVCache, name == "kvcache-v1"
+	case sampleKVCacheV1, sampleKVCacheV2:
+		f, cfg.KVCacheV1 = trace.KVCache, name == sampleKVCacheV1
 	case string(trace.Twitter), string(trace.RedisMonitor), string(trace.CSV):
 	default:
 		return nil, fmt.Errorf("unknown sample trace %q (valid: %s%s)", name, SamplePrefix, strings.Join(Samples, ", "+SamplePrefix))
