@@ -36,7 +36,7 @@ func (a Assertion) Judge(c *result.Cell, store string) []result.Assertion {
 			a.judgeCell(c, add)
 			continue
 		}
-		steps := searchSteps(c)
+		steps := c.Capacity.StepPhases()
 		for i := range c.Phases {
 			ph := &c.Phases[i]
 			if steps[ph.Name] {
@@ -127,10 +127,7 @@ func (a Assertion) pick(rest []string, c *result.Cell, ph *metrics.Phase) (whole
 // phaseValue is the metric of a phase's (or an op kind's) figures; false
 // when they hold none (a latency of a phase without a successful op).
 func (a Assertion) phaseValue(ops int64, errs map[string]int64, opsS float64, l metrics.Latency, histogram string) (float64, bool) {
-	var nErr int64
-	for _, n := range errs {
-		nErr += n
-	}
+	nErr := metrics.ErrorTotal(errs)
 	switch a.Metric {
 	case "ops_s":
 		return opsS, true
@@ -211,20 +208,6 @@ func (a Assertion) judgeCell(c *result.Cell, add func(where string, measured flo
 			}
 		}
 	}
-}
-
-// searchSteps are the names of a capacity search's phases in c.
-func searchSteps(c *result.Cell) map[string]bool {
-	if c.Capacity == nil {
-		return nil
-	}
-	out := map[string]bool{}
-	for _, st := range c.Capacity.Steps {
-		for _, p := range st.Phases {
-			out[p] = true
-		}
-	}
-	return out
 }
 
 // Unmatched is the failing verdict of an assertion that judged nothing.

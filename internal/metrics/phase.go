@@ -416,3 +416,13 @@ func (p *Phase) SlowerThan(d time.Duration) (int64, error) {
 	}
 	return n, nil
 }
+
+// ErrorTotal is the number of failed operations of a phase's (or an op
+// kind's) errors by class.
+func ErrorTotal(errs map[string]int64) int64 {
+	var n int64
+	for _, v := range errs {
+		n += v
+	}
+	return n
+}

@@ -52,13 +52,7 @@ func byOpRows(r *result.Result) []opRow {
 }
 
 // opErrors is the total of one kind's errors.
-func opErrors(f metrics.OpFigures) int64 {
-	var n int64
-	for _, v := range f.Errors {
-		n += v
-	}
-	return n
-}
+func opErrors(f metrics.OpFigures) int64 { return metrics.ErrorTotal(f.Errors) }
 
 const byOpLede = "each kind of operation of a mixed phase on its own (latency in µs, client-side, per op)"
 

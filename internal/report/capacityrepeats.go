@@ -60,11 +60,7 @@ func capacitySpreads(cells []*result.Cell) []capacitySpread {
 				if !ok {
 					continue
 				}
-				v := 0.0
-				if cp.Found {
-					v = cp.OpsS
-				}
-				sp.repeats = append(sp.repeats, v)
+				sp.repeats = append(sp.repeats, cp.Value())
 				sp.stalls = append(sp.stalls, boundingStall(s, slo, cp))
 				sp.limiters = append(sp.limiters, cmp.Or(cp.Limiter, "—"))
 			}

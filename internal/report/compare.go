@@ -150,7 +150,7 @@ func compareTwo(a, b CompareRun) Comparison {
 			continue
 		}
 		params.add(id, ac[0].Params, bc[0].Params)
-		steps := searchStepPhases(ac[0])
+		steps := capacityOf(ac[0]).StepPhases()
 		for _, ph := range ac[0].Phases {
 			if steps[ph.Name] {
 				continue // a capacity search's step: compared as the capacity it bounded (capacityRows)
@@ -817,23 +817,6 @@ func capacityRows(id string, ac, bc []*result.Cell) []ComparisonRow {
 	return rows
 }
 
-// searchStepPhases are the names of a capacity search's phases in c: each
-// step is compared through the capacity it bounded, not on its own (its
-// rate is the search's choice, different in every run).
-func searchStepPhases(c *result.Cell) map[string]bool {
-	s := capacityOf(c)
-	if s == nil {
-		return nil
-	}
-	out := map[string]bool{}
-	for _, st := range s.Steps {
-		for _, p := range st.Phases {
-			out[p] = true
-		}
-	}
-	return out
-}
-
 // capacityInterval is the capacity at SLO slo of a cell's repeats.
 func capacityInterval(cells []*result.Cell, slo int) interval {
 	var vs []float64
@@ -844,10 +827,7 @@ func capacityInterval(cells []*result.Cell, slo int) interval {
 		if !ok {
 			continue
 		}
-		v := 0.0
-		if cp.Found {
-			v = cp.OpsS
-		}
+		v := cp.Value()
 		vs = append(vs, v)
 		// The bracket: the lowest missed rate above the capacity.
 		hi := math.Inf(1)

@@ -448,13 +448,7 @@ func paramsText(params map[string]any) string {
 }
 
 // errorCount is the number of failed operations of a phase.
-func errorCount(p *metrics.Phase) int64 {
-	var n int64
-	for _, v := range p.Errors {
-		n += v
-	}
-	return n
-}
+func errorCount(p *metrics.Phase) int64 { return metrics.ErrorTotal(p.Errors) }
 
 // seriesRates returns a phase's per-second throughput: ops in the second
 // divided by the second's length, which is less than 1 s for the last,

@@ -239,3 +239,28 @@ type USLPoint struct {
 	OpsS    float64 `json:"ops_s"`
 	Phase   string  `json:"phase,omitempty"`
 }
+
+// Value is the capacity as a number: OpsS, 0 when none was found (what
+// a threshold and the spread over repeats both judge).
+func (c Capacity) Value() float64 {
+	if !c.Found {
+		return 0
+	}
+	return c.OpsS
+}
+
+// StepPhases are the names of the cell's phases that are steps of the
+// search: its knee curve, judged and compared through the capacity they
+// bounded, not one by one.
+func (s *Summary) StepPhases() map[string]bool {
+	if s == nil {
+		return nil
+	}
+	out := map[string]bool{}
+	for _, st := range s.Steps {
+		for _, p := range st.Phases {
+			out[p] = true
+		}
+	}
+	return out
+}
