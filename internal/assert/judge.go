@@ -250,3 +250,27 @@ func Measured(v result.Assertion) string {
 	}
 	return strconv.FormatFloat(v.Measured, 'g', 4, 64) + " " + v.Unit
 }
+
+// JudgeCell is every assertion's verdicts on cell c, whose target has
+// store kind store; judged[i] counts assertion i's verdicts so far
+// (Unjudged reads it at the end).
+func JudgeCell(as []Assertion, c *result.Cell, store string, judged []int) []result.Assertion {
+	var out []result.Assertion
+	for i, a := range as {
+		vs := a.Judge(c, store)
+		judged[i] += len(vs)
+		out = append(out, vs...)
+	}
+	return out
+}
+
+// Unjudged is the failing verdict of each assertion that judged nothing.
+func Unjudged(as []Assertion, judged []int) []result.Assertion {
+	var out []result.Assertion
+	for i, a := range as {
+		if judged[i] == 0 {
+			out = append(out, a.Unmatched())
+		}
+	}
+	return out
+}

@@ -50,22 +50,13 @@ func (j *judge) cell(c *result.Cell) (stop bool) {
 	if len(j.asserts) == 0 {
 		return false
 	}
-	if j.judged == nil {
-		j.judged = make([]int, len(j.asserts))
-	}
-	store := j.stores[c.Target]
-	var verdicts []result.Assertion
+	verdicts := assert.JudgeCell(j.asserts, c, j.stores[c.Target], j.judged)
 	failed := false
-	for i, a := range j.asserts {
-		vs := a.Judge(c, store)
-		j.judged[i] += len(vs)
-		for _, v := range vs {
-			if !v.Pass {
-				failed = true
-				j.logf("  assertion failed: %s", assert.Line(v))
-			}
+	for _, v := range verdicts {
+		if !v.Pass {
+			failed = true
+			j.logf("  assertion failed: %s", assert.Line(v))
 		}
-		verdicts = append(verdicts, vs...)
 	}
 	logWriteErr(j.w.Update(func(r *result.Result) { r.Assertions = append(r.Assertions, verdicts...) }), j.logf)
 	if failed && j.abort != nil && time.Since(j.started) >= *j.abort {
@@ -85,13 +76,9 @@ func (j *judge) finish() {
 	if len(j.asserts) == 0 || j.aborted {
 		return
 	}
-	var none []result.Assertion
-	for i, a := range j.asserts {
-		if j.judged == nil || j.judged[i] == 0 {
-			v := a.Unmatched()
-			j.logf("assertion failed: %s", assert.Line(v))
-			none = append(none, v)
-		}
+	none := assert.Unjudged(j.asserts, j.judged)
+	for _, v := range none {
+		j.logf("assertion failed: %s", assert.Line(v))
 	}
 	if len(none) > 0 {
 		logWriteErr(j.w.Update(func(r *result.Result) { r.Assertions = append(r.Assertions, none...) }), j.logf)

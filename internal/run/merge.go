@@ -38,17 +38,9 @@ func rejudge(merged *result.Result, shards []*result.Result) error {
 	judged := make([]int, len(as))
 	for i := range merged.Cells {
 		c := &merged.Cells[i]
-		for j, a := range as {
-			vs := a.Judge(c, stores[c.Target])
-			judged[j] += len(vs)
-			merged.Assertions = append(merged.Assertions, vs...)
-		}
+		merged.Assertions = append(merged.Assertions, assert.JudgeCell(as, c, stores[c.Target], judged)...)
 	}
-	for j, a := range as {
-		if judged[j] == 0 {
-			merged.Assertions = append(merged.Assertions, a.Unmatched())
-		}
-	}
+	merged.Assertions = append(merged.Assertions, assert.Unjudged(as, judged)...)
 	return nil
 }
 

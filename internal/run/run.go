@@ -177,7 +177,7 @@ func (p *Plan) Execute(ctx context.Context, obs Observer) (*Outcome, error) {
 
 	obs.Begin(p.Cells())
 	args := target.StartArgs{Namespace: owner.Namespace(started), RunDir: scratch, BaseDir: p.opts.DataDir, CPUs: p.server.list, Network: p.mechanism, Keep: p.keep, NoHiccup: p.opts.NoHiccup, ServerBins: p.serverBins}
-	j := &judge{asserts: p.asserts, abort: p.opts.AssertAbort, started: time.Now(), w: w, logf: obs.Logf, stores: map[string]string{}}
+	j := &judge{asserts: p.asserts, judged: make([]int, len(p.asserts)), abort: p.opts.AssertAbort, started: time.Now(), w: w, logf: obs.Logf, stores: map[string]string{}}
 	for _, c := range p.cells {
 		j.stores[c.Target.Spec.Label()] = c.Target.Spec.Store
 	}
