@@ -128,7 +128,7 @@ func capacityRow(label string, s *capacity.Summary, cp capacity.Capacity) []cell
 
 const capacityRepeatsTitle = "capacity over the repeats (--repeat): median, range, spread = (high − low) ÷ median; unstable beyond 20%"
 
-const capacityRepeatsLede = "Each repeat searched on its own. The range from the lowest to the highest capacity holds the true median with the confidence shown (1 − 2·0.5^n for n repeats, order statistics). Repeats that differ by more than 20% of their median are unstable: the verdict names what bounded each and the platform stalls (the hiccup meter's p99) beside the step that bounded it, so a machine that moved the answer says so."
+const capacityRepeatsLede = "Each repeat searched on its own. The range from the lowest to the highest capacity holds the true median with the confidence shown (1 − 2·0.5^n for n repeats, order statistics). Repeats that differ by more than 20% of their median are unstable: the verdict names what bounded each and what the platform did at the step that bounded it (the kernel moving client and server between CPUs, stalls half as late as the bound, other processes' load), so a machine that moved the answer says so; client-limited repeats are lower bounds, so the store carried at least the highest."
 
 // uslCaption is the USL table's caption, and its title in the terminal.
 const uslCaption = "Universal Scalability Law X(N) = λN / (1 + σ(N−1) + κN(N−1)) fitted to closed-loop throughput: a fit, not a measurement"
@@ -221,7 +221,7 @@ func kneeChart(c *result.Cell, s *capacity.Summary, colorOf map[string]int) *lin
 		cols = append(cols, column{head: pctName(p) + " µs", m: pctName(p)})
 	}
 	cols = append(cols, column{head: "interval / bound", left: true}, column{head: "backlog slope /s", m: "backlog_slope"},
-		column{head: "verdict", left: true})
+		column{head: "on one CPU client/server", left: true}, column{head: "verdict", left: true})
 	t := newTable("capacity-steps", c.Label()+": every step of the search, in the order run (interval: the SLO percentiles' 95% confidence interval width over their bound)", true, cols...)
 	order := make([]int, len(s.Steps))
 	for i := range order {
@@ -246,7 +246,13 @@ func kneeChart(c *result.Cell, s *capacity.Summary, colorOf map[string]int) *lin
 			}
 			widths = append(widths, pctName(pc.Percentile)+" "+w)
 		}
-		row = append(row, textCell(strings.Join(widths, ", ")), figureCell(fixed(st.BacklogSlope, 1), st.BacklogSlope), textCell(st.Verdict))
+		// How much of each side's CPU time was on the CPU it used most:
+		// where the kernel moved them, a rate that passed can miss.
+		placed := "—"
+		if st.ClientMainCPU > 0 && st.ServerMainCPU > 0 {
+			placed = fmt.Sprintf("%.0f%%/%.0f%%", 100*st.ClientMainCPU, 100*st.ServerMainCPU)
+		}
+		row = append(row, textCell(strings.Join(widths, ", ")), figureCell(fixed(st.BacklogSlope, 1), st.BacklogSlope), textCell(placed), textCell(st.Verdict))
 		t.add(row...)
 	}
 	spec := &lineChartSpec{id: "chart-capacity-" + idUnsafe.ReplaceAllString(c.Label(), "-"), table: t,

@@ -24,8 +24,98 @@ type capacitySpread struct {
 	median, low, high float64
 	spread            float64 // (high − low) ÷ median; +Inf for a median of none
 	confidence        float64 // that [low, high] holds the true median: 1 − 2·0.5^n
-	stalls            []float64
-	limiters          []string
+	bounds            []bounding
+}
+
+// bounding is what one repeat's capacity was bounded by: the capacity's
+// limiter, and the platform's figures at the step that bounded it (the
+// missed step at the lowest rate above the capacity).
+type bounding struct {
+	repeat  int
+	limiter string
+	atLeast bool
+	step    *capacity.Step // nil when no step missed above the capacity
+}
+
+// stallBoundShare is how large the platform's stalls at a bounding step
+// must be, as a share of the objective's bound, to count as having limited
+// it: the capacity search's own rule (stallShare) for naming them.
+const stallBoundShare = 0.5
+
+// otherLoadBound is how many CPUs' worth of other processes at a bounding
+// step count as the machine limiting it: the search's own threshold.
+const otherLoadBound = 0.5
+
+// platformCauses says, with figures, what the platform did at the steps
+// that bounded the repeats: the kernel moving client and server between
+// CPUs, stalls half as late as the objective or later, other load; empty
+// when none of these was measured at any.
+func (s capacitySpread) platformCauses() []string {
+	var moved, movedFig, stalled, loaded []string
+	for _, b := range s.bounds {
+		st := b.step
+		if st == nil {
+			continue
+		}
+		rep := "#" + strconv.Itoa(b.repeat)
+		if st.Moved() {
+			moved = append(moved, rep)
+			movedFig = append(movedFig, fmt.Sprintf("%.0f%%/%.0f%%", 100*st.ClientMainCPU, 100*st.ServerMainCPU))
+		}
+		for _, pc := range st.Percentiles {
+			if st.HiccupP99Us > 0 && st.HiccupP99Us >= stallBoundShare*pc.ObjectiveUs {
+				stalled = append(stalled, fmt.Sprintf("%s %s beside p%s ≤ %s", rep, stallText(st.HiccupP99Us), strconv.FormatFloat(pc.Percentile, 'f', -1, 64), stallText(pc.ObjectiveUs)))
+				break
+			}
+		}
+		if st.OtherLoadCPUs >= otherLoadBound {
+			loaded = append(loaded, fmt.Sprintf("%s %.2f CPUs", rep, st.OtherLoadCPUs))
+		}
+	}
+	var out []string
+	if len(moved) > 0 {
+		out = append(out, fmt.Sprintf("the kernel moved client and server between CPUs at the steps that bounded repeats %s (client/server on the CPU each used most %s of its time; %.0f%% or more when it leaves them alone)",
+			strings.Join(moved, ", "), strings.Join(movedFig, ", "), 100*capacity.MovedBelow))
+	}
+	if len(stalled) > 0 {
+		out = append(out, "platform stalls p99 at the bounding steps of "+strings.Join(stalled, ", "))
+	}
+	if len(loaded) > 0 {
+		out = append(out, "other processes kept CPUs busy at the bounding steps of "+strings.Join(loaded, ", "))
+	}
+	return out
+}
+
+// boundingFigure is a platform figure over the repeats' bounding steps:
+// the highest of f, or the lowest with low; ok is false when no step had
+// one above zero.
+func (s capacitySpread) boundingFigure(f func(*capacity.Step) float64, low bool) (v float64, ok bool) {
+	for _, b := range s.bounds {
+		if b.step == nil || f(b.step) <= 0 {
+			continue
+		}
+		x := f(b.step)
+		switch {
+		case !ok:
+			v = x
+		case low:
+			v = min(v, x)
+		default:
+			v = max(v, x)
+		}
+		ok = true
+	}
+	return v, ok
+}
+
+func stallText(us float64) string {
+	switch {
+	case us >= 1000:
+		return fixed(us/1000, 1) + " ms"
+	case us > 0:
+		return whole(us) + " µs"
+	}
+	return "—"
 }
 
 func (s capacitySpread) unstable() bool { return s.spread > unstableShare }
@@ -61,8 +151,7 @@ func capacitySpreads(cells []*result.Cell) []capacitySpread {
 					continue
 				}
 				sp.repeats = append(sp.repeats, cp.Value())
-				sp.stalls = append(sp.stalls, boundingStall(s, slo, cp))
-				sp.limiters = append(sp.limiters, cmp.Or(cp.Limiter, "—"))
+				sp.bounds = append(sp.bounds, bounding{repeat: c.Repeat, limiter: cmp.Or(cp.Limiter, "—"), atLeast: cp.AtLeast, step: boundingStep(s, slo, cp)})
 			}
 			if len(sp.repeats) < 2 {
 				continue
@@ -94,11 +183,10 @@ func capacityAt(s *capacity.Summary, slo int) (capacity.Capacity, bool) {
 	return capacity.Capacity{}, false
 }
 
-// boundingStall is the hiccup meter's p99 beside the step that bounded a
-// capacity: of the SLO's steps that missed, the one at the lowest rate
-// above the capacity (any missed step when none was found); 0 when not
-// measured.
-func boundingStall(s *capacity.Summary, slo int, cp capacity.Capacity) float64 {
+// boundingStep is the step that bounded a capacity: of the SLO's steps
+// that missed, the one at the lowest rate above the capacity (any missed
+// step when none was found); nil when none missed.
+func boundingStep(s *capacity.Summary, slo int, cp capacity.Capacity) *capacity.Step {
 	var bound *capacity.Step
 	for i := range s.Steps {
 		st := &s.Steps[i]
@@ -109,10 +197,7 @@ func boundingStall(s *capacity.Summary, slo int, cp capacity.Capacity) float64 {
 			bound = st
 		}
 	}
-	if bound == nil {
-		return 0
-	}
-	return bound.HiccupP99Us
+	return bound
 }
 
 // capacitySpreadTable is each repeated capacity's spread; nil when no cell
@@ -144,27 +229,37 @@ func capacitySpreadTable(cells []*result.Cell) *table {
 	return t.orNil()
 }
 
-// verdict says whether the repeats agree, and when they do not, what the
-// platform did beside the steps that bounded each.
+// verdict says whether the repeats agree, and when they do not, what
+// bounded each and whether the platform did: the same code on the same
+// machine answered differently, so either a platform figure moved with
+// the answer or none did, and the verdict says which, with the figures.
 func (sp capacitySpread) verdict() string {
 	if !sp.unstable() {
 		return fmt.Sprintf("stable: within %s%% of the median", strconv.Itoa(int(unstableShare*100)))
 	}
-	var stalls []string
-	for _, v := range sp.stalls {
-		switch {
-		case v >= 1000:
-			stalls = append(stalls, fixed(v/1000, 1)+" ms")
-		case v > 0:
-			stalls = append(stalls, whole(v)+" µs")
-		default:
+	var limiters, stalls []string
+	atLeast := true
+	for _, b := range sp.bounds {
+		limiters = append(limiters, b.limiter)
+		atLeast = atLeast && b.atLeast
+		if b.step != nil {
+			stalls = append(stalls, stallText(b.step.HiccupP99Us))
+		} else {
 			stalls = append(stalls, "—")
 		}
 	}
-	bounded := strings.Join(sp.limiters, ", ")
-	if len(slices.Compact(slices.Clone(sp.limiters))) == 1 {
-		bounded = sp.limiters[0] + " every time"
+	bounded := strings.Join(limiters, ", ")
+	if len(slices.Compact(slices.Clone(limiters))) == 1 {
+		bounded = limiters[0] + " every time"
 	}
-	return fmt.Sprintf("unstable: the repeats differ by more than %d%% of the median; bounded by %s; platform stalls p99 beside their bounding steps %s",
-		int(unstableShare*100), bounded, strings.Join(stalls, ", "))
+	v := fmt.Sprintf("unstable: the repeats differ by more than %d%% of the median; bounded by %s", int(unstableShare*100), bounded)
+	if atLeast {
+		v += fmt.Sprintf(" (each a lower bound: the store carried at least %s ops/s)", whole(sp.high))
+	}
+	if causes := sp.platformCauses(); len(causes) > 0 {
+		v += "; the platform limited them: " + strings.Join(causes, "; ")
+	} else {
+		v += "; no platform figure explains it (no moved threads, stalls under half the bound, no other load at their bounding steps)"
+	}
+	return v + "; platform stalls p99 beside their bounding steps " + strings.Join(stalls, ", ")
 }

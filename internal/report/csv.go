@@ -15,6 +15,7 @@ import (
 
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
+	"github.com/storebench/storebench/internal/result/capacity"
 	"github.com/storebench/storebench/internal/result/durability"
 )
 
@@ -492,6 +493,18 @@ func cellMetrics(c *result.Cell, r *result.Result) []csvMetric {
 				f("capacity_range_confidence"+at, sp.confidence, "fraction"), boolMetric("capacity_unstable"+at, sp.unstable()))
 			if !math.IsInf(sp.spread, 0) {
 				out = append(out, f("capacity_spread"+at, sp.spread, "fraction"))
+			}
+			// What the platform did at the repeats' bounding steps, the
+			// verdict's figures.
+			out = append(out, boolMetric("capacity_platform_limited"+at, sp.unstable() && len(sp.platformCauses()) > 0))
+			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return min(s.ClientMainCPU, s.ServerMainCPU) }, true); ok {
+				out = append(out, f("capacity_bounding_main_cpu_min"+at, v, "fraction"))
+			}
+			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.HiccupP99Us }, false); ok {
+				out = append(out, f("capacity_bounding_stall_p99_max_us"+at, v, "us"))
+			}
+			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.OtherLoadCPUs }, false); ok {
+				out = append(out, f("capacity_bounding_other_load_max"+at, v, "cores"))
 			}
 		}
 	}

@@ -297,3 +297,62 @@ func TestServerCPUCountsTheCompanion(t *testing.T) {
 		t.Fatalf("server CPU at capacity %v µs/op, want 8 + 3", got)
 	}
 }
+
+// A confirmation that misses while the kernel swaps client and server
+// between CPUs, after a ramp step at a higher rate passed with each on one
+// CPU, is the platform's placement, with both steps' figures; a miss with
+// each on its own CPU stays the store's.
+func TestSearchNamesThePlatformsPlacement(t *testing.T) {
+	q := newModel(7300, 200*time.Microsecond)
+	confirms := 0
+	drive := Drive{Step: func(ctx context.Context, r StepRequest) (metrics.Phase, error) {
+		moved := false
+		if strings.Contains(r.Name, "confirm") && !strings.Contains(r.Name, "+") {
+			confirms++
+			moved = confirms == 1
+		}
+		if moved {
+			q.capacity = 2000 // the swapped pair carries far less
+		}
+		p, err := q.step(ctx, r)
+		q.capacity = 7300
+		p.Placement = &metrics.Placement{Client: map[int]float64{0: 1}, Server: map[int]float64{1: 1}, Samples: 5}
+		if moved {
+			p.Placement = &metrics.Placement{Client: map[int]float64{0: 0.56, 1: 0.44}, Server: map[int]float64{0: 0.41, 1: 0.59}, Samples: 5}
+		}
+		return p, err
+	}}
+	sum, _, err := Run(context.Background(), drive, modelParams("p99<=1ms"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var placed, store int
+	for i, st := range sum.Steps {
+		switch {
+		case st.Passed:
+			if st.Limiter != "" || st.ClientMainCPU != 1 || st.ServerMainCPU != 1 {
+				t.Errorf("step %d passed with limiter %q, main CPU %v/%v", i+1, st.Limiter, st.ClientMainCPU, st.ServerMainCPU)
+			}
+		case st.Moved():
+			placed++
+			if st.Limiter != schema.LimiterPlacement || !strings.Contains(st.Verdict, "platform placement: the kernel moved client and server between CPUs (each on the CPU it used most 56% and 59%") ||
+				!strings.Contains(st.LimiterEvidence, "met the SLO with each on one CPU (100% and 100%)") {
+				t.Errorf("moved step %d: limiter %q, verdict %q", i+1, st.Limiter, st.Verdict)
+			}
+			if strings.Contains(st.Verdict, "; "+schema.LimiterStore+":") {
+				t.Errorf("moved step %d keeps its old limiter's words: %q", i+1, st.Verdict)
+			}
+		default:
+			store++
+			if st.Limiter != schema.LimiterStore {
+				t.Errorf("step %d at %v ops/s missed on its own CPUs: limiter %q", i+1, st.OfferedOpsS, st.Limiter)
+			}
+		}
+	}
+	if placed != 1 || store == 0 {
+		t.Errorf("%d steps bounded by placement, %d by the store; want 1 and some", placed, store)
+	}
+	if c := sum.Capacity[0]; !c.Found || c.OpsS > 7300 {
+		t.Errorf("capacity %+v", c)
+	}
+}

@@ -57,10 +57,15 @@ type measured struct {
 	// sameCPU is the lowest share of the time client and server ran on
 	// one CPU over the phases (metrics.Placement); -1 when not recorded.
 	sameCPU float64
+	// clientOn and serverOn are each side's CPU time per CPU over the
+	// phases (placement's shares times the phase's CPU time), of which the
+	// step's main-CPU shares are made; placed says every phase had them.
+	clientOn, serverOn map[int]float64
+	placed             bool
 }
 
 func newMeasured(rate float64) *measured {
-	return &measured{rate: rate, hist: metrics.NewHistogram(), serverSeen: true, openLoop: true, hiccupSeen: true, sameCPU: 2}
+	return &measured{rate: rate, hist: metrics.NewHistogram(), serverSeen: true, openLoop: true, hiccupSeen: true, sameCPU: 2, placed: true}
 }
 
 func (m *measured) add(p metrics.Phase) error {
@@ -106,8 +111,13 @@ func (m *measured) add(p metrics.Phase) error {
 	}
 	if pl := p.Placement; pl != nil && pl.Samples > 0 {
 		m.sameCPU = min(m.sameCPU, pl.SameCPU)
+		m.clientOn = addShares(m.clientOn, pl.Client, p.ClientCPUS)
+		if p.Server != nil {
+			m.serverOn = addShares(m.serverOn, pl.Server, p.Server.CPUS)
+		}
 	} else {
 		m.sameCPU = -1
+		m.placed = false
 	}
 	if ol := p.OpenLoop; ol != nil {
 		m.unsent += ol.UnsentOps
@@ -118,6 +128,29 @@ func (m *measured) add(p metrics.Phase) error {
 		m.openLoop = false
 	}
 	return nil
+}
+
+func addShares(on map[int]float64, shares map[int]float64, cpuS float64) map[int]float64 {
+	if on == nil {
+		on = map[int]float64{}
+	}
+	for cpu, sh := range shares {
+		on[cpu] += sh * cpuS
+	}
+	return on
+}
+
+// mainShare is the part of a side's CPU time on the CPU it used most; 0
+// when it used none that was measured.
+func mainShare(on map[int]float64) float64 {
+	var top, all float64
+	for _, s := range on {
+		top, all = max(top, s), all+s
+	}
+	if all <= 0 {
+		return 0
+	}
+	return math.Round(1000*top/all) / 1000
 }
 
 // achieved is the rate the step carried: the offered rate times the share
@@ -300,8 +333,14 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 		st.HiccupP99Us, st.HiccupMaxUs = m.hiccup[1], m.hiccup[3]
 	}
 	st.OtherLoadCPUs = m.otherLoad()
+	if m.placed {
+		st.ClientMainCPU, st.ServerMainCPU = mainShare(m.clientOn), mainShare(m.serverOn)
+	}
 	st.SharedCPUClientShare = m.sharedCPUClientShare()
 	st.Limiter, st.LimiterEvidence = m.limiter(st, r)
+	if st.Limiter != "" && st.Moved() {
+		st.LimiterEvidence += "; " + st.MovedText()
+	}
 	if st.Limiter != "" && st.Limiter != schema.LimiterClientCPU {
 		st.Verdict += "; " + st.Limiter + ": " + st.LimiterEvidence
 	}
