@@ -1,11 +1,15 @@
 package postgres
 
 import (
+	"cmp"
 	"context"
+	"fmt"
 	"net"
 	"sync"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/storebench/storebench/internal/store/pollio"
 )
@@ -98,4 +102,60 @@ func (s *Store) connectPolled(ctx context.Context) (*pgx.Conn, *polledConn, erro
 		return conn, nil, nil
 	}
 	return conn, last, nil
+}
+
+// getMessages runs the prepared get with c.params[0] at pgx's wire-protocol
+// level, the messages ExecStatement sends and reads (Bind, Execute, Sync;
+// BindComplete, DataRow, CommandComplete, ReadyForQuery) without its
+// ResultReader: ExecStatement's flush arms pgconn's 15 ms slow-write timer
+// and stops it again, and on a client whose other P is idle adding that
+// timer woke a thread to watch it, every query (a futex wake, and the
+// thread's spinning and sleeping again); its command tag was an allocation
+// per get. The request is written through pgconn's Frontend, held and sent
+// with the first read of the reply (polledConn); the reply is read with
+// ReceiveMessage, which keeps pgconn's own bookkeeping (transaction status,
+// notices, parameter changes). A failed write or read closes the
+// connection, as pgconn does: the reply's rest is not known.
+func (c *Client) getMessages(ctx context.Context, dst []byte) ([]byte, bool, error) {
+	f := c.pg.Frontend()
+	c.bind = pgproto3.Bind{PreparedStatement: c.get.Name, ParameterFormatCodes: binary1, Parameters: c.params[:1], ResultFormatCodes: binary1}
+	f.SendBind(&c.bind)
+	f.SendExecute(&c.execute)
+	f.SendSync(&c.sync)
+	if c.polled != nil {
+		c.polled.setArm(true)
+	}
+	err := f.Flush()
+	if c.polled != nil {
+		c.polled.setArm(false)
+	}
+	c.bind.Parameters = nil // keep no reference to the caller's key
+	if err != nil {
+		closeConn(c.conn, "get")
+		return dst, false, err
+	}
+	ok := false
+	var qerr error // the server's error: the reply goes on to ReadyForQuery
+	for {
+		msg, err := c.pg.ReceiveMessage(ctx)
+		if err != nil {
+			closeConn(c.conn, "get")
+			return dst, false, err
+		}
+		switch m := msg.(type) {
+		case *pgproto3.DataRow:
+			if len(m.Values) != 1 || ok {
+				qerr = cmp.Or(qerr, fmt.Errorf("get: a row of %d columns, or a second row", len(m.Values)))
+				continue
+			}
+			dst, ok = append(dst, m.Values[0]...), true
+		case *pgproto3.ErrorResponse:
+			qerr = cmp.Or(qerr, error(pgconn.ErrorResponseToPgError(m)))
+		case *pgproto3.ReadyForQuery:
+			if qerr != nil {
+				return dst, false, qerr
+			}
+			return dst, ok, nil
+		}
+	}
 }

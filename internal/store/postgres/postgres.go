@@ -31,6 +31,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
@@ -590,6 +591,9 @@ type Client struct {
 	addPrepared   bool                         // add is prepared (on the first Add)
 	unnamed       bool                         // a per-request client: get, set and del are not prepared
 	params        [3][]byte
+	bind          pgproto3.Bind    // getMessages' Bind, reused
+	execute       pgproto3.Execute // and its Execute and Sync
+	sync          pgproto3.Sync
 	ttl           [8]byte
 	table         pgx.Identifier // schema.kv, for COPY (batch.go)
 	row           [2]any         // Load's row, reused
@@ -630,13 +634,17 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 		return dst, false, opErr("get", err)
 	}
 	c.params[0] = store.NonNil(key)
-	rr := c.exec(ctx, c.get, 1)
 	ok := false
-	for rr.NextRow() {
-		dst = append(dst, rr.Values()[0]...)
-		ok = true
+	if c.unnamed || c.pg.IsClosed() {
+		rr := c.exec(ctx, c.get, 1)
+		for rr.NextRow() {
+			dst = append(dst, rr.Values()[0]...)
+			ok = true
+		}
+		_, err = rr.Close()
+	} else {
+		dst, ok, err = c.getMessages(ctx, dst)
 	}
-	_, err = rr.Close()
 	c.params[0] = nil // keep no reference to the caller's key
 	if err != nil {
 		return dst[:0], false, opErr("get", err)
