@@ -140,7 +140,9 @@ func (c *Client) getMessages(ctx context.Context, dst []byte) ([]byte, bool, err
 		msg, err := c.pg.ReceiveMessage(ctx)
 		if err != nil {
 			closeConn(c.conn, "get")
-			return dst, false, err
+			// A fatal error (the server shutting down) comes before the
+			// connection closes: the server's word is the cause.
+			return dst, false, cmp.Or(qerr, err)
 		}
 		switch m := msg.(type) {
 		case *pgproto3.DataRow:

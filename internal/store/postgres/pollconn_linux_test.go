@@ -2,11 +2,14 @@ package postgres
 
 import (
 	"context"
+	"errors"
 	"io"
 	"net"
 	"runtime"
 	"testing"
 	"time"
+
+	"github.com/jackc/pgx/v5/pgconn"
 
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
@@ -143,5 +146,32 @@ func TestHeldWriteWithAReadWaiting(t *testing.T) {
 		}
 	case <-time.After(5 * time.Second):
 		t.Fatal("a request armed while a read was waiting was held, never sent")
+	}
+}
+
+// TestGetOnATerminatedBackend checks that a Get on a connection whose
+// backend was terminated fails with the server's word for it (57P01, sent
+// before the connection closes), and that the client does not hang.
+func TestGetOnATerminatedBackend(t *testing.T) {
+	ctx := context.Background()
+	url := servertest.Start(t, server.Postgres, server.Options{}).URL
+	s := open(t, url, "")
+	cl, err := s.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cl.Close() })
+	c := cl.(*Client)
+	if _, _, err := c.Get(ctx, []byte("k"), nil); err != nil {
+		t.Fatal(err)
+	}
+	exec(t, sql(t, url), "SELECT pg_terminate_backend($1)", int32(c.pg.PID()))
+	time.Sleep(100 * time.Millisecond) // the FATAL message is on its way
+	_, _, err = c.Get(ctx, []byte("k"), nil)
+	if pe, ok := errors.AsType[*pgconn.PgError](err); !ok || pe.Code != "57P01" {
+		t.Fatalf("Get on a terminated backend: %v, want the server's 57P01", err)
+	}
+	if _, _, err := c.Get(ctx, []byte("k"), nil); err == nil {
+		t.Fatal("a Get after the connection closed succeeded")
 	}
 }
