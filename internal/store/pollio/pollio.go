@@ -1,6 +1,7 @@
 // Package pollio sends a request with the first read of its reply, in one
 // pass through Go's network poller, for the store clients that write their
-// own protocol (memcached's direct path, Redis's pipelines).
+// own protocol (memcached's direct path, Redis's pipelines) and under
+// pgconn's socket (the postgres store's KV clients, its pollconn.go).
 //
 // A plain write then read nearly always finds the reply not there yet, so
 // an op pays a read(2) that fails with EAGAIN before the goroutine parks:

@@ -31,6 +31,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgproto3"
 
 	"github.com/storebench/storebench/internal/errclass"
 	"github.com/storebench/storebench/internal/store"
@@ -351,6 +352,11 @@ func (s *Store) connect(ctx context.Context, block bool) (*pgx.Conn, error) {
 			return blockio.Wrap(c)
 		}
 	}
+	return s.connectConfig(ctx, cfg)
+}
+
+// connectConfig connects with cfg, s's configuration or a copy of it.
+func (s *Store) connectConfig(ctx context.Context, cfg *pgx.ConnConfig) (*pgx.Conn, error) {
 	conn, err := pgx.ConnectConfig(ctx, cfg)
 	if err != nil {
 		return nil, errclass.WithClass(errclass.ClassUnavailable,
@@ -464,7 +470,14 @@ func (s *Store) open(ctx context.Context, block bool) (*Client, error) {
 	if store.Ended(&s.mu, &s.closed) {
 		return nil, errClosed
 	}
-	conn, err := s.connect(ctx, block)
+	var conn *pgx.Conn
+	var pc *polledConn
+	var err error
+	if block {
+		conn, err = s.connect(ctx, true)
+	} else {
+		conn, pc, err = s.connectPolled(ctx)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -474,7 +487,7 @@ func (s *Store) open(ctx context.Context, block bool) (*Client, error) {
 		add = &pgconn.StatementDescription{Name: addName, SQL: s.addSQL, ParamOIDs: []uint32{bytea, bytea, int8}}
 	}
 	return &Client{
-		conn: conn, pg: conn.PgConn(), table: pgx.Identifier{s.cfg.Namespace, "kv"}, blocking: block,
+		conn: conn, pg: conn.PgConn(), polled: pc, table: pgx.Identifier{s.cfg.Namespace, "kv"}, blocking: block,
 		get: &pgconn.StatementDescription{Name: "sb_get", SQL: s.getSQL, ParamOIDs: []uint32{bytea}},
 		set: &pgconn.StatementDescription{Name: "sb_set", SQL: s.setSQL, ParamOIDs: []uint32{bytea, bytea, int8}},
 		del: &pgconn.StatementDescription{Name: "sb_del", SQL: s.delSQL, ParamOIDs: []uint32{bytea}},
@@ -484,7 +497,12 @@ func (s *Store) open(ctx context.Context, block bool) (*Client, error) {
 
 // exec runs sd with the first n of c.params, all in binary: the prepared
 // statement, or on a per-request client the unnamed one.
+// Its one write goes out with the first read of the reply (pollconn.go).
 func (c *Client) exec(ctx context.Context, sd *pgconn.StatementDescription, n int) *pgconn.ResultReader {
+	if c.polled != nil {
+		c.polled.setArm(true)
+		defer c.polled.setArm(false)
+	}
 	if c.unnamed {
 		return c.pg.ExecParams(ctx, sd.SQL, c.params[:n], sd.ParamOIDs, binary1, binary1)
 	}
@@ -567,11 +585,15 @@ func (s *Store) Close(ctx context.Context) error { return s.ns.Close(ctx) }
 type Client struct {
 	conn          *pgx.Conn
 	pg            *pgconn.PgConn
+	polled        *polledConn // its socket, when requests go out with reads (pollconn.go)
 	get, set, del *pgconn.StatementDescription
 	add           *pgconn.StatementDescription // nil: the design cannot add
 	addPrepared   bool                         // add is prepared (on the first Add)
 	unnamed       bool                         // a per-request client: get, set and del are not prepared
 	params        [3][]byte
+	bind          pgproto3.Bind    // getMessages' Bind, reused
+	execute       pgproto3.Execute // and its Execute and Sync
+	sync          pgproto3.Sync
 	ttl           [8]byte
 	table         pgx.Identifier // schema.kv, for COPY (batch.go)
 	row           [2]any         // Load's row, reused
@@ -612,13 +634,17 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 		return dst, false, opErr("get", err)
 	}
 	c.params[0] = store.NonNil(key)
-	rr := c.exec(ctx, c.get, 1)
 	ok := false
-	for rr.NextRow() {
-		dst = append(dst, rr.Values()[0]...)
-		ok = true
+	if c.unnamed || c.pg.IsClosed() {
+		rr := c.exec(ctx, c.get, 1)
+		for rr.NextRow() {
+			dst = append(dst, rr.Values()[0]...)
+			ok = true
+		}
+		_, err = rr.Close()
+	} else {
+		dst, ok, err = c.getMessages(ctx, dst)
 	}
-	_, err = rr.Close()
 	c.params[0] = nil // keep no reference to the caller's key
 	if err != nil {
 		return dst[:0], false, opErr("get", err)
