@@ -503,6 +503,9 @@ func cellMetrics(c *result.Cell, r *result.Result) []csvMetric {
 			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.HiccupP99Us }, false); ok {
 				out = append(out, f("capacity_bounding_stall_p99_max_us"+at, v, "us"))
 			}
+			if v := sp.clientCeiling(); v > 0 {
+				out = append(out, f("capacity_client_ceiling_ops_s"+at, v, "ops/s"))
+			}
 			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.OtherLoadCPUs }, false); ok {
 				out = append(out, f("capacity_bounding_other_load_max"+at, v, "cores"))
 			}
