@@ -298,7 +298,7 @@ func (sp capacitySpread) verdict() string {
 	if atLeast {
 		v += fmt.Sprintf(" (each a lower bound: the store carried at least %s ops/s)", whole(sp.high))
 		if ceiling := sp.clientCeiling(); ceiling > 0 {
-			v += fmt.Sprintf("; the client's own ceiling here: %s ops/s at most (the most a client-limited step carried), and the repeats reached %.0f%%–%.0f%% of it: near it the client's queueing, not the store, decides each step",
+			v += fmt.Sprintf("; the client's own ceiling here: %s ops/s at most (the most a client-limited step carried when offered more); the repeats stopped at %.0f%%–%.0f%% of it, each at a step the client limited",
 				whole(ceiling), 100*sp.low/ceiling, 100*sp.high/ceiling)
 		}
 	}

@@ -100,7 +100,7 @@ func TestCapacityRepeatsNameThePlatformsPlacement(t *testing.T) {
 	}
 	out = renderAll(t, r)
 	for f, text := range out {
-		wants := []string{"(each a lower bound: the store carried at least 60,800 ops/s); the client", "s own ceiling here: 67,032 ops/s at most (the most a client-limited step carried), and the repeats reached 48%–91% of it",
+		wants := []string{"(each a lower bound: the store carried at least 60,800 ops/s); the client", "s own ceiling here: 67,032 ops/s at most (the most a client-limited step carried when offered more); the repeats stopped at 48%–91% of it, each at a step the client limited",
 			"; no platform figure explains it", "the kernel also moved client and server between CPUs at the bounding steps of", "2 56%/59%, "}
 		if f == "csv" {
 			wants = []string{"capacity_platform_limited_at_p99<=10ms,0,bool", "capacity_client_ceiling_ops_s_at_p99<=10ms,67032,ops/s"}
