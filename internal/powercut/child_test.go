@@ -109,6 +109,21 @@ func TestServerNotAnswering(t *testing.T) {
 	}
 }
 
+// SIGTERM (Pdeathsig's signal) makes the server unmount and exit; the
+// next request says it is gone.
+func TestServerSIGTERMUnmounts(t *testing.T) {
+	f, mp := mountT(t)
+	srv := serverOf(t, mp)
+	if err := syscall.Kill(srv.PID, syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the server to unmount", func() bool { return !mounted(t, mp) })
+	waitFor(t, "the server to exit", func() bool { state, _ := srv.State(); return state == owner.Dead })
+	if err := f.SyncAll(); !errors.Is(err, errServerGone) || !strings.Contains(err.Error(), "exit status 1") {
+		t.Errorf("SyncAll after the server's SIGTERM: %v, want its exit said", err)
+	}
+}
+
 // A server outlives no parent with the mount up: SIGKILL the process that
 // mounted, and the server unmounts and exits by itself.
 func TestParentDeathUnmounts(t *testing.T) {

@@ -66,6 +66,7 @@ func startChild() (*child, error) {
 	}
 	c.cmd.Env = append(os.Environ(), serveEnv+"="+strconv.Itoa(os.Getpid()))
 	c.cmd.Stdin, c.cmd.Stdout, c.cmd.Stderr = inR, outW, errW
+	c.cmd.Dir = "/" // it pins no directory; every path it is given is absolute
 	// A group of its own: a terminal's Ctrl-C is storebench's to handle,
 	// which ends the server by closing its stdin. Pdeathsig: should
 	// storebench die without closing it, SIGTERM unmounts and ends it.
