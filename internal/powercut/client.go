@@ -119,9 +119,20 @@ func closeAll(fs ...*os.File) {
 	}
 }
 
-// errServerGone says that the server exited or stopped answering; the
-// mount went with it (unmounted by whoever noticed).
+// errServerGone is what every error of a server that exited or stopped
+// answering is (errors.Is); the mount went with it (unmounted by whoever
+// noticed).
 var errServerGone = errors.New("the serving process is gone")
+
+// goneError is such an error, worded on its own.
+type goneError struct{ msg string }
+
+func (e *goneError) Error() string        { return e.msg }
+func (e *goneError) Is(target error) bool { return target == errServerGone }
+
+func gone(format string, args ...any) error {
+	return &goneError{fmt.Sprintf(format, args...)}
+}
 
 // call sends req and waits for its answer, at most until ctx is done or
 // answerWait has passed: then the server is killed. A server that exits
@@ -135,24 +146,24 @@ func (c *child) call(ctx context.Context, req request) (response, error) {
 		req.Wait = time.Until(d) * 9 / 10
 	}
 	if err := c.enc.Encode(req); err != nil {
-		return response{}, c.gone(req.Op, err)
+		return response{}, c.goneErr(req.Op, err)
 	}
 	select {
 	case r, ok := <-c.answers:
 		if !ok {
-			return response{}, c.gone(req.Op, nil)
+			return response{}, c.goneErr(req.Op, nil)
 		}
 		return r, nil
 	case <-ctx.Done():
 		c.kill()
-		return response{}, fmt.Errorf("powercut: %s: the serving process (pid %d) did not answer (%w): killed it%s: %w",
-			req.Op, c.pid, ctx.Err(), c.stderr.says(), errServerGone)
+		return response{}, gone("powercut: %s: the serving process (pid %d) did not answer (%v): killed it%s",
+			req.Op, c.pid, ctx.Err(), c.stderr.says())
 	}
 }
 
-// gone is the error of a request the server did not answer because it
+// goneErr is the error of a request the server did not answer because it
 // exited; err is what writing the request met, if anything.
-func (c *child) gone(op string, err error) error {
+func (c *child) goneErr(op string, err error) error {
 	select {
 	case <-c.exited:
 	case <-time.After(exitWait):
@@ -170,7 +181,7 @@ func (c *child) gone(op string, err error) error {
 	if err != nil && !errors.Is(err, syscall.EPIPE) {
 		how += " (" + err.Error() + ")"
 	}
-	return fmt.Errorf("powercut: %s: the serving process (pid %d) %s%s: %w", op, c.pid, how, c.stderr.says(), errServerGone)
+	return gone("powercut: %s: the serving process (pid %d) %s%s", op, c.pid, how, c.stderr.says())
 }
 
 // kill ends the server now and waits for it, a while.
