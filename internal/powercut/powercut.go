@@ -24,6 +24,16 @@
 // (a rollback truncates them). Removed inodes a durable listing still
 // names are kept alive by a hard link in the attic, a directory beside the
 // backing one on the same filesystem.
+//
+// The filesystem is served by another process: this executable started
+// again (see init), which holds /dev/fuse and the undo state; FS asks it
+// over pipes to mount, sync, cut and unmount. A Go process must not serve
+// a FUSE mount it also uses: a thread of it blocked in the kernel on the
+// mount (a vfork'd child closing descriptors there, say) cannot be stopped
+// for the garbage collector's stop-the-world, which then never lets the
+// serving goroutines answer it (golang/go#21014). The server unmounts and
+// exits when storebench closes its stdin, dies, or stops waiting for an
+// answer (it is killed then).
 package powercut
 
 import (
@@ -32,15 +42,10 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
-
-	"github.com/hanwen/go-fuse/v2/fs"
-	"github.com/hanwen/go-fuse/v2/fuse"
-	"golang.org/x/sys/unix"
 
 	"github.com/storebench/storebench/internal/owner"
 )
@@ -48,7 +53,7 @@ import (
 const markerName = owner.MarkerFile
 
 // fsName is the mount's type after "fuse." in /proc/self/mountinfo, how
-// CleanStale knows storebench's mounts; the source names the owner process.
+// CleanStale knows storebench's mounts; the source names the server.
 const (
 	fsName       = "storebench-powercut"
 	sourcePrefix = "storebench:"
@@ -60,11 +65,10 @@ type FS struct {
 	backing    string
 	mountpoint string
 	attic      string
-	t          *tracker
 
-	mu     sync.Mutex
-	server *fuse.Server
-	served chan struct{} // closed when the server's loop returns
+	mu      sync.Mutex // serializes the requests to the server
+	c       *child     // the serving process; nil before a mount and after Unmount
+	mounted bool       // as the server last said
 }
 
 // Mount serves backing at mountpoint, both existing directories, neither
@@ -93,8 +97,11 @@ func Mount(ctx context.Context, backing, mountpoint string) (*FS, error) {
 			return nil, fmt.Errorf("powercut: %w", err)
 		}
 	}
-	f := &FS{backing: backing, mountpoint: mountpoint, t: newTracker(backing)}
-	if err := f.mount(); err != nil {
+	f := &FS{backing: backing, mountpoint: mountpoint}
+	if err := f.mount(ctx); err != nil {
+		if f.c != nil {
+			err = errors.Join(err, f.c.stop())
+		}
 		return nil, err
 	}
 	return f, nil
@@ -149,8 +156,9 @@ func sameDevice(a, b string) error {
 	return nil
 }
 
-// mount mounts, with a fresh attic if the last unmount removed it.
-func (f *FS) mount() (err error) {
+// mount mounts, with a fresh attic if the last unmount removed it, and a
+// server if there is none.
+func (f *FS) mount(ctx context.Context) (err error) {
 	if f.attic == "" {
 		attic, err := owner.MakeDir(filepath.Dir(f.backing), "."+filepath.Base(f.backing)+".powercut-*", "powercut attic")
 		if err != nil {
@@ -159,72 +167,81 @@ func (f *FS) mount() (err error) {
 		if err := sameDevice(f.backing, attic); err != nil {
 			return errors.Join(err, os.RemoveAll(attic))
 		}
-		f.attic, f.t.attic = attic, attic
+		f.attic = attic
 		defer func() {
 			if err != nil {
 				err = errors.Join(err, os.RemoveAll(attic))
-				f.attic, f.t.attic = "", ""
+				f.attic = ""
 			}
 		}()
 	}
-	var st syscall.Stat_t
-	if err := syscall.Stat(f.backing, &st); err != nil {
-		return fmt.Errorf("powercut: %w", err)
-	}
-	root := &fs.LoopbackRoot{Path: f.backing, Dev: st.Dev}
-	root.NewNode = func(r *fs.LoopbackRoot, _ *fs.Inode, _ string, _ *syscall.Stat_t) fs.InodeEmbedder {
-		return newNode(f.t, r)
-	}
-	rootNode := newNode(f.t, root)
-	root.RootNode = rootNode
-	sec := time.Second
-	self := owner.Self()
-	opts := &fs.Options{
-		EntryTimeout: &sec,
-		AttrTimeout:  &sec,
-		MountOptions: fuse.MountOptions{
-			AllowOther:        true,
-			Options:           []string{"default_permissions"},
-			FsName:            sourcePrefix + strconv.Itoa(self.PID) + ":" + strconv.FormatUint(self.Start, 10),
-			Name:              fsName,
-			DirectMountStrict: true,
-			// Locks stay in the kernel, with POSIX's per-process owners:
-			// forwarded, the loopback takes them as OFD locks, one per
-			// descriptor, and SQLite's connections of one process lock
-			// each other out. Every user of the mount is on this machine.
-			EnableLocks: false,
-		},
-	}
-	server, err := fuse.NewServer(fs.NewNodeFS(rootNode, opts), f.mountpoint, &opts.MountOptions)
-	if err != nil {
-		return fmt.Errorf("powercut: mount %s: %w", f.mountpoint, err)
-	}
-	served := make(chan struct{})
-	go func() {
-		server.Serve()
-		close(served)
-	}()
-	if err := server.WaitMount(); err != nil {
-		_ = unmountForce(f.mountpoint)
-		return fmt.Errorf("powercut: mount %s: %w", f.mountpoint, err)
+	_, err = f.call(ctx, request{Op: opMount, Backing: f.backing, Mountpoint: f.mountpoint, Attic: f.attic})
+	return err
+}
+
+// errNoServer answers a request other than a mount when there is no
+// server: none was started since Unmount, or it is gone, which an earlier
+// error said.
+var errNoServer = errors.New("no serving process")
+
+// call sends req to the server; a mount starts one first if there is none.
+// When the server is gone (it died, or was killed for not answering), the
+// mount is taken away if it is still there, and the error says so; the
+// next mount starts a new server.
+func (f *FS) call(ctx context.Context, req request) (response, error) {
+	if err := ctx.Err(); err != nil {
+		return response{}, err
 	}
 	f.mu.Lock()
-	f.server, f.served = server, served
-	f.mu.Unlock()
-	return nil
+	defer f.mu.Unlock()
+	if f.c == nil {
+		if req.Op != opMount {
+			return response{}, errNoServer
+		}
+		c, err := startChild()
+		if err != nil {
+			return response{}, err
+		}
+		f.c = c
+	}
+	resp, err := f.c.call(ctx, req)
+	if err != nil {
+		// The server is gone; its mount, dead, must not stay (a mount
+		// request may have mounted before it died).
+		f.c, f.mounted = nil, false
+		if uerr := unmountForce(f.mountpoint); uerr != nil {
+			err = errors.Join(err, fmt.Errorf("powercut: unmount %s: %w", f.mountpoint, uerr))
+		}
+		return resp, err
+	}
+	f.mounted = resp.Mounted
+	if resp.Err != "" {
+		return resp, errors.New(resp.Err)
+	}
+	return resp, nil
 }
 
 // Mountpoint is where the filesystem is (or was) mounted.
 func (f *FS) Mountpoint() string { return f.mountpoint }
 
+// syncWait bounds SyncAll, which has no context: it forgets the undo and
+// empties the attic.
+const syncWait = time.Minute
+
 // SyncAll makes everything written so far durable, as a sync(2) that
 // returned would: what a store set up before the measured writes (initdb,
 // config files) is what the disk held long before the cut.
 func (f *FS) SyncAll() error {
-	if err := f.t.syncAll(); err != nil {
-		return fmt.Errorf("powercut: sync: %w", err)
+	ctx, cancel := context.WithTimeout(context.Background(), syncWait)
+	defer cancel()
+	_, err := f.call(ctx, request{Op: opSyncAll})
+	switch {
+	case err == nil, errors.Is(err, errNoServer): // no server: nothing mounted since Unmount, nothing to forget
+		return nil
+	case errors.Is(err, errServerGone):
+		return err
 	}
-	return nil
+	return fmt.Errorf("powercut: sync: %w", err)
 }
 
 // Cut plays a power loss. The processes using the mount must be dead
@@ -235,10 +252,11 @@ func (f *FS) Cut(ctx context.Context) (CutReport, error) {
 	if f.attic == "" {
 		return CutReport{}, fmt.Errorf("powercut: %s was unmounted cleanly: nothing to cut", f.mountpoint)
 	}
-	if err := f.unmount(ctx, true); err != nil {
-		return CutReport{}, err
+	resp, err := f.call(ctx, request{Op: opCut})
+	if errors.Is(err, errNoServer) {
+		return CutReport{}, fmt.Errorf("powercut: cut %s: the serving process is gone, with what a cut would take back", f.mountpoint)
 	}
-	return f.t.rollback()
+	return resp.Report, err // with an error, what the rollback got done
 }
 
 // Remount mounts the backing directory again after Cut; everything in it
@@ -248,24 +266,39 @@ func (f *FS) Remount(ctx context.Context) error {
 		return err
 	}
 	f.mu.Lock()
-	mounted := f.server != nil
+	mounted := f.mounted
 	f.mu.Unlock()
 	if mounted {
 		return fmt.Errorf("powercut: %s is still mounted", f.mountpoint)
 	}
-	if err := f.t.syncAll(); err != nil {
+	_, err := f.call(ctx, request{Op: opSyncAll})
+	if errors.Is(err, errServerGone) {
+		return err
+	}
+	if err != nil && !errors.Is(err, errNoServer) {
 		return fmt.Errorf("powercut: %w", err)
 	}
-	return f.mount()
+	return f.mount(ctx)
 }
 
 // Unmount unmounts cleanly, as a shutdown would (everything written stays),
-// and removes the attic. It waits a little for files still open to close,
-// then takes the mount away regardless. The mountpoint is left, empty but
-// for its owner marker, for its maker to remove.
+// ends the server and removes the attic. It waits a little for files still
+// open to close, then takes the mount away regardless. The mountpoint is
+// left, empty but for its owner marker, for its maker to remove.
 func (f *FS) Unmount(ctx context.Context) error {
-	if err := f.unmount(ctx, false); err != nil {
-		return err
+	f.mu.Lock()
+	c := f.c
+	f.mu.Unlock()
+	if c != nil {
+		if _, err := f.call(ctx, request{Op: opUnmount}); err != nil {
+			return err
+		}
+		f.mu.Lock()
+		f.c = nil
+		f.mu.Unlock()
+		if err := c.stop(); err != nil {
+			return err
+		}
 	}
 	if f.attic == "" {
 		return nil
@@ -273,46 +306,6 @@ func (f *FS) Unmount(ctx context.Context) error {
 	if err := os.RemoveAll(f.attic); err != nil {
 		return fmt.Errorf("powercut: %w", err)
 	}
-	f.attic, f.t.attic = "", ""
+	f.attic = ""
 	return nil
-}
-
-// busyWait is how long a clean unmount waits for open files to close.
-const busyWait = 2 * time.Second
-
-func (f *FS) unmount(ctx context.Context, force bool) error {
-	f.mu.Lock()
-	server, served := f.server, f.served
-	f.server, f.served = nil, nil
-	f.mu.Unlock()
-	if server == nil {
-		return nil
-	}
-	err := unix.Unmount(f.mountpoint, 0)
-	for wait := 5 * time.Millisecond; errors.Is(err, unix.EBUSY) && !force && wait < busyWait; wait *= 2 {
-		time.Sleep(wait)
-		err = unix.Unmount(f.mountpoint, 0)
-	}
-	if errors.Is(err, unix.EBUSY) {
-		err = unmountForce(f.mountpoint)
-	}
-	if err != nil && !errors.Is(err, unix.EINVAL) { // EINVAL: no longer mounted
-		return fmt.Errorf("powercut: unmount %s: %w", f.mountpoint, err)
-	}
-	select {
-	case <-served:
-		return nil
-	case <-ctx.Done():
-		return fmt.Errorf("powercut: unmount %s: the filesystem still serves: %w", f.mountpoint, ctx.Err())
-	}
-}
-
-// unmountForce aborts the FUSE connection (MNT_FORCE), so that no request
-// is answered any more, and detaches the mount from the tree.
-func unmountForce(mountpoint string) error {
-	err := unix.Unmount(mountpoint, unix.MNT_FORCE)
-	if err == nil || errors.Is(err, unix.EINVAL) {
-		return nil
-	}
-	return unix.Unmount(mountpoint, unix.MNT_DETACH)
 }

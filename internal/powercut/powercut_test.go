@@ -359,9 +359,9 @@ func TestUndoBudgetRefusesWrites(t *testing.T) {
 	f, mp := mountT(t)
 	p := filepath.Join(mp, "data")
 	durableFile(t, f, p, strings.Repeat("d", 4*blockSize))
-	f.t.mu.Lock()
-	f.t.maxUndo = 2 * blockSize
-	f.t.mu.Unlock()
+	if _, err := f.call(context.Background(), request{Op: opMaxUndo, MaxUndo: 2 * blockSize}); err != nil {
+		t.Fatal(err)
+	}
 	h, err := os.OpenFile(p, os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)

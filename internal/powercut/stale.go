@@ -55,7 +55,7 @@ func unescapeMount(s string) string {
 	return b.String()
 }
 
-// mountOwner is the process that mounted a power-cut filesystem, from the
+// mountOwner is the process that serves a power-cut filesystem, from the
 // mount's source ("storebench:<pid>:<start ticks>").
 func mountOwner(source string) (owner.Process, bool) {
 	rest, ok := strings.CutPrefix(source, sourcePrefix)
@@ -73,11 +73,17 @@ func mountOwner(source string) (owner.Process, bool) {
 	return owner.Process{Host: self.Host, Boot: self.Boot, PID: pid, Start: start}, true
 }
 
-// CleanStale unmounts the power-cut filesystems under dir whose storebench
+// CleanStale unmounts the power-cut filesystems under dir whose server
 // process is gone (SIGKILLed mid-run: its mount answers "transport
 // endpoint is not connected" and blocks removing dir), and returns their
-// mountpoints. A live process's mounts are left alone. Their attics are
+// mountpoints. A live server's mounts are left alone. Their attics are
 // owner-marked directories, for storebench clean to remove.
+//
+// The owner a mount's source names is its server, not the storebench that
+// asked for it: the mount is dead exactly when its server is, whatever
+// became of storebench; and a server whose storebench died is unmounting
+// and exiting by itself (stdin's EOF, Pdeathsig), which is not to be
+// raced.
 func CleanStale(dir string) ([]string, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -1,15 +1,17 @@
 package powercut
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"slices"
+	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/storebench/storebench/internal/owner"
 )
 
 func TestParseMountinfo(t *testing.T) {
@@ -37,12 +39,12 @@ func TestParseMountinfo(t *testing.T) {
 	}
 }
 
-// staleChildEnv makes the test binary a child that mounts and waits to be
-// killed (TestCleanStale).
-const staleChildEnv = "POWERCUT_STALE_CHILD"
+// mountingChildEnv makes the test binary a child that mounts and waits to
+// be killed (TestParentDeathUnmounts).
+const mountingChildEnv = "POWERCUT_MOUNTING_CHILD"
 
 func TestMain(m *testing.M) {
-	if mp := os.Getenv(staleChildEnv); mp != "" {
+	if mp := os.Getenv(mountingChildEnv); mp != "" {
 		if _, err := Mount(context.Background(), filepath.Join(filepath.Dir(mp), "backing"), mp); err != nil {
 			fmt.Fprintln(os.Stderr, err)
 			os.Exit(1)
@@ -54,8 +56,8 @@ func TestMain(m *testing.M) {
 	os.Exit(m.Run())
 }
 
-// A mount whose storebench was SIGKILLed is unmounted by CleanStale; a live
-// process's mount is not.
+// A mount whose server was SIGKILLed is unmounted by CleanStale; a live
+// server's mount is not.
 func TestCleanStale(t *testing.T) {
 	live, liveMP := mountT(t)
 	base := filepath.Dir(liveMP)
@@ -63,25 +65,13 @@ func TestCleanStale(t *testing.T) {
 	if err := os.Mkdir(staleMP, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	child := exec.Command(os.Args[0])
-	child.Env = append(os.Environ(), staleChildEnv+"="+staleMP)
-	out, err := child.StdoutPipe()
+	stale, err := Mount(context.Background(), filepath.Join(base, "backing"), staleMP)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	line, err := bufio.NewReader(out).ReadString('\n')
-	if line != "mounted\n" {
-		child.Process.Kill()
-		child.Wait()
-		t.Fatalf("the child did not mount: %q %v", line, err)
-	}
-	child.Process.Kill()
-	child.Wait()
+	killServer(t, staleMP)
 	if !mounted(t, staleMP) {
-		t.Fatal("the killed child's mount is gone by itself: nothing stale to clean")
+		t.Fatal("the killed server's mount is gone by itself: nothing stale to clean")
 	}
 
 	cleaned, err := CleanStale(base)
@@ -95,10 +85,59 @@ func TestCleanStale(t *testing.T) {
 		t.Errorf("%s still mounted after CleanStale", staleMP)
 	}
 	if !mounted(t, live.Mountpoint()) {
-		t.Errorf("CleanStale unmounted this live process's %s", live.Mountpoint())
+		t.Errorf("CleanStale unmounted the live server's %s", live.Mountpoint())
 	}
 	if err := os.RemoveAll(staleMP); err != nil {
 		t.Errorf("the stale mountpoint cannot be removed: %v", err)
+	}
+	// The FS whose server was killed says so once, then lets go.
+	ctx := context.Background()
+	if err := stale.Unmount(ctx); err == nil || !strings.Contains(err.Error(), "signal: killed") {
+		t.Errorf("Unmount after the server was killed: %v, want the server's death", err)
+	}
+	if err := stale.Unmount(ctx); err != nil {
+		t.Errorf("the second Unmount: %v", err)
+	}
+}
+
+// killServer SIGKILLs the server of the mount at mp and waits for it to be
+// gone.
+func killServer(t *testing.T, mp string) {
+	t.Helper()
+	p := serverOf(t, mp)
+	if err := syscall.Kill(p.PID, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the killed server to be gone", func() bool { state, _ := p.State(); return state == owner.Dead })
+}
+
+// serverOf is the process that serves the mount at mp, from its source.
+func serverOf(t *testing.T, mp string) owner.Process {
+	t.Helper()
+	info, err := os.ReadFile("/proc/self/mountinfo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range parseMountinfo(string(info)) {
+		if m.point == mp {
+			p, ok := mountOwner(m.source)
+			if !ok {
+				t.Fatalf("the mount at %s has source %q: no server named", mp, m.source)
+			}
+			return p
+		}
+	}
+	t.Fatalf("%s is not mounted", mp)
+	return owner.Process{}
+}
+
+// waitFor polls cond for up to 10 s.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	for end := time.Now().Add(10 * time.Second); !cond(); time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(end) {
+			t.Fatalf("waited 10s for %s", what)
+		}
 	}
 }
 
