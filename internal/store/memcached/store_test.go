@@ -3,7 +3,6 @@ package memcached
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"net"
 	"strconv"
 	"strings"
@@ -16,7 +15,6 @@ import (
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/store/pollio"
 	"github.com/storebench/storebench/internal/store/storetest"
 	"github.com/storebench/storebench/internal/testkit"
 )
@@ -205,29 +203,5 @@ func BenchmarkGetBatch16(b *testing.B) {
 // get (pollio.CPUPerOp), the figure the versus tables compare with
 // memaslap's.
 func BenchmarkGetClients(b *testing.B) {
-	st := open(b, servertest.Start(b, server.Memcached, server.Options{}).URL)
-	ctx := context.Background()
-	ops := make([]func() error, 50)
-	for i := range ops {
-		kv := storetest.KVClient(b, st)
-		k := []byte("bench:clients:" + strconv.Itoa(i))
-		if err := kv.Set(ctx, k, []byte("vvv"), 0); err != nil {
-			b.Fatal(err)
-		}
-		dst := make([]byte, 0, 16)
-		ops[i] = func() error {
-			v, ok, err := kv.Get(ctx, k, dst)
-			if err == nil && (!ok || len(v) != 3) {
-				err = fmt.Errorf("get %s: %q %v", k, v, ok)
-			}
-			return err
-		}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu, err := pollio.CPUPerOp(b.N, ops)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(cpu.Nanoseconds())/1e3, "client-µs/op")
+	storetest.BenchGetClients(b, open(b, servertest.Start(b, server.Memcached, server.Options{}).URL), 50, []byte("vvv"))
 }

@@ -17,7 +17,6 @@ import (
 	"github.com/storebench/storebench/internal/server"
 	"github.com/storebench/storebench/internal/server/servertest"
 	"github.com/storebench/storebench/internal/store"
-	"github.com/storebench/storebench/internal/store/pollio"
 	"github.com/storebench/storebench/internal/store/storetest"
 )
 
@@ -422,36 +421,7 @@ func BenchmarkGetClients(b *testing.B) {
 	st := open(b, servertest.Start(b, server.Postgres, server.Options{}).URL, "")
 	for _, clients := range []int{8, 50} {
 		b.Run(fmt.Sprintf("c%d", clients), func(b *testing.B) {
-			benchClients(b, st, clients)
+			storetest.BenchGetClients(b, st, clients, []byte("vvvv"))
 		})
 	}
-}
-
-// benchClients runs b.N gets over clients clients, each reading a key of
-// its own, and reports the CPU per get.
-func benchClients(b *testing.B, st store.Store, clients int) {
-	ctx := context.Background()
-	ops := make([]func() error, clients)
-	for i := range ops {
-		kv := storetest.KVClient(b, st)
-		k := []byte(fmt.Sprintf("bench:clients:%d", i))
-		if err := kv.Set(ctx, k, []byte("vvvv"), 0); err != nil {
-			b.Fatal(err)
-		}
-		dst := make([]byte, 0, 16)
-		ops[i] = func() error {
-			v, ok, err := kv.Get(ctx, k, dst)
-			if err == nil && (!ok || len(v) != 4) {
-				err = fmt.Errorf("get %s: %q %v", k, v, ok)
-			}
-			return err
-		}
-	}
-	b.ReportAllocs()
-	b.ResetTimer()
-	cpu, err := pollio.CPUPerOp(b.N, ops)
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(cpu.Nanoseconds())/1e3, "client-µs/op")
 }
