@@ -249,7 +249,7 @@ func kneeChart(c *result.Cell, s *capacity.Summary, colorOf map[string]int) *lin
 		// How much of each side's CPU time was on the CPU it used most:
 		// where the kernel moved them, a rate that passed can miss.
 		placed := "—"
-		if st.ClientMainCPU > 0 && st.ServerMainCPU > 0 {
+		if st.Placed() {
 			placed = fmt.Sprintf("%.0f%%/%.0f%%", 100*st.ClientMainCPU, 100*st.ServerMainCPU)
 		}
 		row = append(row, textCell(strings.Join(widths, ", ")), figureCell(fixed(st.BacklogSlope, 1), st.BacklogSlope), textCell(placed), textCell(st.Verdict))

@@ -497,7 +497,12 @@ func cellMetrics(c *result.Cell, r *result.Result) []csvMetric {
 			// What the platform did at the repeats' bounding steps, the
 			// verdict's figures.
 			out = append(out, boolMetric("capacity_platform_limited"+at, sp.unstable() && len(sp.platformCauses()) > 0))
-			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return min(s.ClientMainCPU, s.ServerMainCPU) }, true); ok {
+			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 {
+				if !s.Placed() {
+					return 0
+				}
+				return min(s.ClientMainCPU, s.ServerMainCPU)
+			}, true); ok {
 				out = append(out, f("capacity_bounding_main_cpu_min"+at, v, "fraction"))
 			}
 			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.HiccupP99Us }, false); ok {

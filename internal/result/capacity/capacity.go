@@ -175,13 +175,18 @@ const MovedBelow = 0.9
 // CPUs over the step (either's main-CPU share under MovedBelow); false
 // when the placement of either was not measured.
 func (s Step) Moved() bool {
-	return s.ClientMainCPU > 0 && s.ServerMainCPU > 0 && (s.ClientMainCPU < MovedBelow || s.ServerMainCPU < MovedBelow)
+	return s.Placed() && (s.ClientMainCPU < MovedBelow || s.ServerMainCPU < MovedBelow)
+}
+
+// Placed says both main-CPU shares were measured (each a share, 0 to 1).
+func (s Step) Placed() bool {
+	return s.ClientMainCPU > 0 && s.ClientMainCPU <= 1 && s.ServerMainCPU > 0 && s.ServerMainCPU <= 1
 }
 
 // StayedPut says both sides were measured on one CPU each for nearly all
 // their time over the step.
 func (s Step) StayedPut() bool {
-	return s.ClientMainCPU >= MovedBelow && s.ServerMainCPU >= MovedBelow
+	return s.Placed() && s.ClientMainCPU >= MovedBelow && s.ServerMainCPU >= MovedBelow
 }
 
 // MovedText says how far the kernel moved the two sides over the step.
