@@ -17,21 +17,21 @@ import (
 	"github.com/storebench/storebench/internal/store/storetest"
 )
 
-// Openers start a fresh managed server (or none) and open a store on it,
+// Openers, by store kind, start a fresh managed server (or none) and open a store on it,
 // closed when the test ends.
 var Openers = map[string]func(t testing.TB) store.Store{
 	"memory": func(t testing.TB) store.Store {
 		return Closing(t)(memory.New(context.Background(), memory.Config{Namespace: storetest.Namespace(t)}))
 	},
-	"redis": func(t testing.TB) store.Store {
+	string(server.Redis): func(t testing.TB) store.Store {
 		url := servertest.Start(t, server.Redis, server.Options{Profile: "none"}).URL
 		return Closing(t)(redis.New(context.Background(), redis.Config{URL: url, Namespace: storetest.Namespace(t)}))
 	},
-	"memcached": func(t testing.TB) store.Store {
+	string(server.Memcached): func(t testing.TB) store.Store {
 		url := servertest.Start(t, server.Memcached, server.Options{}).URL
 		return Closing(t)(memcached.New(context.Background(), memcached.Config{URL: url, Namespace: storetest.Namespace(t)}))
 	},
-	"postgres": func(t testing.TB) store.Store {
+	string(server.Postgres): func(t testing.TB) store.Store {
 		url := servertest.Start(t, server.Postgres, server.Options{}).URL
 		return Closing(t)(postgres.New(context.Background(), postgres.Config{URL: url, Namespace: storetest.Namespace(t)}))
 	},
