@@ -71,7 +71,7 @@ func (s capacitySpread) platformCauses() []string {
 		}
 		for _, pc := range st.Percentiles {
 			if st.HiccupP99Us > 0 && st.HiccupP99Us >= stallBoundShare*pc.ObjectiveUs {
-				stalled = append(stalled, fmt.Sprintf("%s %s beside p%s ≤ %s", rep, stallText(st.HiccupP99Us), strconv.FormatFloat(pc.Percentile, 'f', -1, 64), stallText(pc.ObjectiveUs)))
+				stalled = append(stalled, fmt.Sprintf("%s %s beside %s ≤ %s", rep, stallText(st.HiccupP99Us), pctName(pc.Percentile), stallText(pc.ObjectiveUs)))
 				break
 			}
 		}
