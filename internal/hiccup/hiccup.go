@@ -40,6 +40,12 @@ type Figures struct {
 	// StalledMs is the time the probe woke later than one interval,
 	// summed: how much of the window the platform took away.
 	StalledMs float64 `json:"stalled_ms"`
+	// SpeedNs is the median time of the fixed loop of multiply-adds the
+	// probe runs after each wake-up (~1,000 cycles): how fast the CPU ran
+	// over the window. Two runs of one build whose figures differ by 2×
+	// ran on a machine of another speed (a busy neighbour on the core,
+	// throttling), whatever the store did; 0 where not measured.
+	SpeedNs float64 `json:"speed_ns,omitempty"`
 }
 
 // Window is every probe's figures over one window (a phase), and all
@@ -75,12 +81,14 @@ type Meter struct {
 }
 
 type probe struct {
-	cpu int
-	c   *cProbe
-	buf []int64 // drain's, under mu
+	cpu  int
+	c    *cProbe
+	buf  []int64 // drain's, under mu
+	work []int64 // likewise
 
 	mu      sync.Mutex
 	late    *hdrhistogram.Histogram // lateness, ns
+	speed   *hdrhistogram.Histogram // the speed loop's time, ns
 	stalled time.Duration
 	cpuMark time.Duration // the thread's CPU at the window's start
 }
@@ -114,7 +122,8 @@ func Start(cpus []int, interval time.Duration) (*Meter, error) {
 			m.stopProbes()
 			return nil, fmt.Errorf("hiccup: put a probe on CPU %d: %w", cpu, err)
 		}
-		m.probes = append(m.probes, &probe{cpu: cpu, c: c, buf: make([]int64, 4096), late: newHistogram(), cpuMark: c.cpu()})
+		m.probes = append(m.probes, &probe{cpu: cpu, c: c, buf: make([]int64, 4096), work: make([]int64, 4096),
+			late: newHistogram(), speed: newHistogram(), cpuMark: c.cpu()})
 	}
 	m.drained.Add(1)
 	go func() {
@@ -147,9 +156,10 @@ func (m *Meter) drain() {
 	for _, p := range m.probes {
 		p.mu.Lock()
 		for {
-			n := p.c.drain(p.buf)
-			for _, late := range p.buf[:n] {
+			n := p.c.drain(p.buf, p.work)
+			for i, late := range p.buf[:n] {
 				_ = p.late.RecordValue(min(late, int64(maxLateness)))
+				_ = p.speed.RecordValue(min(max(p.work[i], 1), int64(maxLateness)))
 				if late > int64(m.interval) {
 					p.stalled += time.Duration(late)
 				}
@@ -178,13 +188,13 @@ func (m *Meter) Window() (Window, error) {
 		m.cpuSince = cpu
 	}
 	m.since = now
-	all := newHistogram()
+	all, allSpeed := newHistogram(), newHistogram()
 	var errs []error
 	var used time.Duration
 	for _, p := range m.probes {
 		p.mu.Lock()
-		h, stalled := p.late, p.stalled
-		p.late, p.stalled = newHistogram(), 0
+		h, speed, stalled := p.late, p.speed, p.stalled
+		p.late, p.speed, p.stalled = newHistogram(), newHistogram(), 0
 		cpu := p.c.cpu()
 		used += cpu - p.cpuMark
 		p.cpuMark = cpu
@@ -197,21 +207,27 @@ func (m *Meter) Window() (Window, error) {
 			errs = append(errs, fmt.Errorf("hiccup: probe on CPU %d lost %d wake-ups (not drained in time)", p.cpu, dropped))
 		}
 		all.Merge(h)
-		f := figures(h, stalled)
+		allSpeed.Merge(speed)
+		f := figures(h, speed, stalled)
 		f.CPU = p.cpu
 		w.PerCPU = append(w.PerCPU, f)
 		w.All.StalledMs += f.StalledMs
 	}
 	stalledMs := w.All.StalledMs
-	w.All = figures(all, 0)
+	w.All = figures(all, allSpeed, 0)
 	w.All.CPU, w.All.StalledMs = -1, stalledMs
 	w.ProbeCPUS = used.Seconds()
 	return w, errors.Join(errs...)
 }
 
-func figures(h *hdrhistogram.Histogram, stalled time.Duration) Figures {
+func figures(h, speed *hdrhistogram.Histogram, stalled time.Duration) Figures {
 	us := func(ns int64) float64 { return float64(ns) / 1e3 }
+	var speedNs float64
+	if speed.TotalCount() > 0 {
+		speedNs = float64(speed.ValueAtQuantile(50))
+	}
 	return Figures{
+		SpeedNs:   speedNs,
 		Wakes:     h.TotalCount(),
 		P50:       us(h.ValueAtQuantile(50)),
 		P99:       us(h.ValueAtQuantile(99)),

@@ -85,6 +85,14 @@ func TestMeterSeesAnInjectedStall(t *testing.T) {
 	if w.All.Wakes < int64(w.Seconds*1000*float64(len(cpus))/3) {
 		t.Errorf("%d wake-ups in %.2fs on %d CPUs: the probes are not waking every millisecond", w.All.Wakes, w.Seconds, len(cpus))
 	}
+	// 256 dependent multiply-adds are ≥ 4 cycles each: ≥ 170 ns even at
+	// 6 GHz. Less means the loop was optimised away and times nothing but
+	// the clock (~20-40 ns).
+	for _, f := range append(w.PerCPU, w.All) {
+		if f.SpeedNs < 150 || f.SpeedNs > 100_000 {
+			t.Errorf("CPU %d: the speed loop's median %.0f ns, want 150 ns to 100 µs", f.CPU, f.SpeedNs)
+		}
+	}
 	// A new window starts empty: right after, it holds a few wake-ups,
 	// none of the bursts'.
 	w2, _ := m.Window()

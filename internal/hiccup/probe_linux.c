@@ -21,6 +21,22 @@ static int64_t mono_ns(void) {
 	return (int64_t)t.tv_sec * 1000000000LL + t.tv_nsec;
 }
 
+// speed_loop times a fixed chain of HICCUP_SPEED_STEPS dependent
+// multiply-adds (~1,000 cycles, 0.3-0.5 us): the same work on every
+// wake-up, so its median over a phase is how fast this CPU ran then. A
+// virtual CPU sharing its core with a busy neighbour, or throttled, runs it
+// slower; a wake-up's lateness cannot show that.
+#define HICCUP_SPEED_STEPS 256
+static int64_t speed_loop(void) {
+	int64_t t0 = mono_ns();
+	uint64_t x = (uint64_t)t0;
+	for (int i = 0; i < HICCUP_SPEED_STEPS; i++) {
+		x = x * 6364136223846793005ULL + 1442695040888963407ULL;
+	}
+	__asm__ volatile("" : : "r"(x)); // the chain's result is used: not optimised away
+	return mono_ns() - t0;
+}
+
 static void *probe_run(void *arg) {
 	hiccup_probe *p = arg;
 	// Signals go to the Go runtime's threads, never to a probe.
@@ -55,9 +71,11 @@ static void *probe_run(void *arg) {
 		}
 		int64_t now = mono_ns();
 		int64_t late = now > next ? now - next : 0;
+		int64_t work = speed_loop();
 		uint64_t head = p->head, tail = __atomic_load_n(&p->tail, __ATOMIC_ACQUIRE);
 		if (head - tail < HICCUP_RING) {
 			p->late[head % HICCUP_RING] = late;
+			p->work[head % HICCUP_RING] = work;
 			__atomic_store_n(&p->head, head + 1, __ATOMIC_RELEASE);
 		} else {
 			__atomic_add_fetch(&p->dropped, 1, __ATOMIC_RELAXED);
@@ -90,11 +108,12 @@ int hiccup_err(hiccup_probe *p) { return __atomic_load_n(&p->err, __ATOMIC_ACQUI
 
 uint64_t hiccup_dropped(hiccup_probe *p) { return __atomic_load_n(&p->dropped, __ATOMIC_RELAXED); }
 
-int hiccup_drain(hiccup_probe *p, int64_t *out, int n) {
+int hiccup_drain(hiccup_probe *p, int64_t *late, int64_t *work, int n) {
 	uint64_t tail = p->tail, head = __atomic_load_n(&p->head, __ATOMIC_ACQUIRE);
 	int k = 0;
 	while (tail != head && k < n) {
-		out[k++] = p->late[tail % HICCUP_RING];
+		late[k] = p->late[tail % HICCUP_RING];
+		work[k++] = p->work[tail % HICCUP_RING];
 		tail++;
 	}
 	__atomic_store_n(&p->tail, tail, __ATOMIC_RELEASE);

@@ -41,10 +41,12 @@ func startProbe(cpu int, interval time.Duration) (*cProbe, error) {
 	}
 }
 
-// drain moves the wake-ups recorded since the last drain into buf and
-// says how many.
-func (c *cProbe) drain(buf []int64) int {
-	return int(C.hiccup_drain(c.p, (*C.int64_t)(unsafe.Pointer(&buf[0])), C.int(len(buf))))
+// drain moves the wake-ups recorded since the last drain into late (how
+// late each was) and work (the speed loop's time after it) and says how
+// many.
+func (c *cProbe) drain(late, work []int64) int {
+	n := min(len(late), len(work))
+	return int(C.hiccup_drain(c.p, (*C.int64_t)(unsafe.Pointer(&late[0])), (*C.int64_t)(unsafe.Pointer(&work[0])), C.int(n)))
 }
 
 // cpu is the CPU time the probe thread has used.

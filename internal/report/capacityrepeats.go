@@ -31,10 +31,11 @@ type capacitySpread struct {
 // limiter, and the platform's figures at the step that bounded it (the
 // missed step at the lowest rate above the capacity).
 type bounding struct {
-	repeat  int
-	limiter string
-	atLeast bool
-	step    *capacity.Step // nil when no step missed above the capacity
+	repeat   int
+	capacity float64 // the repeat's capacity, 0 for none
+	limiter  string
+	atLeast  bool
+	step     *capacity.Step // nil when no step missed above the capacity
 	// ceiling is the most the client carried in any step of the search
 	// that the client limited and that fell short of its offered rate:
 	// the client's own ceiling on this machine; 0 when none did.
@@ -80,6 +81,9 @@ func (s capacitySpread) platformCauses() []string {
 		}
 	}
 	var out []string
+	if sp := s.speedCause(); sp != "" {
+		out = append(out, sp)
+	}
 	if len(moved) > 0 {
 		out = append(out, fmt.Sprintf("the kernel moved client and server between CPUs at the steps that bounded repeats %s (client/server on the CPU each used most %s of its time) where a step with each on one CPU carried as much",
 			strings.Join(moved, ", "), strings.Join(movedFig, ", ")))
@@ -91,6 +95,37 @@ func (s capacitySpread) platformCauses() []string {
 		out = append(out, "other processes kept CPUs busy at the bounding steps of "+strings.Join(loaded, ", "))
 	}
 	return out
+}
+
+// speedCause says when the CPUs ran at speeds apart by speedDiffers or
+// more at the repeats' bounding steps (the hiccup probes' speed loop) and
+// the repeat bounded on the slowest CPUs found the lower capacity: the
+// same search on a slower machine; "" otherwise.
+func (s capacitySpread) speedCause() string {
+	var fast, slow *bounding
+	for i := range s.bounds {
+		b := &s.bounds[i]
+		if b.step == nil || !(b.step.HiccupSpeedNs >= 1 && b.step.HiccupSpeedNs <= 1e9) {
+			continue
+		}
+		if fast == nil || b.step.HiccupSpeedNs < fast.step.HiccupSpeedNs {
+			fast = b
+		}
+		if slow == nil || b.step.HiccupSpeedNs > slow.step.HiccupSpeedNs {
+			slow = b
+		}
+	}
+	if fast == nil || slow.step.HiccupSpeedNs < speedDiffers*fast.step.HiccupSpeedNs || slow.capacity >= fast.capacity {
+		return ""
+	}
+	var figs []string
+	for _, b := range s.bounds {
+		if b.step != nil && b.step.HiccupSpeedNs > 0 {
+			figs = append(figs, fmt.Sprintf("#%d %.0f ns", b.repeat, b.step.HiccupSpeedNs))
+		}
+	}
+	return fmt.Sprintf("the CPUs ran at other speeds at the bounding steps (the hiccup probes' speed loop %s: #%d's %.2f× slower than #%d's, and it found less)",
+		strings.Join(figs, ", "), slow.repeat, slow.step.HiccupSpeedNs/fast.step.HiccupSpeedNs, fast.repeat)
 }
 
 // clientCeiling is the most any repeat's client carried in a step it
@@ -180,7 +215,7 @@ func capacitySpreads(cells []*result.Cell) []capacitySpread {
 					continue
 				}
 				sp.repeats = append(sp.repeats, cp.Value())
-				sp.bounds = append(sp.bounds, bounding{repeat: c.Repeat, limiter: cmp.Or(cp.Limiter, "—"), atLeast: cp.AtLeast, step: boundingStep(s, slo, cp), ceiling: clientCeiling(s, slo)})
+				sp.bounds = append(sp.bounds, bounding{repeat: c.Repeat, capacity: cp.Value(), limiter: cmp.Or(cp.Limiter, "—"), atLeast: cp.AtLeast, step: boundingStep(s, slo, cp), ceiling: clientCeiling(s, slo)})
 			}
 			if len(sp.repeats) < 2 {
 				continue

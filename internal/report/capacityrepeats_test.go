@@ -112,3 +112,36 @@ func TestCapacityRepeatsNameThePlatformsPlacement(t *testing.T) {
 		}
 	}
 }
+
+// Repeats that disagree where the CPUs ran the hiccup probes' speed loop
+// 2× slower at the bounding step of the one that found less: the platform
+// limited them, said with each repeat's figure in every format; the same
+// speeds beside a slower repeat that found more explain nothing.
+func TestCapacityRepeatsNameTheCPUsSpeed(t *testing.T) {
+	withSpeeds := func(caps, speeds []float64) *result.Result {
+		r := repeatedCapacity(caps, []float64{400, 420, 410})
+		for i := range r.Cells {
+			s := r.Cells[i].Capacity
+			s.Capacity[0].Limiter = capacity.LimiterStore
+			s.Steps[1].HiccupSpeedNs = speeds[i]
+		}
+		return r
+	}
+	out := renderAll(t, withSpeeds([]float64{60000, 30000, 58000}, []float64{380, 760, 400}))
+	for f, text := range out {
+		// (markdown escapes "#", html "'")
+		wants := []string{"the platform limited them: the CPUs ran at other speeds at the bounding steps (the hiccup probes", "1 380 ns, ", "2 760 ns, ", "3 400 ns: ", "2.00× slower than ", "and it found less)"}
+		if f == "csv" {
+			wants = []string{"capacity_platform_limited_at_p99<=10ms,1,bool", "capacity_bounding_speed_ns_max_at_p99<=10ms,760,ns"}
+		}
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: no %q in\n%s", f, want, text)
+			}
+		}
+	}
+	text := renderAll(t, withSpeeds([]float64{30000, 60000, 58000}, []float64{380, 760, 400}))["text"]
+	if strings.Contains(text, "other speeds") || !strings.Contains(text, "no platform figure explains it") {
+		t.Errorf("the slower CPUs found more, yet they are named the cause:\n%s", text)
+	}
+}

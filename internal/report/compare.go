@@ -84,6 +84,25 @@ type ComparisonRow struct {
 	Verdict             string
 	BaseLo, BaseHi      float64
 	OtherLo, OtherHi    float64
+	// SpeedBase and SpeedOther are the runs' CPU speed over the phase: the
+	// median time of the hiccup probes' speed loop (ns, higher is slower),
+	// 0 where a run did not measure it (--no-hiccup, older results).
+	SpeedBase, SpeedOther float64
+}
+
+// speedDiffers is the change in the probes' speed loop from which compare
+// says the machine ran at another speed: the loop's medians moved within
+// ±5% from phase to phase of one quiet run (AMD EPYC VM, 2026-11-28).
+const speedDiffers = 1.10
+
+// Slowdown is how many times slower the other run's CPUs ran than the
+// baseline's over the phase (above 1: slower); 0 when either run did not
+// measure it.
+func (r ComparisonRow) Slowdown() float64 {
+	if r.SpeedBase <= 0 || r.SpeedOther <= 0 {
+		return 0
+	}
+	return r.SpeedOther / r.SpeedBase
 }
 
 // Comparison is one run against the baseline.
@@ -161,6 +180,7 @@ func compareTwo(a, b CompareRun) Comparison {
 			}
 			// How the client waited for replies changes its cost per op.
 			params.differ(id, "client I/O ("+ph.Name+")", noneIfEmpty(ap[0].ClientIO), noneIfEmpty(bp[0].ClientIO))
+			from := len(cmp.Rows)
 			cmp.Rows = append(cmp.Rows, compareRows(id, ph.Name, ap, bp)...)
 			// A mixed phase's kinds (gets and sets) each on their own: the
 			// phase's figures can stay while one kind got slower.
@@ -169,6 +189,10 @@ func compareTwo(a, b CompareRun) Comparison {
 				if len(ak) > 0 && len(bk) > 0 {
 					cmp.Rows = append(cmp.Rows, compareRows(id, ph.Name+" "+kind, ak, bk)...)
 				}
+			}
+			sa, sb := machineSpeed(ap), machineSpeed(bp)
+			for i := from; i < len(cmp.Rows); i++ {
+				cmp.Rows[i].SpeedBase, cmp.Rows[i].SpeedOther = sa, sb
 			}
 		}
 		cmp.Rows = append(cmp.Rows, capacityRows(id, ac, bc)...)
@@ -179,8 +203,61 @@ func compareTwo(a, b CompareRun) Comparison {
 		}
 	}
 	cmp.SetupDiffs = setupDiffs(a.R, b.R)
+	if d := speedDiff(a.Name, b.Name, cmp.Rows); d != "" {
+		cmp.SetupDiffs = append(cmp.SetupDiffs, d)
+	}
 	cmp.ParamDiffs = params.lines()
 	return cmp
+}
+
+// machineSpeed is the median over phases (a cell's repeats) of the hiccup
+// probes' speed loop, ns; 0 when no phase measured it (or not sanely).
+func machineSpeed(ps []*metrics.Phase) float64 {
+	var xs []float64
+	for _, p := range ps {
+		// A loop of ~1,000 cycles takes ns to µs; outside 1 ns to 1 s the
+		// figure is not one.
+		if p.Hiccup != nil && p.Hiccup.All.SpeedNs >= 1 && p.Hiccup.All.SpeedNs <= 1e9 {
+			xs = append(xs, p.Hiccup.All.SpeedNs)
+		}
+	}
+	if len(xs) == 0 {
+		return 0
+	}
+	sort.Float64s(xs)
+	return sortedMedian(xs)
+}
+
+// speedDiff says when the two runs' CPUs ran at speeds apart by
+// speedDiffers or more over their matched phases (the medians of each
+// run's phases), "" otherwise: the figures that moved with it measure the
+// machine, not the change.
+func speedDiff(a, b string, rows []ComparisonRow) string {
+	var sa, sb []float64
+	seen := map[string]bool{}
+	for _, r := range rows {
+		k := r.Cell + "\x00" + r.Phase
+		if r.Slowdown() == 0 || seen[k] {
+			continue
+		}
+		seen[k] = true
+		sa, sb = append(sa, r.SpeedBase), append(sb, r.SpeedOther)
+	}
+	if len(sa) == 0 {
+		return ""
+	}
+	sort.Float64s(sa)
+	sort.Float64s(sb)
+	ma, mb := sortedMedian(sa), sortedMedian(sb)
+	x := mb / ma
+	if x < speedDiffers && x > 1/speedDiffers {
+		return ""
+	}
+	how := fmt.Sprintf("%.2f× slower", x)
+	if x < 1 {
+		how = fmt.Sprintf("%.2f× faster", 1/x)
+	}
+	return fmt.Sprintf("CPU speed: the hiccup probes' speed loop took %.0f ns in %s, %.0f ns in %s (median over the matched phases): %s's CPUs ran %s, and figures that moved with them measure the machine, not the change", ma, a, mb, b, b, how)
 }
 
 // paramDiffs gathers, per differing parameter value pair, the matched cells
@@ -381,12 +458,18 @@ func repeatsSpread(ps []*metrics.Phase, key string) interval {
 		vs[i] = metricValue(p, key)
 	}
 	sort.Float64s(vs)
-	med := vs[len(vs)/2]
-	if len(vs)%2 == 0 {
-		med = (vs[len(vs)/2-1] + vs[len(vs)/2]) / 2
-	}
+	med := sortedMedian(vs)
 	lo, hi := bootstrapMedian(vs)
 	return interval{v: med, lo: math.Min(lo, med), hi: math.Max(hi, med), known: true}
+}
+
+// sortedMedian is the median of sorted, a non-empty sorted slice.
+func sortedMedian(sorted []float64) float64 {
+	n := len(sorted)
+	if n%2 == 0 {
+		return (sorted[n/2-1] + sorted[n/2]) / 2
+	}
+	return sorted[n/2]
 }
 
 // bootstrapMedian is the exact bootstrap 99% percentile interval of the

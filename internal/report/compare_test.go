@@ -9,6 +9,7 @@ import (
 
 	hdr "github.com/HdrHistogram/hdrhistogram-go"
 
+	"github.com/storebench/storebench/internal/hiccup"
 	"github.com/storebench/storebench/internal/metrics"
 	"github.com/storebench/storebench/internal/result"
 	"github.com/storebench/storebench/internal/store"
@@ -307,5 +308,50 @@ func TestBootstrapMedian(t *testing.T) {
 	// Symmetric data, a symmetric interval.
 	if 21-lo != hi-21 {
 		t.Errorf("41 repeats: %v–%v is not symmetric about 21", lo, hi)
+	}
+}
+
+// TestCompareMachineSpeed: a run whose every figure is 2× worse fails a
+// p50 rule, unless its CPUs also ran the hiccup probes' speed loop about
+// 2× slower: then the change is the machine's, said and not judged; and a
+// change well beyond the machine's slowdown still fails, with it said.
+func TestCompareMachineSpeed(t *testing.T) {
+	const cell = "redis/kv/keys=5000"
+	withSpeed := func(p metrics.Phase, ns float64) metrics.Phase {
+		p.Hiccup = &hiccup.Window{Seconds: p.DurationS, All: hiccup.Figures{CPU: -1, Wakes: 1000, SpeedNs: ns}}
+		return p
+	}
+	rule, err := ParseFailRule("p50>+50%")
+	if err != nil {
+		t.Fatal(err)
+	}
+	judge := func(scale, speedA, speedB float64) (RuleVerdict, Comparison) {
+		a := synthRun("A", synthCell(cell, withSpeed(synthPhase(t, "read", 5000, 1, 1), speedA)))
+		b := synthRun("B", synthCell(cell, withSpeed(synthPhase(t, "read", 5000, scale, 2), speedB)))
+		cmps := Compare([]CompareRun{{Name: "A", R: a}, {Name: "B", R: b}})
+		for _, v := range cmps[0].Judge([]FailRule{rule}) {
+			if v.Phase == "read" {
+				return v, cmps[0]
+			}
+		}
+		t.Fatal("no verdict for the read phase")
+		return RuleVerdict{}, Comparison{}
+	}
+	if v, c := judge(2, 400, 400); !v.Fail || len(c.SetupDiffs) != 0 {
+		t.Errorf("2× worse at the same CPU speed: %+v, set-up diffs %q; want a failure and no speed diff", v, c.SetupDiffs)
+	}
+	v, c := judge(2, 400, 780)
+	if v.Fail || v.Judged || !strings.Contains(v.Why, "B's CPUs ran 1.95× slower") {
+		t.Errorf("2× worse on CPUs 1.95× slower: %+v; want not judged, the slowdown said", v)
+	}
+	if len(c.SetupDiffs) != 1 || !strings.Contains(c.SetupDiffs[0], "400 ns in A, 780 ns in B") {
+		t.Errorf("set-up diffs %q: want the CPU speed of each run", c.SetupDiffs)
+	}
+	if v, _ := judge(4, 400, 600); !v.Fail || !strings.Contains(v.Why, "1.50× the baseline's time") {
+		t.Errorf("4× worse on CPUs 1.5× slower: %+v; want a failure that says the slowdown", v)
+	}
+	// A faster machine explains no worsening.
+	if v, _ := judge(2, 800, 400); !v.Fail {
+		t.Errorf("2× worse on faster CPUs: %+v; want a failure", v)
 	}
 }

@@ -333,6 +333,9 @@ func scheduleMetrics(p *metrics.Phase) []csvMetric {
 			f("hiccup_max_us", h.All.Max, "us"),
 			f("hiccup_stalled_ms", h.All.StalledMs, "ms"),
 			f("hiccup_probe_cpu_s", h.ProbeCPUS, "s"))
+		if h.All.SpeedNs > 0 {
+			out = append(out, f("hiccup_speed_ns", h.All.SpeedNs, "ns"))
+		}
 	}
 	if pl := p.Placement; pl != nil {
 		out = append(out,
@@ -507,6 +510,11 @@ func cellMetrics(c *result.Cell, r *result.Result) []csvMetric {
 			}
 			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.HiccupP99Us }, false); ok {
 				out = append(out, f("capacity_bounding_stall_p99_max_us"+at, v, "us"))
+			}
+			speed := func(s *capacity.Step) float64 { return s.HiccupSpeedNs }
+			if lo, ok := sp.boundingFigure(speed, true); ok {
+				hi, _ := sp.boundingFigure(speed, false)
+				out = append(out, f("capacity_bounding_speed_ns_min"+at, lo, "ns"), f("capacity_bounding_speed_ns_max"+at, hi, "ns"))
 			}
 			if v := sp.clientCeiling(); v > 0 {
 				out = append(out, f("capacity_client_ceiling_ops_s"+at, v, "ops/s"))

@@ -114,6 +114,10 @@ type Step struct {
 	// omitted when not measured.
 	HiccupP99Us float64 `json:"hiccup_p99_us,omitempty"`
 	HiccupMaxUs float64 `json:"hiccup_max_us,omitempty"`
+	// HiccupSpeedNs is how fast the CPUs ran over the step: the hiccup
+	// probes' speed loop median, ns (the slowest phase's; higher is
+	// slower); omitted when not measured.
+	HiccupSpeedNs float64 `json:"hiccup_speed_ns,omitempty"`
 	// OtherLoadCPUs is how many CPUs' worth processes other than the
 	// client and the managed server kept busy over the step (the
 	// machine's busy time from /proc/stat less theirs); omitted when not

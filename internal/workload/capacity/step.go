@@ -51,6 +51,9 @@ type measured struct {
 	// p50, p99, p99.9 and max; hiccupSeen says every phase had them.
 	hiccup     [4]float64
 	hiccupSeen bool
+	// speedNs is the slowest phase's CPU speed (the hiccup probes' speed
+	// loop median, ns; higher is slower); 0 when none measured it.
+	speedNs float64
 	// machineBusyS is the whole machine's busy CPU time over the phases
 	// (the hiccup windows'), machineS their seconds.
 	machineBusyS, machineS float64
@@ -102,6 +105,7 @@ func (m *measured) add(p metrics.Phase) error {
 		for i, v := range []float64{h.All.P50, h.All.P99, h.All.P999, h.All.Max} {
 			m.hiccup[i] = max(m.hiccup[i], v)
 		}
+		m.speedNs = max(m.speedNs, h.All.SpeedNs)
 		if h.MachineBusyCPUs > 0 {
 			m.machineBusyS += h.MachineBusyCPUs * h.Seconds
 			m.machineS += h.Seconds
@@ -331,6 +335,7 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 	}
 	if m.hiccupSeen {
 		st.HiccupP99Us, st.HiccupMaxUs = m.hiccup[1], m.hiccup[3]
+		st.HiccupSpeedNs = m.speedNs
 	}
 	st.OtherLoadCPUs = m.otherLoad()
 	if m.placed {
