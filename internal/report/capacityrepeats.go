@@ -105,7 +105,7 @@ func (s capacitySpread) speedCause() string {
 	var fast, slow *bounding
 	for i := range s.bounds {
 		b := &s.bounds[i]
-		if b.step == nil || !(b.step.HiccupSpeedNs >= 1 && b.step.HiccupSpeedNs <= 1e9) {
+		if b.step == nil || !speedKnown(b.step.HiccupSpeedNs) {
 			continue
 		}
 		if fast == nil || b.step.HiccupSpeedNs < fast.step.HiccupSpeedNs {
@@ -120,7 +120,7 @@ func (s capacitySpread) speedCause() string {
 	}
 	var figs []string
 	for _, b := range s.bounds {
-		if b.step != nil && b.step.HiccupSpeedNs > 0 {
+		if b.step != nil && speedKnown(b.step.HiccupSpeedNs) {
 			figs = append(figs, fmt.Sprintf("#%d %.0f ns", b.repeat, b.step.HiccupSpeedNs))
 		}
 	}

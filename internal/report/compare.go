@@ -215,9 +215,7 @@ func compareTwo(a, b CompareRun) Comparison {
 func machineSpeed(ps []*metrics.Phase) float64 {
 	var xs []float64
 	for _, p := range ps {
-		// A loop of ~1,000 cycles takes ns to µs; outside 1 ns to 1 s the
-		// figure is not one.
-		if p.Hiccup != nil && p.Hiccup.All.SpeedNs >= 1 && p.Hiccup.All.SpeedNs <= 1e9 {
+		if p.Hiccup != nil && speedKnown(p.Hiccup.All.SpeedNs) {
 			xs = append(xs, p.Hiccup.All.SpeedNs)
 		}
 	}
@@ -227,6 +225,10 @@ func machineSpeed(ps []*metrics.Phase) float64 {
 	sort.Float64s(xs)
 	return sortedMedian(xs)
 }
+
+// speedKnown says ns is a speed loop's figure: a loop of ~1,000 cycles
+// takes ns to µs, so outside 1 ns to 1 s (or unmeasured, 0) it is not one.
+func speedKnown(ns float64) bool { return ns >= 1 && ns <= 1e9 }
 
 // speedDiff says when the two runs' CPUs ran at speeds apart by
 // speedDiffers or more over their matched phases (the medians of each
