@@ -105,17 +105,17 @@ func TestBacklogDoesNotAllocate(t *testing.T) {
 	}
 }
 
-// An open loop with slack spins for up to the last 100 µs before each
-// intended start: the phase says how long, so its CPU per op can be told
-// from the engine's waiting.
+// An open loop with slack spins for up to its spin window (at most
+// maxSpinWindow) before each intended start: the phase says how long, so
+// its CPU per op can be told from the engine's waiting.
 func TestWaitSpinIsMeasured(t *testing.T) {
 	ws, _ := workers(1, nil)
 	p, err := Run(context.Background(), Config{Workers: 1, Duration: time.Second, Rate: 500}, ws)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 500 waits of up to 100 µs each (a wait that wakes late spins less).
-	if s := p.OpenLoop.WaitSpinS; s <= 0 || s > 500*150e-6 {
+	// 500 waits of up to maxSpinWindow each (a wait that wakes late spins less).
+	if s := p.OpenLoop.WaitSpinS; s <= 0 || s > 500*1.5*maxSpinWindow.Seconds() {
 		t.Fatalf("spin %v s over %d ops; client CPU %v s", s, p.Ops, p.ClientCPUS)
 	}
 	t.Logf("spin %.4f s of client CPU %.4f s over %d ops", p.OpenLoop.WaitSpinS, p.ClientCPUS, p.Ops)

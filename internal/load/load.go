@@ -61,14 +61,37 @@ const lateThreshold = time.Millisecond
 
 // How an open-loop worker waits for an intended start: a cancellable Go
 // timer until timerMargin before it (timers can wake ~1 ms late), then short
-// naps (a timerfd on Linux: sleep_linux.go) until spinWindow before it,
-// then yielding in a loop.
-// A timerfd wakes within ~10 µs on a busy machine but 20–50 µs late from
-// an idle CPU (with 20 µs, no wait of a 500 ops/s run spun at all): the
-// window keeps the last stretch exact.
+// naps (a timerfd on Linux: sleep_linux.go) until its spin window before
+// it, then yielding in a loop.
+//
+// The window is learned per worker from how late its naps wake
+// (learnWake), because that depends on the machine and its load: a timerfd
+// wakes within ~10 µs on a busy machine, 20–50 µs late from an idle CPU
+// (a fixed 20 µs window spun on no wait of a 500 ops/s run: each start was
+// as late as its nap), and on this 2-vCPU VM beside a neighbour's load
+// p50 20–30 µs, p90 ~40 µs, 1–8% beyond 200 µs. The fixed 100 µs window
+// it replaces spun 0.47–0.65 s of each second at 8,000 ops/s (8 workers
+// doing a map write or a Redis PING, one thread: client CPU 0.68–0.82
+// s/s); the learned one 0.17–0.23 s (client CPU 0.39–0.61 s/s), with p50
+// start lateness unchanged at 0.3 µs (issue 31). In capacity --quick
+// against Redis (a get/set mix, one thread) the client's CPU at 8,000
+// ops/s fell from 0.95 to 0.66 s/s in a quiet spell (5 of 6 such steps
+// client-limited before, none after), 0.76 to 0.73 under heavy other load.
 const (
 	timerMargin = 2 * time.Millisecond
-	spinWindow  = 100 * time.Microsecond
+	// maxSpinWindow bounds the window: a nap later than this is a
+	// preemption or a deep idle state, which no affordable spin covers.
+	maxSpinWindow = 100 * time.Microsecond
+	// spinMargin is added to the learned lateness for a yield round, the
+	// clock read and the jitter from one nap to the next (a guess, not
+	// tuned: the measured windows were set by the lateness).
+	spinMargin = 5 * time.Microsecond
+	// wakeDecayShift: the learned lateness loses 1/64 per nap, so a late
+	// nap keeps the window wide for ~100 naps (0.4 s at 2,000 ops/s over 8
+	// workers). 1/16 spun less (0.07 against 0.16 s/s at 8,000 ops/s) at
+	// a lateness the neighbour's noise did not let us tell apart: the
+	// slower decay is the safe side.
+	wakeDecayShift = 6
 )
 
 type engine struct {
@@ -107,9 +130,14 @@ type runner struct {
 	clientMaxLag time.Duration
 	unsent       int64 // ops due before the deadline but never sent
 	// spin is the wall time the worker spent yielding in a loop just before
-	// intended starts (waitUntil's last spinWindow): CPU the client burns
+	// intended starts (waitUntil's spin window): CPU the client burns
 	// waiting, not working.
-	spin    time.Duration
+	spin time.Duration
+	// wake is how late this worker's recent naps woke: a decaying max
+	// (learnWake) that sets its spin window (spinWindow). It starts at
+	// maxSpinWindow, the safe side, and falls to the machine's figure
+	// within the first few hundred naps.
+	wake    time.Duration
 	lastEnd time.Time
 	panic   error
 	// kinded is w when it reports kinds and Config.Kinds names them, with
@@ -156,7 +184,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		t := time.NewTimer(time.Hour)
 		t.Stop()
 		recs[i] = metrics.NewRecorder(col)
-		rs[i] = &runner{id: i, w: workers[i], rec: recs[i], e: e, timer: t, held: -1}
+		rs[i] = &runner{id: i, w: workers[i], rec: recs[i], e: e, timer: t, held: -1, wake: maxSpinWindow}
 		if cfg.Rate > 0 || cfg.Paced {
 			rs[i].napper = newNapper()
 			defer rs[i].napper.close()
@@ -499,10 +527,15 @@ func slot(start time.Time, offNs float64) (time.Time, bool) {
 // waitUntil waits for t and returns the time it saw then, or false if ctx
 // was cancelled first. The time it spends yielding in a loop adds to r.spin.
 func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
-	var spinFrom time.Time
+	var spinFrom, napEnd time.Time
 	for {
 		now := time.Now()
+		if !napEnd.IsZero() {
+			r.learnWake(now.Sub(napEnd))
+			napEnd = time.Time{}
+		}
 		d := t.Sub(now)
+		w := r.spinWindow()
 		switch {
 		case d <= 0:
 			if !spinFrom.IsZero() {
@@ -517,8 +550,9 @@ func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
 				r.timer.Stop()
 				return now, false
 			}
-		case d > spinWindow:
-			r.napper.nap(d - spinWindow)
+		case d > w:
+			napEnd = now.Add(d - w)
+			r.napper.nap(d - w)
 		default:
 			if ctx.Err() != nil {
 				return now, false
@@ -526,8 +560,33 @@ func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
 			if spinFrom.IsZero() {
 				spinFrom = now
 			}
+			// On one thread this also holds off the netpoller (a yielded
+			// goroutine is run again before it is polled), so the other
+			// workers' naps and replies wait for the spin to end: their
+			// lateness, and so their windows, include it.
 			runtime.Gosched()
 		}
+	}
+}
+
+// spinWindow is how long before an intended start the worker stops
+// napping and yields in a loop: as late as its naps recently woke, plus
+// spinMargin.
+func (r *runner) spinWindow() time.Duration {
+	return min(r.wake+spinMargin, maxSpinWindow)
+}
+
+// learnWake folds how late a nap woke into r.wake: a new high at once, so
+// the next start is on time again, and every nap takes 1/2^wakeDecayShift
+// off, so the window narrows again once naps wake sooner. A nap later than
+// maxSpinWindow is left out: counted, the 1–8% of such naps above kept
+// the window near its maximum (0.17–0.46 s of spin per second at 8,000
+// ops/s against 0.11–0.16 s without them), and it started late all the
+// same.
+func (r *runner) learnWake(late time.Duration) {
+	r.wake -= r.wake >> wakeDecayShift
+	if late <= maxSpinWindow {
+		r.wake = max(r.wake, late)
 	}
 }
 

@@ -417,6 +417,43 @@ func TestWaitDoesNotAllocate(t *testing.T) {
 	}
 }
 
+// The spin window follows how late the worker's naps wake: safe at first,
+// narrowing while naps wake on time, widening at once for a late one, and
+// ignoring naps later than any window covers.
+func TestSpinWindowLearnsNapLateness(t *testing.T) {
+	r := &runner{wake: maxSpinWindow}
+	if w := r.spinWindow(); w != maxSpinWindow {
+		t.Fatalf("first window %v, want %v", w, maxSpinWindow)
+	}
+	naps := func(n int, late time.Duration) {
+		for range n {
+			r.learnWake(late)
+		}
+	}
+	naps(50, 10*time.Microsecond)
+	if w := r.spinWindow(); w <= 30*time.Microsecond || w >= maxSpinWindow {
+		t.Errorf("after 50 naps 10 µs late: window %v, want still narrowing from %v", w, maxSpinWindow)
+	}
+	naps(400, 10*time.Microsecond)
+	if w, want := r.spinWindow(), 10*time.Microsecond+spinMargin; w != want {
+		t.Errorf("after 450 naps 10 µs late: window %v, want %v", w, want)
+	}
+	r.learnWake(40 * time.Microsecond)
+	if w, want := r.spinWindow(), 40*time.Microsecond+spinMargin; w != want {
+		t.Errorf("after a nap 40 µs late: window %v, want %v at once", w, want)
+	}
+	before := r.spinWindow()
+	r.learnWake(3 * time.Millisecond)  // preempted: no window covers it
+	r.learnWake(-5 * time.Microsecond) // woke early
+	if w := r.spinWindow(); w >= before {
+		t.Errorf("after a nap 3 ms late and one early: window %v, want below %v", w, before)
+	}
+	naps(1000, maxSpinWindow-spinMargin/2)
+	if w := r.spinWindow(); w != maxSpinWindow {
+		t.Errorf("naps nearly maxSpinWindow late: window %v, want the cap %v", w, maxSpinWindow)
+	}
+}
+
 type countingProbe struct {
 	begun, ended int
 	opsAtBegin   int64

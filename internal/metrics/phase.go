@@ -240,8 +240,9 @@ type OpenLoop struct {
 	// may use busy (the phase's saturation warning).
 	ClientSaturated bool `json:"client_saturated,omitempty"`
 	// WaitSpinS is the time the workers spent yielding in a loop just
-	// before intended starts (the last 100 µs of each wait, for a punctual
-	// start): part of ClientCPUS that waited rather than worked, as an
+	// before intended starts (the end of each wait, as long as the worker's
+	// naps have lately woken late, at most 100 µs, for a punctual start):
+	// part of ClientCPUS that waited rather than worked, as an
 	// upper bound (a worker descheduled while it spun counts too).
 	WaitSpinS float64 `json:"wait_spin_s,omitempty"`
 }
