@@ -56,3 +56,18 @@ func TestParamsValidate(t *testing.T) {
 		t.Fatalf("Run with growth 100: %v", err)
 	}
 }
+
+// A scenario's growth reaches the search (the capacity suite's quick
+// section ramps by 4), and an absurd one is refused with its bounds.
+func TestSearchGrowthField(t *testing.T) {
+	p, err := Search{SLO: []string{"p99<=10ms"}, Growth: 4}.Params(8, nil)
+	if err != nil || p.Growth != 4 {
+		t.Fatalf("growth 4: %v, %v", p.Growth, err)
+	}
+	if p, err := (Search{SLO: []string{"p99<=10ms"}}).Params(8, nil); err != nil || p.Growth != 2 {
+		t.Fatalf("no growth: %v, %v; want the default 2", p.Growth, err)
+	}
+	if _, err := (Search{SLO: []string{"p99<=10ms"}, Growth: 20}).Params(8, nil); err == nil || !strings.Contains(err.Error(), "growth 20: want 1.1 to 10") {
+		t.Fatalf("growth 20: %v", err)
+	}
+}

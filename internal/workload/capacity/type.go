@@ -50,6 +50,9 @@ type Search struct {
 	// Precision is the bisection's stopping width, a share of the rate
 	// (default 2%): a coarser one saves steps where a quick run needs it.
 	Precision float64 `yaml:"precision,omitempty" json:"precision,omitempty"`
+	// Growth is the ramp's factor from one step to the next (default 2):
+	// a larger one leaves a short search steps to bisect with.
+	Growth float64 `yaml:"growth,omitempty" json:"growth,omitempty"`
 }
 
 func (e *Spec) Defaults() {}
@@ -71,7 +74,7 @@ func (e *Spec) params(l workload.Load) (Params, error) {
 // the usl client counts, none for no fit), after defaults and checked.
 func (s Search) Params(connections int, usl []int) (Params, error) {
 	p := Params{Connections: connections, Need: s.Need, StartRate: s.StartRate, MaxRate: s.MaxRate,
-		MinStep: s.MinStep, MaxStep: s.MaxStep, MaxSteps: s.MaxSteps, Precision: s.Precision, USLClients: usl}
+		MinStep: s.MinStep, MaxStep: s.MaxStep, MaxSteps: s.MaxSteps, Precision: s.Precision, Growth: s.Growth, USLClients: usl}
 	for _, text := range s.SLO {
 		slo, err := ParseSLO(text)
 		if err != nil {
