@@ -226,6 +226,10 @@ func machineSpeed(ps []*metrics.Phase) float64 {
 	return sortedMedian(xs)
 }
 
+// speedsApart says a slowdown x (Slowdown) is one: the two runs' CPUs ran
+// speedDiffers or more apart, either way.
+func speedsApart(x float64) bool { return x >= speedDiffers || (x > 0 && x <= 1/speedDiffers) }
+
 // speedKnown says ns is a speed loop's figure: a loop of ~1,000 cycles
 // takes ns to µs, so outside 1 ns to 1 s (or unmeasured, 0) it is not one.
 func speedKnown(ns float64) bool { return ns >= 1 && ns <= 1e9 }
@@ -252,7 +256,7 @@ func speedDiff(a, b string, rows []ComparisonRow) string {
 	sort.Float64s(sb)
 	ma, mb := sortedMedian(sa), sortedMedian(sb)
 	x := mb / ma
-	if x < speedDiffers && x > 1/speedDiffers {
+	if !speedsApart(x) {
 		return ""
 	}
 	how := fmt.Sprintf("%.2f× slower", x)

@@ -89,7 +89,7 @@ func (c Comparison) Judge(rules []FailRule) []RuleVerdict {
 			default:
 				v.Judged, v.Fail = true, true
 				v.Why = fmt.Sprintf("%s %s → %s (%+.1f%%), beyond %s and beyond noise (%s)", row.Metric, num(row.Base), num(row.Other), 100*v.Change, rule.Expr, intervals)
-				if x := row.Slowdown(); x >= speedDiffers || (x > 0 && x <= 1/speedDiffers) {
+				if x := row.Slowdown(); speedsApart(x) {
 					v.Why += fmt.Sprintf("; %s's CPUs ran %.2f× the baseline's time on the hiccup probes' speed loop", c.Other.Name, x)
 				}
 			}
