@@ -76,7 +76,7 @@ func TestCapacityNoRateMeetsTheSLOIsAnAnswer(t *testing.T) {
 func TestCapacitySharedCPUReportsTheClientsShare(t *testing.T) {
 	out := t.TempDir()
 	file := filepath.Join(t.TempDir(), "shared.yaml")
-	body := "name: shared\ntargets: [redis]\nworkloads:\n  - {type: capacity, keyspace: 1000, slo: [\"p99<=1ms\"], start_rate: 16000, min_step: 1s, max_step: 1s, max_steps: 3}\nload: {clients: 4}\n"
+	body := "name: shared\ntargets: [redis]\nworkloads:\n  - {type: capacity, keyspace: 1000, slo: [\"p99<=1ms\"], start_rate: 16000, min_step: 1s, max_step: 1s, max_steps: 4}\nload: {clients: 4}\n"
 	if err := os.WriteFile(file, []byte(body), 0o644); err != nil {
 		t.Fatal(err)
 	}
@@ -92,17 +92,24 @@ func TestCapacitySharedCPUReportsTheClientsShare(t *testing.T) {
 	if len(res.Cells) != 1 || res.Cells[0].Capacity == nil {
 		t.Fatalf("cells %+v\n%s", res.Cells, r.stderr)
 	}
-	shared, said := 0, false
+	shared, said, missed := 0, false, false
 	for _, st := range res.Cells[0].Capacity.Steps {
 		if s := st.SharedCPUClientShare; s > 0.15 && s < 0.85 {
 			shared++
 		}
 		said = said || strings.Contains(st.LimiterEvidence, "client and server ran on one CPU and the client took")
+		missed = missed || !st.Passed
 	}
 	if shared == 0 {
 		t.Errorf("no step recorded the client's share of the shared CPU: %+v", res.Cells[0].Capacity.Steps)
 	}
-	if missed := !res.Cells[0].Capacity.Steps[0].Passed || len(res.Cells[0].Capacity.Steps) > 1; missed && !said {
+	// One CPU carries 32,000 ops/s within p99 1 ms since the open loop's
+	// spin window is learned (about 21 µs of client and server CPU per op
+	// there): the ramp's third step, 64,000, is the one that misses.
+	if !missed {
+		t.Errorf("every step passed, so none could say what the client took: %+v", res.Cells[0].Capacity.Steps)
+	}
+	if missed && !said {
 		t.Errorf("no missed step's evidence says what the client took of the shared CPU: %+v", res.Cells[0].Capacity.Steps)
 	}
 }
