@@ -221,7 +221,7 @@ func kneeChart(c *result.Cell, s *capacity.Summary, colorOf map[string]int) *lin
 		cols = append(cols, column{head: pctName(p) + " µs", m: pctName(p)})
 	}
 	cols = append(cols, column{head: "interval / bound", left: true}, column{head: "backlog slope /s", m: "backlog_slope"},
-		column{head: "on one CPU client/server", left: true}, column{head: "verdict", left: true})
+		column{head: "on one CPU client/server", left: true}, column{head: "CPUs busy", left: true}, column{head: "verdict", left: true})
 	t := newTable("capacity-steps", c.Label()+": every step of the search, in the order run (interval: the SLO percentiles' 95% confidence interval width over their bound)", true, cols...)
 	order := make([]int, len(s.Steps))
 	for i := range order {
@@ -252,7 +252,13 @@ func kneeChart(c *result.Cell, s *capacity.Summary, colorOf map[string]int) *lin
 		if st.Placed() {
 			placed = fmt.Sprintf("%.0f%%/%.0f%%", 100*st.ClientMainCPU, 100*st.ServerMainCPU)
 		}
-		row = append(row, textCell(strings.Join(widths, ", ")), figureCell(fixed(st.BacklogSlope, 1), st.BacklogSlope), textCell(placed), textCell(st.Verdict))
+		// How full the run's CPUs were: on a full machine the same rate
+		// passes or misses by chance.
+		busy := "—"
+		if st.MachineCPUs > 0 {
+			busy = machineBusyText(&st)
+		}
+		row = append(row, textCell(strings.Join(widths, ", ")), figureCell(fixed(st.BacklogSlope, 1), st.BacklogSlope), textCell(placed), textCell(busy), textCell(st.Verdict))
 		t.add(row...)
 	}
 	spec := &lineChartSpec{id: "chart-capacity-" + idUnsafe.ReplaceAllString(c.Label(), "-"), table: t,

@@ -59,7 +59,7 @@ const otherLoadBound = 0.5
 // alone is not a cause: on the quiet 2-vCPU VM steps at 64,000 ops/s
 // passed and missed with the two swapped alike.
 func (s capacitySpread) platformCauses() []string {
-	var moved, movedFig, stalled, loaded []string
+	var moved, movedFig, stalled, loaded, full []string
 	for _, b := range s.bounds {
 		st := b.step
 		if st == nil {
@@ -79,6 +79,9 @@ func (s capacitySpread) platformCauses() []string {
 		if st.OtherLoadCPUs >= otherLoadBound {
 			loaded = append(loaded, fmt.Sprintf("%s %.2f CPUs", rep, st.OtherLoadCPUs))
 		}
+		if st.MachineFull() {
+			full = append(full, rep+" "+stepCPUsText(st))
+		}
 	}
 	var out []string
 	if sp := s.speedCause(); sp != "" {
@@ -93,6 +96,14 @@ func (s capacitySpread) platformCauses() []string {
 	}
 	if len(loaded) > 0 {
 		out = append(out, "other processes kept CPUs busy at the bounding steps of "+strings.Join(loaded, ", "))
+	}
+	if len(full) > 0 {
+		where := "at the bounding steps of "
+		if len(full) == len(s.bounds) {
+			where = "at every bounding step: "
+		}
+		out = append(out, fmt.Sprintf("the machine's CPUs were full (%.0f%% or more busy) %s%s; on it client and server cannot both have more, and the same rate passes or misses by chance: the spread is the machine's, not the store's",
+			100*capacity.MachineFullShare, where, strings.Join(full, "; ")))
 	}
 	return out
 }
@@ -170,6 +181,17 @@ func (s capacitySpread) boundingFigure(f func(*capacity.Step) float64, low bool)
 		ok = true
 	}
 	return v, ok
+}
+
+// machineBusyText is how busy the run's CPUs were over a step: "1.78 of 2".
+func machineBusyText(st *capacity.Step) string {
+	return fixed(st.MachineBusyCPUs, 2) + " of " + whole(float64(st.MachineCPUs))
+}
+
+// stepCPUsText says how busy the run's CPUs were over a step, and whose.
+func stepCPUsText(st *capacity.Step) string {
+	return fmt.Sprintf("%s CPUs busy (%s%%: client %s, server %s, rest %s)", machineBusyText(st), fixed(100*st.MachineBusyCPUs/float64(st.MachineCPUs), 0),
+		fixed(st.ClientBusyCPUs, 2), fixed(st.ServerBusyCPUs, 2), fixed(max(0, st.MachineBusyCPUs-st.ClientBusyCPUs-st.ServerBusyCPUs), 2))
 }
 
 func stallText(us float64) string {
@@ -340,7 +362,7 @@ func (sp capacitySpread) verdict() string {
 	if causes := sp.platformCauses(); len(causes) > 0 {
 		v += "; the platform limited them: " + strings.Join(causes, "; ")
 	} else {
-		v += "; no platform figure explains it (stalls under half the bound, no other load, no step with the two on one CPU each that carried more at their bounding steps)"
+		v += "; no platform figure explains it (stalls under half the bound, no other load, CPUs not full, no step with the two on one CPU each that carried more at their bounding steps)"
 	}
 	if moved := sp.movedOnly(); len(moved) > 0 {
 		v += "; the kernel also moved client and server between CPUs at the bounding steps of " + strings.Join(moved, ", ") + " (client/server on their main CPU), as at steps that passed"

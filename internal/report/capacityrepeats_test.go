@@ -145,3 +145,38 @@ func TestCapacityRepeatsNameTheCPUsSpeed(t *testing.T) {
 		t.Errorf("the slower CPUs found more, yet they are named the cause:\n%s", text)
 	}
 }
+
+// Client-limited repeats that disagree where the run's CPUs were full at
+// every bounding step (the 2-vCPU VM at 44,000–56,000 ops/s against Redis:
+// client 1.00 and server 0.81–0.95 of 2 CPUs): the platform limited them,
+// said with each step's CPUs in every format, and the knee curve shows
+// each step's; a step with CPUs to spare names nothing.
+func TestCapacityRepeatsNameAFullMachine(t *testing.T) {
+	withBusy := func(busy [3][3]float64) *result.Result {
+		r := repeatedCapacity([]float64{56000, 44000, 44000}, []float64{312, 1100, 567})
+		for i := range r.Cells {
+			s := r.Cells[i].Capacity
+			s.Capacity[0].Limiter, s.Capacity[0].AtLeast = capacity.LimiterClientCPU, true
+			st := &s.Steps[1]
+			st.Limiter, st.ClientLimited = capacity.LimiterClientCPU, true
+			st.MachineBusyCPUs, st.ClientBusyCPUs, st.ServerBusyCPUs, st.MachineCPUs = busy[i][0], busy[i][1], busy[i][2], 2
+		}
+		return r
+	}
+	out := renderAll(t, withBusy([3][3]float64{{1.79, 0.98, 0.81}, {1.84, 0.95, 0.86}, {1.79, 0.96, 0.83}}))
+	for f, text := range out {
+		wants := []string{"the platform limited them: the machine", "s CPUs were full (85% or more busy) at every bounding step: ", "1 1.79 of 2 CPUs busy (90%: client 0.98, server 0.81, rest 0.00)", "1.84 of 2"}
+		if f == "csv" {
+			wants = []string{"capacity_platform_limited_at_p99<=10ms,1,bool", "capacity_bounding_machine_busy_min_at_p99<=10ms,1.79,cores", "capacity_step2_machine_busy_cpus,1.84,cores"}
+		}
+		for _, want := range wants {
+			if !strings.Contains(text, want) {
+				t.Errorf("%s: no %q in\n%s", f, want, text)
+			}
+		}
+	}
+	text := renderAll(t, withBusy([3][3]float64{{1.2, 0.6, 0.5}, {1.3, 0.7, 0.5}, {1.1, 0.6, 0.4}}))["text"]
+	if strings.Contains(text, "were full") || !strings.Contains(text, "no platform figure explains it") {
+		t.Errorf("CPUs to spare, yet a full machine is named:\n%s", text)
+	}
+}

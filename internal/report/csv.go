@@ -414,6 +414,9 @@ func capacityMetrics(c *result.Cell) []csvMetric {
 		p := "capacity_step" + strconv.Itoa(n+1) + "_"
 		out = append(out, f(p+"offered_ops_s", st.OfferedOpsS, "ops/s"), f(p+"achieved_ops_s", st.AchievedOpsS, "ops/s"),
 			f(p+"duration_s", st.DurationS, "s"), f(p+"backlog_slope", st.BacklogSlope, "ops/s"), boolMetric(p+"passed", st.Passed))
+		if st.MachineCPUs > 0 {
+			out = append(out, f(p+"machine_busy_cpus", st.MachineBusyCPUs, "cores"), intMetric(p+"machine_cpus", int64(st.MachineCPUs), "count"))
+		}
 		for _, pc := range ps {
 			if v, ok := stepPercentile(st, pc); ok {
 				out = append(out, f(p+pctName(pc)+"_us", v.ValueUs, "us"))
@@ -521,6 +524,9 @@ func cellMetrics(c *result.Cell, r *result.Result) []csvMetric {
 			}
 			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.OtherLoadCPUs }, false); ok {
 				out = append(out, f("capacity_bounding_other_load_max"+at, v, "cores"))
+			}
+			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.MachineBusyCPUs }, true); ok {
+				out = append(out, f("capacity_bounding_machine_busy_min"+at, v, "cores"))
 			}
 		}
 	}

@@ -40,8 +40,10 @@ func missedPhase(t *testing.T, clientCPUS, serverCPUS float64, late int64, h *hi
 // Each limiter is named from its evidence, in order: the platform's
 // stalls when the hiccup meter woke as late as half the bound, other load
 // when the machine was busier than the client and server together by half
-// a CPU, the client's scheduling when it started ops late with CPU to
-// spare, else the store.
+// a CPU, the machine's CPUs when they were 85% busy or more with the
+// client a third of it (late starts then are the machine's too; a server
+// that held most of a full machine is the store), the client's scheduling
+// when it started ops late with CPU to spare, else the store.
 func TestLimiterFromEvidence(t *testing.T) {
 	slo, err := ParseSLO("p99<=10ms")
 	if err != nil {
@@ -50,6 +52,9 @@ func TestLimiterFromEvidence(t *testing.T) {
 	quiet := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 300, P999: 900, Max: 1500}, MachineBusyCPUs: 0.5}
 	stalled := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 9800, P999: 12000, Max: 15000}, MachineBusyCPUs: 0.5}
 	loaded := &hiccup.Window{Seconds: 2, All: quiet.All, MachineBusyCPUs: 1.9}
+	two := []hiccup.Figures{{CPU: 0}, {CPU: 1}}
+	full := &hiccup.Window{Seconds: 2, All: quiet.All, PerCPU: two, MachineBusyCPUs: 1.8}
+	spare := &hiccup.Window{Seconds: 2, All: quiet.All, PerCPU: two, MachineBusyCPUs: 1.3}
 	for _, c := range []struct {
 		name      string
 		phase     metrics.Phase
@@ -58,6 +63,9 @@ func TestLimiterFromEvidence(t *testing.T) {
 	}{
 		{"stalls", missedPhase(t, 0.4, 0.4, 0, stalled), schema.LimiterPlatform, "this SLO measures the machine"},
 		{"other load", missedPhase(t, 0.4, 0.4, 0, loaded), schema.LimiterMachineLoad, "other processes kept 1.50 of the run's CPUs busy"},
+		{"full machine", missedPhase(t, 1.6, 1.6, 100, full), schema.LimiterMachineCPUs, "the run's 2 CPUs were 90% busy (client 0.80, server 0.80 CPUs)"},
+		{"full machine, the server's", missedPhase(t, 0.4, 3.0, 0, full), schema.LimiterStore, "its server kept 1.50 CPUs busy"},
+		{"CPUs to spare", missedPhase(t, 1.2, 1.2, 0, spare), schema.LimiterStore, "its server kept 0.60 CPUs busy"},
 		{"late starts", missedPhase(t, 0.4, 0.4, 100, quiet), schema.LimiterClientScheduling, "5.0% of ops started late"},
 		{"store", missedPhase(t, 0.2, 0.3, 0, quiet), schema.LimiterStore, "its server kept 0.15 CPUs busy"},
 	} {

@@ -173,6 +173,7 @@ func (r *runner) search(slo int) (schema.Capacity, error) {
 		switch {
 		case passed && bound != nil:
 			c.Reason = "no rate confirmed: steps passed, but their confirmations missed, the last: " + bound.Verdict
+			c.Limiter = bound.Limiter
 		case passed:
 			// The steps ran out before any confirmation (or any miss).
 			c.Reason = "no rate confirmed: steps passed, but the search ran out of steps before confirming one"

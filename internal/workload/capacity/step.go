@@ -57,6 +57,8 @@ type measured struct {
 	// machineBusyS is the whole machine's busy CPU time over the phases
 	// (the hiccup windows'), machineS their seconds.
 	machineBusyS, machineS float64
+	// machineCPUs is how many CPUs the hiccup meter watched (the run's).
+	machineCPUs int
 	// sameCPU is the lowest share of the time client and server ran on
 	// one CPU over the phases (metrics.Placement); -1 when not recorded.
 	sameCPU float64
@@ -109,6 +111,7 @@ func (m *measured) add(p metrics.Phase) error {
 		if h.MachineBusyCPUs > 0 {
 			m.machineBusyS += h.MachineBusyCPUs * h.Seconds
 			m.machineS += h.Seconds
+			m.machineCPUs = max(m.machineCPUs, len(h.PerCPU))
 		}
 	} else {
 		m.hiccupSeen = false
@@ -338,6 +341,13 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 		st.HiccupSpeedNs = m.speedNs
 	}
 	st.OtherLoadCPUs = m.otherLoad()
+	if busy, n := m.machineBusy(); n > 0 {
+		st.MachineBusyCPUs, st.MachineCPUs = busy, n
+		st.ClientBusyCPUs = m.clientCPUS / m.durS
+		if m.serverSeen {
+			st.ServerBusyCPUs = m.serverCPUS / m.durS
+		}
+	}
 	if m.placed {
 		st.ClientMainCPU, st.ServerMainCPU = mainShare(m.clientOn), mainShare(m.serverOn)
 	}
@@ -401,6 +411,10 @@ func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
 		return schema.LimiterMachineLoad, fmt.Sprintf("other processes kept %.2f of the run's CPUs busy beside the client's %.2f and the server's %.2f: the machine, not the store, was short of CPU",
 			other, busy, m.serverCPUS/m.durS) + shared
 	}
+	if full, n := m.machineBusy(); n > 0 && full >= schema.MachineFullShare*float64(n) && busy >= full/3 {
+		return schema.LimiterMachineCPUs, fmt.Sprintf("the run's %d CPUs were %.0f%% busy (client %.2f, server %.2f CPUs): client and server shared a full machine and the server had no more CPU than the client left it: this bound is the machine's",
+			n, 100*full/float64(n), busy, m.serverCPUS/m.durS) + shared
+	}
 	if m.ops > 0 && float64(m.clientLate) > clientLateShare*float64(m.ops) {
 		return schema.LimiterClientScheduling, fmt.Sprintf("%.1f%% of ops started late by the client while it kept %.2f of %d CPUs busy (%.2f without its spin-wait)", 100*float64(m.clientLate)/float64(m.ops), busy, procs, work) + shared
 	}
@@ -434,6 +448,16 @@ func (m *measured) otherLoad() float64 {
 		return 0
 	}
 	return max(0, m.machineBusyS/m.machineS-(m.clientCPUS+m.serverCPUS)/m.durS)
+}
+
+// machineBusy is how many CPUs' worth the run's CPUs kept busy over the
+// step, every process on them, and how many they were; n is 0 when not
+// measured.
+func (m *measured) machineBusy() (busy float64, n int) {
+	if m.machineS <= 0 || m.durS <= 0 || m.machineCPUs == 0 {
+		return 0, 0
+	}
+	return m.machineBusyS / m.machineS, m.machineCPUs
 }
 
 // stallAt is the hiccup meter's wake-up lateness, µs, at the percentile
