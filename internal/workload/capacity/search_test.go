@@ -242,6 +242,44 @@ func TestLastConfirmationFallsBackToAPassedRate(t *testing.T) {
 	}
 }
 
+// Passes near the bound above a rate (p99 0.88 ms of 1 ms) whose
+// confirmations miss: the last confirmation goes to the highest clear
+// pass, not to another pass on the edge (a quick Redis search on a full
+// 2-vCPU machine reported none so).
+func TestLastConfirmationPrefersAClearPass(t *testing.T) {
+	q := newModel(7300, 200*time.Microsecond)
+	const edge = 3000.0 // passes above this rate sit near the bound; confirmations there miss
+	step := func(ctx context.Context, r StepRequest) (metrics.Phase, error) {
+		base := q.base
+		switch {
+		case r.Rate > edge && strings.Contains(r.Name, "confirm"):
+			q.base = 5 * time.Millisecond
+		case r.Rate > edge:
+			q.base = 800 * time.Microsecond
+		}
+		ph, err := q.step(ctx, r)
+		q.base = base
+		return ph, err
+	}
+	p := modelParams("p99<=1ms")
+	p.MaxSteps = 10
+	sum, _, err := Run(context.Background(), Drive{Step: step}, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := sum.Capacity[0]
+	if !c.Found || c.OpsS > edge {
+		t.Fatalf("capacity %+v after steps %+v: want one confirmed at or below %v", c, sum.Steps, edge)
+	}
+	edgy := false
+	for _, st := range sum.Steps {
+		edgy = edgy || st.Stage != schema.StageConfirm && st.Passed && st.OfferedOpsS > edge
+	}
+	if !edgy {
+		t.Errorf("no pass near the bound above %v, so nothing was preferred: %+v", edge, sum.Steps)
+	}
+}
+
 // Steps that run out while the ramp still passes once left no
 // confirmation and no failed step (it panicked on a quick capacity run of
 // the memory store). Now the search keeps its last step for confirming the
