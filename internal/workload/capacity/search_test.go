@@ -207,17 +207,19 @@ func TestUnconfirmedRateIsNotReported(t *testing.T) {
 	}
 }
 
-// Confirmations that miss near the top (a p99 sitting on the bound) and a
-// step budget that allows only a few: the last one goes down to a rate a
-// step passed, instead of reporting none as if the lowest rate had missed
-// (a quick run of Redis at p99 ≤ 1 ms did).
-func TestLastConfirmationFallsBackToAPassedRate(t *testing.T) {
+// runShakyAbove searches a 7,300 ops/s model (200 µs per op) at p99 ≤ 1 ms
+// in 10 steps, where above rate every confirmation misses (5 ms per op)
+// and, when pass is not 0, every other step takes pass per op.
+func runShakyAbove(t *testing.T, rate float64, pass time.Duration) *schema.Summary {
+	t.Helper()
 	q := newModel(7300, 200*time.Microsecond)
-	const shaky = 4500.0 // confirmations above this rate miss
 	step := func(ctx context.Context, r StepRequest) (metrics.Phase, error) {
 		base := q.base
-		if strings.Contains(r.Name, "confirm") && r.Rate > shaky {
+		switch {
+		case r.Rate > rate && strings.Contains(r.Name, "confirm"):
 			q.base = 5 * time.Millisecond
+		case r.Rate > rate && pass > 0:
+			q.base = pass
 		}
 		ph, err := q.step(ctx, r)
 		q.base = base
@@ -229,6 +231,16 @@ func TestLastConfirmationFallsBackToAPassedRate(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	return sum
+}
+
+// Confirmations that miss near the top (a p99 sitting on the bound) and a
+// step budget that allows only a few: the last one goes down to a rate a
+// step passed, instead of reporting none as if the lowest rate had missed
+// (a quick run of Redis at p99 ≤ 1 ms did).
+func TestLastConfirmationFallsBackToAPassedRate(t *testing.T) {
+	const shaky = 4500.0 // confirmations above this rate miss
+	sum := runShakyAbove(t, shaky, 0)
 	c := sum.Capacity[0]
 	if !c.Found || c.OpsS > shaky {
 		t.Fatalf("capacity %+v after steps %+v: want one confirmed at or below %v", c, sum.Steps, shaky)
@@ -247,26 +259,8 @@ func TestLastConfirmationFallsBackToAPassedRate(t *testing.T) {
 // pass, not to another pass on the edge (a quick Redis search on a full
 // 2-vCPU machine reported none so).
 func TestLastConfirmationPrefersAClearPass(t *testing.T) {
-	q := newModel(7300, 200*time.Microsecond)
 	const edge = 3000.0 // passes above this rate sit near the bound; confirmations there miss
-	step := func(ctx context.Context, r StepRequest) (metrics.Phase, error) {
-		base := q.base
-		switch {
-		case r.Rate > edge && strings.Contains(r.Name, "confirm"):
-			q.base = 5 * time.Millisecond
-		case r.Rate > edge:
-			q.base = 800 * time.Microsecond
-		}
-		ph, err := q.step(ctx, r)
-		q.base = base
-		return ph, err
-	}
-	p := modelParams("p99<=1ms")
-	p.MaxSteps = 10
-	sum, _, err := Run(context.Background(), Drive{Step: step}, p)
-	if err != nil {
-		t.Fatal(err)
-	}
+	sum := runShakyAbove(t, edge, 800*time.Microsecond)
 	c := sum.Capacity[0]
 	if !c.Found || c.OpsS > edge {
 		t.Fatalf("capacity %+v after steps %+v: want one confirmed at or below %v", c, sum.Steps, edge)
