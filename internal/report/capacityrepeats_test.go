@@ -165,7 +165,7 @@ func TestCapacityRepeatsNameAFullMachine(t *testing.T) {
 	}
 	out := renderAll(t, withBusy([3][3]float64{{1.79, 0.98, 0.81}, {1.84, 0.95, 0.86}, {1.79, 0.96, 0.83}}))
 	for f, text := range out {
-		wants := []string{"the platform limited them: the machine", "s CPUs were full (85% or more busy) at every bounding step: ", "1 1.79 of 2 CPUs busy (90%: client 0.98, server 0.81, rest 0.00)", "1.84 of 2"}
+		wants := []string{"the platform limited them: the machine", "s CPUs were full (80% or more busy) at every bounding step: ", "1 1.79 of 2 CPUs busy (90%: client 0.98, server 0.81, rest 0.00)", "1.84 of 2"}
 		if f == "csv" {
 			wants = []string{"capacity_platform_limited_at_p99<=10ms,1,bool", "capacity_bounding_machine_busy_min_at_p99<=10ms,1.79,cores", "capacity_step2_machine_busy_cpus,1.84,cores"}
 		}

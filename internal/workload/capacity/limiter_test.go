@@ -40,7 +40,7 @@ func missedPhase(t *testing.T, clientCPUS, serverCPUS float64, late int64, h *hi
 // Each limiter is named from its evidence, in order: the platform's
 // stalls when the hiccup meter woke as late as half the bound, other load
 // when the machine was busier than the client and server together by half
-// a CPU, the machine's CPUs when they were 85% busy or more with the
+// a CPU, the machine's CPUs when they were 80% busy or more with the
 // client a third of it (late starts then are the machine's too; a server
 // that held most of a full machine is the store), the client's scheduling
 // when it started ops late with CPU to spare, else the store.
