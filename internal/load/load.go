@@ -100,6 +100,10 @@ type engine struct {
 	cfg  Config
 	ivNs float64   // open loop: ns between one worker's starts; 0 = closed loop
 	t0   time.Time // measured start, written before the workers are released
+	// yieldCost is what one round of a spin loop (a clock read and a
+	// yield) costs the thread when nothing else is runnable, measured
+	// before the workers start (yieldCost()).
+	yieldCost time.Duration
 }
 
 // span is one part of a worker's run: the warm-up or the measured phase.
@@ -130,9 +134,11 @@ type runner struct {
 	clientMaxLag time.Duration
 	unsent       int64 // ops due before the deadline but never sent
 	// spin is the wall time the worker spent yielding in a loop just before
-	// intended starts (waitUntil's spin window): CPU the client burns
-	// waiting, not working.
-	spin time.Duration
+	// intended starts (waitUntil's spin window); spinYields counts its
+	// yields there, each of which costs the thread about e.yieldCost: the
+	// CPU the client burns waiting, not working.
+	spin       time.Duration
+	spinYields int64
 	// wake is how late this worker's recent naps woke: a decaying max
 	// (learnWake) that sets its spin window (spinWindow). It starts at
 	// maxSpinWindow, the safe side, and falls to the machine's figure
@@ -174,6 +180,9 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 	e := &engine{cfg: cfg}
 	if cfg.Rate > 0 {
 		e.ivNs = float64(cfg.Workers) / cfg.Rate * 1e9
+	}
+	if cfg.Rate > 0 || cfg.Paced {
+		e.yieldCost = yieldCost()
 	}
 	col := metrics.NewCollector(cfg.OnSecond)
 	defer col.Close()
@@ -225,6 +234,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 	end := time.Time{}
 	var warmOps, late, clientLate, unsent int64
 	var maxLag, clientMaxLag, spin time.Duration
+	var spinYields int64
 	var firstPanic error
 	for _, r := range rs {
 		if r.lastEnd.After(end) {
@@ -237,10 +247,15 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		clientMaxLag = max(clientMaxLag, r.clientMaxLag)
 		unsent += r.unsent
 		spin += r.spin
+		spinYields += r.spinYields
 		if firstPanic == nil {
 			firstPanic = r.panic
 		}
 	}
+	// The spin's CPU: its yields at what one costs, at most its wall time
+	// (which overcounts when several workers spin on one thread, each
+	// yielding to the others).
+	spinCPU := min(time.Duration(spinYields)*e.yieldCost, spin)
 	if end.IsZero() { // nothing measured
 		end = time.Now()
 	}
@@ -261,7 +276,7 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 	p.ClientIO = cfg.ClientIO
 	p.NoStore = cfg.NoStore
 	p.MultiCall = cfg.MultiCall
-	saturation := saturationWarning(p.ClientCPUS, spin.Seconds(), p.DurationS, runtime.GOMAXPROCS(0))
+	saturation := saturationWarning(p.ClientCPUS, spinCPU.Seconds(), p.DurationS, runtime.GOMAXPROCS(0))
 	if saturation != "" {
 		p.Warnings = append(p.Warnings, saturation)
 	}
@@ -272,10 +287,10 @@ func Run(ctx context.Context, cfg Config, workers []Worker) (metrics.Phase, erro
 		p.OpenLoop = &metrics.OpenLoop{
 			TargetOpsS: cfg.Rate, LateOps: late, MaxLagUs: float64(maxLag) / 1e3,
 			ClientLateOps: clientLate, ClientMaxLagUs: float64(clientMaxLag) / 1e3,
-			UnsentOps: unsent, ClientSaturated: saturation != "", WaitSpinS: spin.Seconds(),
+			UnsentOps: unsent, ClientSaturated: saturation != "", WaitSpinS: spinCPU.Seconds(),
 		}
 		if saturation != "" {
-			if advice := shardAdvice(cfg.Rate, p.ClientCPUS-spin.Seconds(), p.Ops, runtime.GOMAXPROCS(0)); advice != "" {
+			if advice := shardAdvice(cfg.Rate, p.ClientCPUS-spinCPU.Seconds(), p.Ops, runtime.GOMAXPROCS(0)); advice != "" {
 				p.Warnings = append(p.Warnings, advice)
 			}
 		}
@@ -342,7 +357,7 @@ func (r *runner) run(ctx context.Context, cancel context.CancelFunc, runStart ti
 	} else {
 		s.deadline = t0.Add(cfg.Duration)
 	}
-	r.spin = 0 // the measured part's only
+	r.spin, r.spinYields = 0, 0 // the measured part's only
 	if paced != nil {
 		r.pacedLoop(ctx, s, paced)
 		return
@@ -560,6 +575,7 @@ func (r *runner) waitUntil(ctx context.Context, t time.Time) (time.Time, bool) {
 			if spinFrom.IsZero() {
 				spinFrom = now
 			}
+			r.spinYields++
 			// On one thread this also holds off the netpoller (a yielded
 			// goroutine is run again before it is polled), so the other
 			// workers' naps and replies wait for the spin to end: their
@@ -590,6 +606,23 @@ func (r *runner) learnWake(late time.Duration) {
 	}
 }
 
+// yieldCost measures one round of a spin loop (a clock read and a yield)
+// with nothing else to run: the best of three batches, so that a
+// preemption does not count.
+func yieldCost() time.Duration {
+	const rounds = 200
+	best := time.Duration(math.MaxInt64)
+	for range 3 {
+		t0 := time.Now()
+		for range rounds {
+			_ = time.Now()
+			runtime.Gosched()
+		}
+		best = min(best, time.Since(t0)/rounds)
+	}
+	return best
+}
+
 // shardBusy is the share of its CPUs a shard is sized to keep busy:
 // headroom for the bursts of an open loop and the runtime's own work.
 const shardBusy = 0.7
@@ -616,22 +649,19 @@ func shardAdvice(rate, workCPUS float64, ops int64, procs int) string {
 // then the client, not the store, may have set the pace, and on a machine
 // shared with the server every µs it burned was taken from the server.
 //
-// Two ways to be saturated: the client used all the CPU it may use
-// (GOMAXPROCS), spin or not (a worker spinning by yielding while every
-// thread is busy is running the others' work); or it did a whole CPU's
-// worth of real work, which on a small machine it took from the server.
-// For the second the open loop's spin before intended starts is waiting,
-// not work: a client spinning 0.6 s of each second at 8,000 ops/s looked
-// 0.96 CPUs busy (issue 31). At most half the CPU is taken for the spin
-// (it is wall time, which overcounts when workers outnumber threads), as
-// capacity's client CPU per op does.
+// Saturated is a whole CPU's worth of real work: the open loop's spin
+// before intended starts (spinS, its CPU: yields counted at what one
+// costs) is waiting, not work, and a spinning worker yields to any other
+// that has work. Counted as busy, a client spinning 0.6 s of each second
+// at 8,000 ops/s looked 0.96 CPUs busy (issue 31), and one thread looked
+// saturated from 20,000 ops/s against Redis with half of it spin.
 func saturationWarning(cpuS, spinS, durationS float64, procs int) string {
 	if durationS < 0.5 || procs < 1 {
 		return "" // too short to judge
 	}
-	busy := cpuS / durationS                        // CPUs' worth on average
-	work := (cpuS - min(spinS, cpuS/2)) / durationS // of which not spinning
-	if busy < 0.9*float64(procs) && work < 0.9 {
+	busy := cpuS / durationS                      // CPUs' worth on average
+	work := (cpuS - min(spinS, cpuS)) / durationS // of which not spinning
+	if work < 0.9 {
 		return ""
 	}
 	return fmt.Sprintf("the client kept %.2f CPUs busy on average (%.2f without its spin-wait before intended starts; GOMAXPROCS %d): it may have been the bottleneck, and it competed with the server for CPU (--client-threads and --client-cpus set how much it may use)", busy, work, procs)

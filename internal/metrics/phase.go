@@ -239,11 +239,13 @@ type OpenLoop struct {
 	// ClientSaturated says the client process kept nearly all the CPUs it
 	// may use busy (the phase's saturation warning).
 	ClientSaturated bool `json:"client_saturated,omitempty"`
-	// WaitSpinS is the time the workers spent yielding in a loop just
+	// WaitSpinS is the CPU time the workers spent yielding in a loop just
 	// before intended starts (the end of each wait, as long as the worker's
 	// naps have lately woken late, at most 100 µs, for a punctual start):
-	// part of ClientCPUS that waited rather than worked, as an
-	// upper bound (a worker descheduled while it spun counts too).
+	// part of ClientCPUS that waited rather than worked. Their yields
+	// counted at what one costs the thread with nothing else to run (the
+	// wall time of the loops overcounts: a yield runs any other worker's
+	// work), at most that wall time.
 	WaitSpinS float64 `json:"wait_spin_s,omitempty"`
 }
 

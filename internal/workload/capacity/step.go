@@ -264,12 +264,12 @@ func (m *measured) judge(r rules) (st schema.Step, done bool) {
 	}
 	if m.ops > 0 {
 		// The engine's spin before each intended start is waiting, not the
-		// cost of an op: it would count ~100 µs per op at any rate. But it
-		// is summed over the workers' wall time, which overcounts CPU when
-		// they outnumber the client's threads (8 workers on 2 CPUs took a
-		// memory store's client CPU to 0 µs/op), so at most half the
-		// client's CPU is taken for it: the figure is a bound, as its basis says.
-		st.ClientCPUUs = (m.clientCPUS - min(m.spinS, m.clientCPUS/2)) * 1e6 / float64(m.ops)
+		// cost of an op: it would count ~100 µs per op at any rate. It is
+		// the spin's CPU (its yields at what one costs), not the loops'
+		// wall time, which overcounted when workers outnumber the client's
+		// threads (8 workers on 2 CPUs took a memory store's client CPU to
+		// 0 µs/op).
+		st.ClientCPUUs = (m.clientCPUS - min(m.spinS, m.clientCPUS)) * 1e6 / float64(m.ops)
 		if m.serverSeen {
 			st.ServerCPUUs = m.serverCPUS * 1e6 / float64(m.ops)
 		}
@@ -378,7 +378,7 @@ func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
 	busy, work := 0.0, 0.0
 	if m.durS > 0 {
 		busy = m.clientCPUS / m.durS
-		work = (m.clientCPUS - min(m.spinS, m.clientCPUS/2)) / m.durS
+		work = (m.clientCPUS - min(m.spinS, m.clientCPUS)) / m.durS
 	}
 	shared := ""
 	if share := m.sharedCPUClientShare(); share > 0 {
