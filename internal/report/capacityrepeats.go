@@ -70,11 +70,17 @@ func (s capacitySpread) platformCauses() []string {
 			moved = append(moved, rep)
 			movedFig = append(movedFig, fmt.Sprintf("%.0f%%/%.0f%%", 100*st.ClientMainCPU, 100*st.ServerMainCPU))
 		}
+		named := false
 		for _, pc := range st.Percentiles {
 			if st.HiccupP99Us > 0 && st.HiccupP99Us >= stallBoundShare*pc.ObjectiveUs {
 				stalled = append(stalled, fmt.Sprintf("%s %s beside %s ≤ %s", rep, stallText(st.HiccupP99Us), pctName(pc.Percentile), stallText(pc.ObjectiveUs)))
+				named = true
 				break
 			}
+		}
+		if !named && st.Limiter == capacity.LimiterPlatform {
+			// The search named one long stall (its max), rare for the p99.
+			stalled = append(stalled, fmt.Sprintf("%s one of %s (max)", rep, stallText(st.HiccupMaxUs)))
 		}
 		if st.OtherLoadCPUs >= otherLoadBound {
 			loaded = append(loaded, fmt.Sprintf("%s %.2f CPUs", rep, st.OtherLoadCPUs))

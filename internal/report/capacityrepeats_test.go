@@ -180,3 +180,16 @@ func TestCapacityRepeatsNameAFullMachine(t *testing.T) {
 		t.Errorf("CPUs to spare, yet a full machine is named:\n%s", text)
 	}
 }
+
+// A repeat whose bounding step the search named platform stalls for one
+// long stall (the hiccup meter's max, rare for its p99) counts as the
+// platform's doing, with that stall.
+func TestCapacityRepeatsNameOneLongStall(t *testing.T) {
+	r := repeatedCapacity([]float64{44000, 7063, 44000}, []float64{400, 380, 410})
+	st := &r.Cells[1].Capacity.Steps[1]
+	st.Limiter, st.HiccupMaxUs = capacity.LimiterPlatform, 32000
+	text := renderAll(t, r)["text"]
+	if !strings.Contains(text, "the platform limited them: platform stalls p99 at the bounding steps of #2 one of 32.0 ms (max)") {
+		t.Errorf("the long stall is not named:\n%s", text)
+	}
+}

@@ -52,6 +52,10 @@ func TestLimiterFromEvidence(t *testing.T) {
 	quiet := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 300, P999: 900, Max: 1500}, MachineBusyCPUs: 0.5}
 	stalled := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 9800, P999: 12000, Max: 15000}, MachineBusyCPUs: 0.5}
 	loaded := &hiccup.Window{Seconds: 2, All: quiet.All, MachineBusyCPUs: 1.9}
+	// One 40 ms stall in 2 s: rare for the meter's p99, 1.5% of the ops held past 10 ms.
+	once := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 300, P999: 900, Max: 40000}, MachineBusyCPUs: 0.5}
+	// One 25 ms stall: 0.75% of the ops, not enough for a p99 of 20 ms.
+	brief := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 300, P999: 900, Max: 25000}, MachineBusyCPUs: 0.5}
 	two := []hiccup.Figures{{CPU: 0}, {CPU: 1}}
 	full := &hiccup.Window{Seconds: 2, All: quiet.All, PerCPU: two, MachineBusyCPUs: 1.8}
 	spare := &hiccup.Window{Seconds: 2, All: quiet.All, PerCPU: two, MachineBusyCPUs: 1.3}
@@ -62,6 +66,8 @@ func TestLimiterFromEvidence(t *testing.T) {
 		wantInWhy string
 	}{
 		{"stalls", missedPhase(t, 0.4, 0.4, 0, stalled), schema.LimiterPlatform, "this SLO measures the machine"},
+		{"one long stall", missedPhase(t, 0.4, 0.4, 0, once), schema.LimiterPlatform, "the platform stalled once for 40ms (hiccup meter's max): the ops due in its first 30ms waited past 10ms, 1.5%"},
+		{"a shorter stall", missedPhase(t, 0.2, 0.3, 0, brief), schema.LimiterStore, "its server kept 0.15 CPUs busy"},
 		{"other load", missedPhase(t, 0.4, 0.4, 0, loaded), schema.LimiterMachineLoad, "other processes kept 1.50 of the run's CPUs busy"},
 		{"full machine", missedPhase(t, 1.6, 1.6, 100, full), schema.LimiterMachineCPUs, "the run's 2 CPUs were 90% busy (client 0.80, server 0.80 CPUs)"},
 		{"full machine, the server's", missedPhase(t, 0.4, 3.0, 0, full), schema.LimiterStore, "its server kept 1.50 CPUs busy"},
