@@ -506,19 +506,23 @@ func TestSaturationWarning(t *testing.T) {
 	for _, c := range []struct {
 		cpu, spin, dur float64
 		procs          int
+		late           float64 // share of ops the client started late
 		warn           bool
 	}{
-		{0.1, 0, 1, 2, false}, // 10% of one CPU
-		{0.95, 0, 1, 2, true}, // one CPU saturated: on 2 CPUs shared with a server, that is half the machine
-		{1.9, 0, 1, 2, true},
-		{0.95, 0, 0.1, 2, false},  // too short to judge
-		{0.96, 0.61, 1, 2, false}, // mostly spinning before intended starts: not saturated (issue 31)
-		{1.9, 0.5, 1, 2, true},    // both threads busy, a quarter of it spin: 1.4 CPUs of work
-		{0.98, 0.45, 1, 1, false}, // one thread busy, nearly half of it spin: spare (Redis from 20,000 ops/s, issue 31)
-		{0.98, 0.05, 1, 1, true},  // one thread busy working
+		{0.1, 0, 1, 2, 0, false},         // 10% of one CPU
+		{0.95, 0, 1, 2, 0, true},         // one CPU saturated: on 2 CPUs shared with a server, that is half the machine
+		{1.9, 0, 1, 2, 0, true},          // both
+		{0.95, 0, 0.1, 2, 0, false},      // too short to judge
+		{0.96, 0.61, 1, 2, 0, false},     // mostly spinning before intended starts: not saturated (issue 31)
+		{1.9, 0.5, 1, 2, 0, true},        // both threads busy, a quarter of it spin: 1.4 CPUs of work
+		{0.98, 0.45, 1, 1, 0, false},     // one thread busy, nearly half of it spin: spare (Redis from 20,000 ops/s, issue 31)
+		{0.98, 0.05, 1, 1, 0, true},      // one thread busy working
+		{0.84, 0.04, 1, 1, 0.043, true},  // most of a CPU of work and its own ops late: it queued them
+		{0.84, 0.04, 1, 1, 0.002, false}, // most of a CPU, on time
+		{0.6, 0, 1, 1, 0.05, false},      // late with CPU to spare: its scheduling, not its CPU
 	} {
-		if got := saturationWarning(c.cpu, c.spin, c.dur, c.procs) != ""; got != c.warn {
-			t.Errorf("cpu %v over %v s on %d procs: warned %v, want %v", c.cpu, c.dur, c.procs, got, c.warn)
+		if got := saturationWarning(c.cpu, c.spin, c.dur, c.procs, c.late) != ""; got != c.warn {
+			t.Errorf("cpu %v (spin %v) over %v s on %d procs, %v late: warned %v, want %v", c.cpu, c.spin, c.dur, c.procs, c.late, got, c.warn)
 		}
 	}
 }
