@@ -371,8 +371,11 @@ const stallShare = 0.5
 // the client's CPU first (the figures are the client's), then the
 // platform's stalls when a latency objective was missed and the hiccup
 // meter saw wake-ups at least half as late as its bound at its
-// percentile, then the client's scheduling (late starts with CPU to
-// spare), else the store. A step that passed with CPU to spare has none.
+// percentile, or one stall that alone held the objective's share of the
+// ops past it (longStallShare), then the network path, other load, the
+// machine's CPUs (full, the client a third of it), the client's
+// scheduling (late starts with CPU to spare), else the store. A step
+// that passed with CPU to spare has none.
 func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
 	procs := runtime.GOMAXPROCS(0)
 	busy, work := 0.0, 0.0
