@@ -610,12 +610,9 @@ func (r *runner) learnWake(late time.Duration) {
 	}
 }
 
-// saturatedWork and busyWork are CPUs' worth of the client's real work
-// (saturationWarning).
-const (
-	saturatedWork = 0.9
-	busyWork      = 0.75
-)
+// saturatedWork is a CPU's worth of the client's real work that is
+// saturated on its own (saturationWarning).
+const saturatedWork = 0.9
 
 // yieldCost measures one round of a spin loop (a clock read and a yield)
 // with nothing else to run: the best of three batches, so that a
@@ -661,15 +658,15 @@ func shardAdvice(rate, workCPUS float64, ops int64, procs int) string {
 // shared with the server every µs it burned was taken from the server.
 //
 // Saturated is a whole CPU's worth of real work (saturatedWork), or
-// most of one (busyWork) while more than 1% of ops started late by the
-// client's own doing (clientLateShare: after both their intended start and
+// more of one than a shard is sized for (shardBusy) while more than 1% of
+// ops started late by the client's own doing (clientLateShare: after both their intended start and
 // the previous reply): then it queued its own work. The open loop's spin
 // before intended starts (spinS, its CPU: yields counted at what one
 // costs) is waiting, not work, and a spinning worker yields to any other
 // that has work. Counted as busy, a client spinning 0.6 s of each second
 // at 8,000 ops/s looked 0.96 CPUs busy (issue 31), and one thread looked
 // saturated from 20,000 ops/s against Redis with half of it spin; a client
-// burning 200 µs per op on one thread started 4–5% of ops late at 0.78–0.84
+// burning 200 µs per op on one thread started 4–5% of ops late at 0.72–0.84
 // CPU of work.
 func saturationWarning(cpuS, spinS, durationS float64, procs int, clientLateShare float64) string {
 	if durationS < 0.5 || procs < 1 {
@@ -677,7 +674,7 @@ func saturationWarning(cpuS, spinS, durationS float64, procs int, clientLateShar
 	}
 	busy := cpuS / durationS                      // CPUs' worth on average
 	work := (cpuS - min(spinS, cpuS)) / durationS // of which not spinning
-	if work < saturatedWork && (work < busyWork || clientLateShare <= 0.01) {
+	if work < saturatedWork && (work < shardBusy || clientLateShare <= 0.01) {
 		return ""
 	}
 	return fmt.Sprintf("the client kept %.2f CPUs busy on average (%.2f without its spin-wait before intended starts; GOMAXPROCS %d): it may have been the bottleneck, and it competed with the server for CPU (--client-threads and --client-cpus set how much it may use)", busy, work, procs)
