@@ -421,9 +421,9 @@ func (m *measured) limiter(st schema.Step, r rules) (name, evidence string) {
 		return schema.LimiterMachineLoad, fmt.Sprintf("other processes kept %.2f of the run's CPUs busy beside the client's %.2f and the server's %.2f: the machine, not the store, was short of CPU",
 			other, busy, m.serverCPUS/m.durS) + shared
 	}
-	if full, n := m.machineBusy(); n > 0 && full >= schema.MachineFullShare*float64(n) && busy >= full/3 {
+	if st.MachineFull() && busy >= st.MachineBusyCPUs/3 {
 		return schema.LimiterMachineCPUs, fmt.Sprintf("the run's %d CPUs were %.0f%% busy (client %.2f, server %.2f CPUs): client and server shared a full machine and the server had no more CPU than the client left it: this bound is the machine's",
-			n, 100*full/float64(n), busy, m.serverCPUS/m.durS) + shared
+			st.MachineCPUs, 100*st.MachineBusyCPUs/float64(st.MachineCPUs), busy, m.serverCPUS/m.durS) + shared
 	}
 	if m.ops > 0 && float64(m.clientLate) > clientLateShare*float64(m.ops) {
 		return schema.LimiterClientScheduling, fmt.Sprintf("%.1f%% of ops started late by the client while it kept %.2f of %d CPUs busy (%.2f without its spin-wait)", 100*float64(m.clientLate)/float64(m.ops), busy, procs, work) + shared
