@@ -44,20 +44,36 @@ func burst(t *testing.T, cpu int, on, off time.Duration, n int) {
 	<-done
 }
 
-// TestMeterSeesAnInjectedStall: a real-time busy loop that takes a CPU for
-// 20 ms at a time makes the probe on that CPU wake about 20 ms late, each
-// time.
-func TestMeterSeesAnInjectedStall(t *testing.T) {
+// startOnAll starts a meter on every CPU this process may use, stopped
+// when the test ends, and names the last of them as the one to stall.
+func startOnAll(t *testing.T) (m *Meter, cpus []int, victim int) {
+	t.Helper()
 	cpus, err := AllowedCPUs()
 	if err != nil || len(cpus) == 0 {
 		t.Fatalf("allowed CPUs %v: %v", cpus, err)
 	}
-	victim := cpus[len(cpus)-1]
-	m, err := Start(cpus, 0)
+	m, err = Start(cpus, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Stop()
+	t.Cleanup(m.Stop)
+	return m, cpus, cpus[len(cpus)-1]
+}
+
+func cpuFigures(w Window, cpu int) Figures {
+	for _, f := range w.PerCPU {
+		if f.CPU == cpu {
+			return f
+		}
+	}
+	return Figures{}
+}
+
+// TestMeterSeesAnInjectedStall: a real-time busy loop that takes a CPU for
+// 20 ms at a time makes the probe on that CPU wake about 20 ms late, each
+// time.
+func TestMeterSeesAnInjectedStall(t *testing.T) {
+	m, cpus, victim := startOnAll(t)
 	const stall = 20 * time.Millisecond
 	burst(t, victim, stall, 80*time.Millisecond, 5)
 	// The probe records the last stall when it wakes, just after the
@@ -67,12 +83,7 @@ func TestMeterSeesAnInjectedStall(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var hit Figures
-	for _, f := range w.PerCPU {
-		if f.CPU == victim {
-			hit = f
-		}
-	}
+	hit := cpuFigures(w, victim)
 	t.Logf("window %.2fs: victim CPU %d %+v; all %+v", w.Seconds, victim, hit, w.All)
 	// The probe wakes when the burst ends: up to one burst late, less the
 	// part of an interval it was asleep anyway.
@@ -98,6 +109,65 @@ func TestMeterSeesAnInjectedStall(t *testing.T) {
 	w2, _ := m.Window()
 	if w2.All.Wakes > 20 || w2.All.StalledMs >= hit.StalledMs/2 {
 		t.Errorf("the next window kept the stalls: %+v", w2.All)
+	}
+}
+
+// TestMeterSumsAClusterOfStalls: 8 ms stalls 4 ms apart hold any thread
+// on the CPU for about two thirds of each 50 ms, which the worst single
+// wake-up (one stall) does not show and BurstMs does.
+func TestMeterSumsAClusterOfStalls(t *testing.T) {
+	m, _, victim := startOnAll(t)
+	const stall, gap = 8 * time.Millisecond, 4 * time.Millisecond
+	burst(t, victim, stall, gap, 10)
+	time.Sleep(10 * time.Millisecond)
+	w, err := m.Window()
+	if err != nil {
+		t.Fatal(err)
+	}
+	hit := cpuFigures(w, victim)
+	t.Logf("victim CPU %d: max %.0f µs, burst %.1f ms in %v; all %+v", victim, hit.Max, hit.BurstMs, BurstWindow, w.All)
+	if got := time.Duration(hit.Max * 1e3); got > 2*stall {
+		t.Errorf("victim's worst wake-up %v late, want about one %v stall", got, stall)
+	}
+	// Four stalls end in any 50 ms (12 ms apart), each waking the probe
+	// up to 8 ms late: ~30 ms; at least three of them, three quarters each.
+	if hit.BurstMs < 3*0.75*float64(stall.Milliseconds()) || hit.BurstMs > float64(BurstWindow.Milliseconds()) {
+		t.Errorf("victim's worst %v held %.1f ms of stalls, want about 4 × %v", BurstWindow, hit.BurstMs, stall)
+	}
+	if w.All.BurstMs != hit.BurstMs {
+		t.Errorf("all probes' burst %.1f ms, want the worst CPU's %.1f", w.All.BurstMs, hit.BurstMs)
+	}
+}
+
+// burstWindow keeps the largest lateness summed over BurstWindow: spans
+// of interval + lateness, oldest dropped first.
+func TestBurstWindow(t *testing.T) {
+	const iv = time.Millisecond
+	b := newBurstWindow(iv)
+	for range 100 {
+		b.add(10*time.Microsecond, iv) // 49 of these fit a window: 0.49 ms
+	}
+	if got := b.take(); got < 480*time.Microsecond || got > 500*time.Microsecond {
+		t.Errorf("steady 10 µs wake-ups: worst %v, want ~490 µs", got)
+	}
+	for range 3 { // 3 × (1 ms + 9 ms) = 30 ms: all in one window with 20 steady ones
+		b.add(9*time.Millisecond, iv)
+	}
+	if got := b.take(); got < 27*time.Millisecond || got > 28*time.Millisecond {
+		t.Errorf("three 9 ms stalls: worst %v, want 27 ms and the few steady ones beside them", got)
+	}
+	for range 60 { // the stalls age out
+		b.add(0, iv)
+	}
+	if got := b.take(); got < 27*time.Millisecond {
+		t.Errorf("the worst of a window is kept until taken: %v", got)
+	}
+	if got := b.take(); got != 0 {
+		t.Errorf("after the stalls left the window: worst %v, want 0", got)
+	}
+	b.add(time.Second, iv) // one stall longer than the window is its own burst
+	if got := b.take(); got != time.Second {
+		t.Errorf("one 1 s stall: worst %v", got)
 	}
 }
 

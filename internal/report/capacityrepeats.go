@@ -79,8 +79,13 @@ func (s capacitySpread) platformCauses() []string {
 			}
 		}
 		if !named && st.Limiter == capacity.LimiterPlatform {
-			// The search named one long stall (its max), rare for the p99.
-			stalled = append(stalled, fmt.Sprintf("%s one of %s (max)", rep, stallText(st.HiccupMaxUs)))
+			// The search named one long stall (its max), rare for the p99,
+			// or a cluster of short ones.
+			if st.HiccupBurstMs*1e3 > st.HiccupMaxUs {
+				stalled = append(stalled, fmt.Sprintf("%s %s within 50 ms (max %s)", rep, stallText(st.HiccupBurstMs*1e3), stallText(st.HiccupMaxUs)))
+			} else {
+				stalled = append(stalled, fmt.Sprintf("%s one of %s (max)", rep, stallText(st.HiccupMaxUs)))
+			}
 		}
 		if st.OtherLoadCPUs >= otherLoadBound {
 			loaded = append(loaded, fmt.Sprintf("%s %.2f CPUs", rep, st.OtherLoadCPUs))

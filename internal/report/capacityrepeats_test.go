@@ -192,4 +192,10 @@ func TestCapacityRepeatsNameOneLongStall(t *testing.T) {
 	if !strings.Contains(text, "the platform limited them: platform stalls p99 at the bounding steps of #2 one of 32.0 ms (max)") {
 		t.Errorf("the long stall is not named:\n%s", text)
 	}
+	// A cluster of short stalls is named by its sum within 50 ms.
+	st.HiccupMaxUs, st.HiccupBurstMs = 3700, 24.5
+	text = renderAll(t, r)["text"]
+	if !strings.Contains(text, "the platform limited them: platform stalls p99 at the bounding steps of #2 24.5 ms within 50 ms (max 3.7 ms)") {
+		t.Errorf("the cluster of stalls is not named:\n%s", text)
+	}
 }

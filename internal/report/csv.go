@@ -332,6 +332,7 @@ func scheduleMetrics(p *metrics.Phase) []csvMetric {
 			f("hiccup_p99_9_us", h.All.P999, "us"),
 			f("hiccup_max_us", h.All.Max, "us"),
 			f("hiccup_stalled_ms", h.All.StalledMs, "ms"),
+			f("hiccup_burst_ms", h.All.BurstMs, "ms"),
 			f("hiccup_probe_cpu_s", h.ProbeCPUS, "s"))
 		if h.All.SpeedNs > 0 {
 			out = append(out, f("hiccup_speed_ns", h.All.SpeedNs, "ns"))

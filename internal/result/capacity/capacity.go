@@ -114,6 +114,10 @@ type Step struct {
 	// omitted when not measured.
 	HiccupP99Us float64 `json:"hiccup_p99_us,omitempty"`
 	HiccupMaxUs float64 `json:"hiccup_max_us,omitempty"`
+	// HiccupBurstMs is the most a probe woke late, summed, within any
+	// 50 ms of the step (hiccup.BurstWindow): a cluster of short stalls
+	// that holds ops as one long one would. Omitted when not measured.
+	HiccupBurstMs float64 `json:"hiccup_burst_ms,omitempty"`
 	// HiccupSpeedNs is how fast the CPUs ran over the step: the hiccup
 	// probes' speed loop median, ns (the slowest phase's; higher is
 	// slower); omitted when not measured.

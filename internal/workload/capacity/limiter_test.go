@@ -56,6 +56,8 @@ func TestLimiterFromEvidence(t *testing.T) {
 	once := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 300, P999: 900, Max: 40000}, MachineBusyCPUs: 0.5}
 	// One 25 ms stall: 0.75% of the ops, not enough for a p99 of 20 ms.
 	brief := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 300, P999: 900, Max: 25000}, MachineBusyCPUs: 0.5}
+	// Short stalls in a cluster: none over 4 ms, 40 ms of them within 50 ms.
+	cluster := &hiccup.Window{Seconds: 2, All: hiccup.Figures{Wakes: 4000, P50: 60, P99: 300, P999: 900, Max: 4000, BurstMs: 40}, MachineBusyCPUs: 0.5}
 	two := []hiccup.Figures{{CPU: 0}, {CPU: 1}}
 	full := &hiccup.Window{Seconds: 2, All: quiet.All, PerCPU: two, MachineBusyCPUs: 1.8}
 	spare := &hiccup.Window{Seconds: 2, All: quiet.All, PerCPU: two, MachineBusyCPUs: 1.3}
@@ -67,6 +69,7 @@ func TestLimiterFromEvidence(t *testing.T) {
 	}{
 		{"stalls", missedPhase(t, 0.4, 0.4, 0, stalled), schema.LimiterPlatform, "this SLO measures the machine"},
 		{"one long stall", missedPhase(t, 0.4, 0.4, 0, once), schema.LimiterPlatform, "the platform stalled once for 40ms (hiccup meter's max): the ops due in its first 30ms waited past 10ms, 1.5%"},
+		{"a cluster of stalls", missedPhase(t, 0.4, 0.4, 0, cluster), schema.LimiterPlatform, "the platform held a CPU off for 40ms within 50ms (hiccup meter; its longest single stall 4ms): the ops due in its first 30ms waited past 10ms, 1.5%"},
 		{"a shorter stall", missedPhase(t, 0.2, 0.3, 0, brief), schema.LimiterStore, "its server kept 0.15 CPUs busy"},
 		{"other load", missedPhase(t, 0.4, 0.4, 0, loaded), schema.LimiterMachineLoad, "other processes kept 1.50 of the run's CPUs busy"},
 		{"full machine", missedPhase(t, 1.6, 1.6, 100, full), schema.LimiterMachineCPUs, "the run's 2 CPUs were 90% busy (client 0.80, server 0.80 CPUs)"},
