@@ -406,6 +406,7 @@ type Client struct {
 	s      *Store
 	tmp    string // this client's temp file name, unique within the store
 	name   []byte // scratch for the key's file name
+	cpath  []byte // scratch for a NUL-terminated name (openat)
 	st     unix.Stat_t
 	closed bool
 }
@@ -445,9 +446,29 @@ func (c *Client) fileName(key []byte) (int, string) {
 		n = hex.AppendEncode(n, sum[:])
 	}
 	c.name = n
-	// x/sys/unix copies the string into a NUL-terminated buffer before the
-	// system call and keeps no reference, so a view of c.name is safe here.
+	// openat copies the string into a NUL-terminated buffer of its own
+	// before the system call, so a view of c.name is safe here.
 	return c.s.subs[byte(h^h>>8^h>>16^h>>24)], unsafe.String(unsafe.SliceData(n), len(n))
+}
+
+// openat is unix.Openat without its allocation per call (it copies name
+// into a new NUL-terminated buffer; this one reuses c.cpath): a Get makes
+// none (issue 32).
+func (c *Client) openat(dirfd int, name string, flags int, mode uint32) (int, error) {
+	if strings.IndexByte(name, 0) >= 0 {
+		return -1, unix.EINVAL // as unix.Openat refuses it
+	}
+	c.cpath = append(append(c.cpath[:0], name...), 0)
+	for {
+		fd, _, errno := unix.Syscall6(unix.SYS_OPENAT, uintptr(dirfd), uintptr(unsafe.Pointer(&c.cpath[0])), uintptr(flags), uintptr(mode), 0, 0)
+		switch errno {
+		case 0:
+			return int(fd), nil
+		case unix.EINTR:
+			continue
+		}
+		return -1, errno
+	}
 }
 
 // Get reads the key's file into dst[:0]; a missing or expired file is a miss.
@@ -463,7 +484,7 @@ func (c *Client) Get(ctx context.Context, key, dst []byte) ([]byte, bool, error)
 // readFile reads the file name of directory dirfd into dst[:0], a missing
 // or expired file being a miss; its errors are op's.
 func (c *Client) readFile(op string, dirfd int, name string, dst []byte) ([]byte, bool, error) {
-	fd, err := unix.Openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
+	fd, err := c.openat(dirfd, name, unix.O_RDONLY|unix.O_CLOEXEC, 0)
 	if err != nil {
 		if err == unix.ENOENT {
 			return dst, false, nil
@@ -518,7 +539,7 @@ func (c *Client) Set(ctx context.Context, key, val []byte, ttl time.Duration) er
 		return opErr("set", err)
 	}
 	dirfd, name := c.fileName(key)
-	fd, err := unix.Openat(dirfd, c.tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	fd, err := c.openat(dirfd, c.tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return pathErr("set", "create", c.tmp, err)
 	}

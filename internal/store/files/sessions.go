@@ -180,7 +180,7 @@ func (h *sessionClient) Create(ctx context.Context, id int64, payload []byte) (i
 	}
 	dirfd, name := h.file(id)
 	c := h.c
-	fd, err := unix.Openat(dirfd, c.tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
+	fd, err := c.openat(dirfd, c.tmp, unix.O_WRONLY|unix.O_CREAT|unix.O_TRUNC|unix.O_CLOEXEC, 0o644)
 	if err != nil {
 		return 0, pathErr("create session", "create", c.tmp, err)
 	}
