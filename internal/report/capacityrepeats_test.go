@@ -194,8 +194,11 @@ func TestCapacityRepeatsNameOneLongStall(t *testing.T) {
 	}
 	// A cluster of short stalls is named by its sum within 50 ms.
 	st.HiccupMaxUs, st.HiccupBurstMs = 3700, 24.5
-	text = renderAll(t, r)["text"]
-	if !strings.Contains(text, "the platform limited them: platform stalls p99 at the bounding steps of #2 24.5 ms within 50 ms (max 3.7 ms)") {
-		t.Errorf("the cluster of stalls is not named:\n%s", text)
+	out := renderAll(t, r)
+	if !strings.Contains(out["text"], "the platform limited them: platform stalls p99 at the bounding steps of #2 24.5 ms within 50 ms (max 3.7 ms)") {
+		t.Errorf("the cluster of stalls is not named:\n%s", out["text"])
+	}
+	if !strings.Contains(out["csv"], "capacity_bounding_stall_burst_max_ms_at_p99<=10ms,24.5,ms") {
+		t.Errorf("the CSV lacks the bounding steps' worst 50 ms:\n%s", out["csv"])
 	}
 }

@@ -515,6 +515,9 @@ func cellMetrics(c *result.Cell, r *result.Result) []csvMetric {
 			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.HiccupP99Us }, false); ok {
 				out = append(out, f("capacity_bounding_stall_p99_max_us"+at, v, "us"))
 			}
+			if v, ok := sp.boundingFigure(func(s *capacity.Step) float64 { return s.HiccupBurstMs }, false); ok {
+				out = append(out, f("capacity_bounding_stall_burst_max_ms"+at, v, "ms"))
+			}
 			speed := func(s *capacity.Step) float64 { return s.HiccupSpeedNs }
 			if lo, ok := sp.boundingFigure(speed, true); ok {
 				hi, _ := sp.boundingFigure(speed, false)
