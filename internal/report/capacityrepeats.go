@@ -3,6 +3,7 @@ package report
 import (
 	"cmp"
 	"fmt"
+	"github.com/storebench/storebench/internal/hiccup"
 	"math"
 	"slices"
 	"strconv"
@@ -82,7 +83,7 @@ func (s capacitySpread) platformCauses() []string {
 			// The search named one long stall (its max), rare for the p99,
 			// or a cluster of short ones.
 			if st.HiccupBurstMs*1e3 > st.HiccupMaxUs {
-				stalled = append(stalled, fmt.Sprintf("%s %s within 50 ms (max %s)", rep, stallText(st.HiccupBurstMs*1e3), stallText(st.HiccupMaxUs)))
+				stalled = append(stalled, fmt.Sprintf("%s %s within %d ms (max %s)", rep, stallText(st.HiccupBurstMs*1e3), hiccup.BurstWindow.Milliseconds(), stallText(st.HiccupMaxUs)))
 			} else {
 				stalled = append(stalled, fmt.Sprintf("%s one of %s (max)", rep, stallText(st.HiccupMaxUs)))
 			}

@@ -1,7 +1,10 @@
 package report
 
 import (
+	"fmt"
 	"strconv"
+
+	"github.com/storebench/storebench/internal/hiccup"
 
 	"github.com/storebench/storebench/internal/result"
 )
@@ -18,7 +21,7 @@ func newPlatformModel(r *result.Result) *tableSection {
 		column{head: "CPUs", m: "hiccup_cpus"}, column{head: "wake-ups", m: "hiccup_wakes"},
 		column{head: "stall p50", m: "hiccup_p50_us"}, column{head: "stall p99", m: "hiccup_p99_us"},
 		column{head: "stall p99.9", m: "hiccup_p99_9_us"}, column{head: "stall max", m: "hiccup_max_us"},
-		column{head: "stalled ms", m: "hiccup_stalled_ms"}, column{head: "worst 50 ms", m: "hiccup_burst_ms"},
+		column{head: "stalled ms", m: "hiccup_stalled_ms"}, column{head: burstHead, m: "hiccup_burst_ms"},
 		column{head: "speed loop ns", m: "hiccup_speed_ns"},
 		column{head: "phase p99", m: "latency_p99_us"},
 		column{head: "late starts", m: "open_loop_late_ops"})
@@ -41,10 +44,13 @@ func newPlatformModel(r *result.Result) *tableSection {
 	return newTableSection(t, platformNote, "platform stalls (µs a thread on each CPU woke late from 1 ms sleeps over the phase, beside the phase's own p99)")
 }
 
-// platformNote says where the figures come from and how to read them.
-const platformNote = "The hiccup meter (as jHiccup and cyclictest): a thread on every CPU the run used, outside the Go runtime, sleeps to absolute 1 ms deadlines and records how late it woke. A stall is what any thread, the client's or the server's, suffered at that moment: a hypervisor's steal, an idle virtual CPU's slow wake-up, another task. Stalled ms sums the wake-ups later than 1 ms; worst 50 ms is the most one probe woke late, summed, within any 50 ms (ms): a cluster of short stalls holds an op as one long one would. Speed loop ns is the median time of a fixed chain of multiply-adds each probe runs after waking: how fast the CPUs ran (storebench compare sets it beside a change). A phase p99 near the stall p99 measures the machine rather than the store; storebench doctor says what this machine does at rest. The probes' own CPU is left out of the client's. Off with --no-hiccup."
+// burstHead names the column of hiccup.BurstWindow's worst stalls.
+var burstHead = fmt.Sprintf("worst %d ms", hiccup.BurstWindow.Milliseconds())
 
-// burstCell is a probe's worst 50 ms of stalls, "—" where not measured
+// platformNote says where the figures come from and how to read them.
+var platformNote = "The hiccup meter (as jHiccup and cyclictest): a thread on every CPU the run used, outside the Go runtime, sleeps to absolute 1 ms deadlines and records how late it woke. A stall is what any thread, the client's or the server's, suffered at that moment: a hypervisor's steal, an idle virtual CPU's slow wake-up, another task. Stalled ms sums the wake-ups later than 1 ms; " + burstHead + " is the most one probe woke late, summed, within any such span (ms): a cluster of short stalls holds an op as one long one would. Speed loop ns is the median time of a fixed chain of multiply-adds each probe runs after waking: how fast the CPUs ran (storebench compare sets it beside a change). A phase p99 near the stall p99 measures the machine rather than the store; storebench doctor says what this machine does at rest. The probes' own CPU is left out of the client's. Off with --no-hiccup."
+
+// burstCell is a probe's worst BurstWindow of stalls, "—" where not measured
 // (results from before it).
 func burstCell(ms float64) cell {
 	if ms <= 0 {
