@@ -38,16 +38,32 @@ func pinProcess(list string) (restore func(), err error) {
 	return func() { _ = setAffinity(&before) }, nil
 }
 
-// setAffinity gives every thread of this process the mask set.
+// setAffinity gives every thread of this process the mask set. A thread
+// the runtime starts while the list is walked, from a thread not yet
+// reached, inherits the old mask and is not in the list: the walk repeats
+// until it finds no thread it has not set (a few rounds at most; the
+// runtime starts threads when a system call blocks its P, which a loaded
+// machine makes more likely).
 func setAffinity(set *unix.CPUSet) error {
-	tasks, err := filepath.Glob("/proc/self/task/*")
-	if err != nil || len(tasks) == 0 {
-		return fmt.Errorf("list this process's threads: %v", err)
-	}
-	for _, t := range tasks {
-		tid, _ := strconv.Atoi(filepath.Base(t))
-		if err := unix.SchedSetaffinity(tid, set); err != nil && !os.IsNotExist(err) && err != unix.ESRCH {
-			return err
+	done := map[int]bool{}
+	for range 10 {
+		tasks, err := filepath.Glob("/proc/self/task/*")
+		if err != nil || len(tasks) == 0 {
+			return fmt.Errorf("list this process's threads: %v", err)
+		}
+		fresh := false
+		for _, t := range tasks {
+			tid, _ := strconv.Atoi(filepath.Base(t))
+			if done[tid] {
+				continue
+			}
+			fresh, done[tid] = true, true
+			if err := unix.SchedSetaffinity(tid, set); err != nil && !os.IsNotExist(err) && err != unix.ESRCH {
+				return err
+			}
+		}
+		if !fresh {
+			return nil
 		}
 	}
 	return nil
